@@ -1,0 +1,46 @@
+# The two commands of the README: `make run` and `make test`. Everything else is for developers.
+BUILD      ?= build
+BUILD_SAN  ?= build-sanitize
+BUILD_FUZZ ?= build-fuzz
+JOBS       ?= $(shell nproc)
+CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+FUZZ_RUNS  ?= 1000000
+
+.PHONY: all deps build run test sanitize fuzz bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/apps/clustersim run
+
+test: build
+	ctest --test-dir $(BUILD) -LE gpu --output-on-failure -j $(JOBS)
+
+sanitize: deps
+	cmake -S . -B $(BUILD_SAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DCLUSTERSIM_SANITIZE=ON
+	cmake --build $(BUILD_SAN) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD_SAN) -LE 'gpu|bench' --output-on-failure -j $(JOBS)
+
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	CXX=clang++ cmake -S . -B $(BUILD_FUZZ) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_BUILD_TESTS=OFF
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_config
+	mkdir -p $(BUILD_FUZZ)/corpus && cp tests/fuzz/corpus/* $(BUILD_FUZZ)/corpus/
+	$(BUILD_FUZZ)/tests/fuzz/fuzz_config -runs=$(FUZZ_RUNS) -max_len=512 $(BUILD_FUZZ)/corpus
+
+bench: build
+	bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages clustersim needs to build and test, when any is missing.
+# Run as root it uses apt-get; otherwise it names what to install and fails.
+set -euo pipefail
+packages=(cmake ninja-build g++ make libboost-graph-dev libeigen3-dev nlohmann-json3-dev libgtest-dev
+          libcli11-dev)
+if [[ "${1:-}" == "--fuzz" ]]; then packages+=(clang libclang-rt-dev); fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+if [[ $(id -u) -ne 0 ]]; then
+  echo "clustersim: missing Debian packages: ${missing[*]}" >&2
+  echo "install them with: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+echo "clustersim: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
