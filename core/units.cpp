@@ -45,6 +45,11 @@ Duration transfer_time(Bytes b, Bandwidth bw) {
   return ceil_picoseconds(static_cast<double>(b.value()) / bw.value());
 }
 
+Duration drain_time(double bytes, Bandwidth bw) {
+  if (!(bw.value() > 0)) throw InternalError("drain_time: bandwidth must be positive");
+  return ceil_picoseconds(bytes / bw.value());
+}
+
 Duration compute_time(Flops f, FlopRate r) {
   if (!(r.value() > 0)) throw InternalError("compute_time: FLOP rate must be positive");
   return ceil_picoseconds(f.value() / r.value());

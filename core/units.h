@@ -103,6 +103,8 @@ constexpr Bandwidth scale(Bandwidth b, double factor) { return Bandwidth{b.value
 // ---- cross-unit functions (the only place dimensions meet) ----------------------------------
 // Time to move `b` at rate `bw`, rounded up to the next picosecond. bw must be positive.
 Duration transfer_time(Bytes b, Bandwidth bw);
+// The same rule for a fractional byte count (fluid models track remaining bytes as a real).
+Duration drain_time(double bytes, Bandwidth bw);
 // Time to execute `f` at rate `r`, rounded up to the next picosecond. r must be positive.
 Duration compute_time(Flops f, FlopRate r);
 // Average rate of `b` over `d` (d > 0).

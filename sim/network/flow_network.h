@@ -1,0 +1,141 @@
+// Flow-level network model: max-min fair sharing of directed links (progressive filling).
+//
+// A flow moves B bytes along a path of directed links. While active, every flow f has a rate r_f;
+// the rates are the max-min fair allocation for the link capacities c_l:
+//
+//     for every link l:   sum_{f through l} r_f  <=  c_l
+//     and no r_f can grow without shrinking some r_g <= r_f.
+//
+// Progressive filling computes it: all unfrozen flows grow together; the link with the smallest
+// fair share  s_l = (c_l - frozen rate on l) / (unfrozen flows on l)  saturates first, its flows
+// freeze at s_l, and the process repeats on the rest. Cost O((F·h + L) log L) for F flows of
+// h hops on L links.
+//
+// Timing of one flow started at t0:
+//     bandwidth phase: from t0 until its bytes have drained at its (changing) rate, t1;
+//     delivery:        the receiver has the last byte at  t1 + path latency + extra latency.
+// The links are free again at t1 (the tail is in flight, not queued). Rates are recomputed only
+// when flows start or finish, only for the flows that share links with them, transitively (the
+// connected component), once per instant: every start and end at one simulated time is batched
+// into one solve in the engine's kRateUpdate phase. Remaining bytes are tracked in double
+// precision; completion times are rounded up to the next picosecond (core/units.h's rule).
+//
+// Per link the model accumulates bytes carried and busy time (time with at least one active
+// flow); utilization = bytes / (capacity x elapsed) <= 1. Known limits: no packet effects
+// (queueing delay, head-of-line blocking, congestion control dynamics, incast collapse).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/units.h"
+#include "sim/engine/simulator.h"
+#include "topology/ids.h"
+
+namespace cs::net {
+
+using topo::LinkId;
+
+struct LinkCapacity {
+  Bandwidth bandwidth{0};  // usable rate (line rate x class efficiency)
+  Duration latency{0};     // one traversal
+};
+
+struct LinkStats {
+  Bytes bytes{0};          // carried so far
+  Duration busy{0};        // time with at least one active flow
+};
+
+// A busy interval of one link, recorded when tracing is on.
+struct BusyInterval {
+  SimTime begin, end;
+  Bytes bytes{0};
+};
+
+class FlowNetwork {
+ public:
+  FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> links);
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+
+  // Starts a flow of `bytes` along `path` (which must stay valid until the flow has finished,
+  // e.g. a span from topo::Router's cache) now. `on_delivered` runs when the receiver has the
+  // last byte. An empty path (src == dst) or zero bytes skips the bandwidth phase.
+  void start_flow(std::span<const LinkId> path, Bytes bytes, Duration extra_latency,
+                  sim::Callback on_delivered);
+
+  // Changes a link's usable rate from now on (degraded or failed links; > 0).
+  void set_capacity(LinkId link, Bandwidth bandwidth);
+
+  std::size_t link_count() const { return links_.size(); }
+  Bandwidth capacity(LinkId link) const { return Bandwidth{links_[link.value].capacity}; }
+  Duration path_latency(std::span<const LinkId> path) const;
+  // Statistics up to now (flushes accumulators).
+  LinkStats link_stats(LinkId link);
+  std::size_t active_flows() const { return active_flows_; }
+  std::uint64_t flows_started() const { return flows_started_; }
+  std::uint64_t solves() const { return solves_; }
+  // Current rate of the flows on a link, bytes/s (after the last solve).
+  Bandwidth link_rate(LinkId link) const { return Bandwidth{links_[link.value].rate_sum}; }
+
+  // Busy intervals per link (recorded only after enable_busy_intervals()).
+  void enable_busy_intervals() { record_intervals_ = true; }
+  const std::vector<BusyInterval>& busy_intervals(LinkId link);
+
+ private:
+  struct Link {
+    double capacity = 0;            // bytes/s
+    Duration latency{0};
+    std::vector<std::uint32_t> flows;  // active flows through this link
+    // accounting
+    double rate_sum = 0;            // bytes/s of the flows on it since `since`
+    SimTime since = kTimeZero;
+    double bytes = 0;
+    Duration busy{0};
+    SimTime busy_since = kTimeZero;
+    double interval_bytes = 0;
+    std::vector<BusyInterval> intervals;
+    // solver scratch
+    double residual = 0;
+    std::uint32_t unfrozen = 0;
+    std::uint32_t mark = 0;
+  };
+  struct Flow {
+    const LinkId* path = nullptr;
+    std::uint32_t hops = 0;
+    double remaining = 0;           // bytes
+    double rate = 0;                // bytes/s
+    SimTime updated = kTimeZero;    // when `remaining` was last advanced
+    Duration tail{0};               // path latency + extra latency
+    sim::EventHandle completion;
+    sim::Callback on_delivered;
+    std::vector<std::uint32_t> slot_in_link;  // index of this flow in links_[path[i]].flows
+    std::uint32_t mark = 0;
+    bool active = false;
+    bool frozen = false;
+  };
+
+  void attach(std::uint32_t f);
+  void detach(std::uint32_t f);
+  void request_solve();
+  void solve();
+  void finish_bandwidth_phase(std::uint32_t f);
+  void flush_link(Link& l);  // brings a link's accounting up to now
+
+  sim::Simulator& sim_;
+  std::vector<Link> links_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::vector<std::uint32_t> dirty_links_;
+  bool solve_pending_ = false;
+  bool record_intervals_ = false;
+  std::uint32_t epoch_ = 0;
+  std::size_t active_flows_ = 0;
+  std::uint64_t flows_started_ = 0;
+  std::uint64_t solves_ = 0;
+  // solver scratch, kept to avoid allocation
+  std::vector<std::uint32_t> comp_links_, comp_flows_, stack_;
+};
+
+}  // namespace cs::net

@@ -1,0 +1,131 @@
+// Closed-form checks of the max-min fluid model. Each expected value is derived in a comment.
+#include "sim/network/flow_network.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/random.h"
+
+namespace cs::net {
+namespace {
+
+using topo::LinkId;
+
+struct Harness {
+  sim::Simulator sim;
+  FlowNetwork net;
+  explicit Harness(std::vector<LinkCapacity> links) : net(sim, std::move(links)) {}
+};
+
+// Records the delivery time of each flow.
+
+TEST(FlowNetwork, OneFlowOnOneLinkIsLatencyPlusSizeOverBandwidth) {
+  // 1 GiB over 100 GB/s with 1.5 us latency: 1073741824 / 1e11 s = 10.73741824 ms exactly
+  // = 10,737,418,240 ps; plus 1,500,000 ps latency = 10,738,918,240 ps.
+  Harness h({{gigabytes_per_second(100), picoseconds(1'500'000)}});
+  const std::vector<LinkId> path{LinkId{0}};
+  SimTime done = kTimeNever;
+  h.net.start_flow(path, gibibytes(1), Duration{0}, [&] { done = h.sim.now(); });
+  h.sim.run();
+  EXPECT_EQ(done.time_since_epoch().count(), 10'738'918'240LL);
+}
+
+TEST(FlowNetwork, RoundsUpToTheNextPicosecond) {
+  // 1 byte at 3 B/s: 1/3 s = 333,333,333,333.33 ps -> 333,333,333,334 ps (never early).
+  Harness h({{bytes_per_second(3), Duration{0}}});
+  const std::vector<LinkId> path{LinkId{0}};
+  SimTime done = kTimeNever;
+  h.net.start_flow(path, bytes(1), Duration{0}, [&] { done = h.sim.now(); });
+  h.sim.run();
+  EXPECT_EQ(done.time_since_epoch().count(), 333'333'333'334LL);
+}
+
+TEST(FlowNetwork, TwoFlowsShareOneLinkThenTheSurvivorGetsAll) {
+  // Link B = 1e9 B/s. Flow a: 1e6 B, flow b: 3e6 B, both start at 0.
+  // Phase 1: each gets B/2 = 5e8 B/s; a finishes at 1e6/5e8 = 2 ms; b has 3e6 - 1e6 = 2e6 left.
+  // Phase 2: b alone at 1e9 B/s: 2e6/1e9 = 2 ms more -> b finishes at 4 ms.
+  Harness h({{bytes_per_second(1e9), Duration{0}}});
+  const std::vector<LinkId> path{LinkId{0}};
+  SimTime a = kTimeNever, b = kTimeNever;
+  h.net.start_flow(path, bytes(1'000'000), Duration{0}, [&] { a = h.sim.now(); });
+  h.net.start_flow(path, bytes(3'000'000), Duration{0}, [&] { b = h.sim.now(); });
+  h.sim.run();
+  EXPECT_EQ(a.time_since_epoch().count(), 2'000'000'000LL);
+  EXPECT_EQ(b.time_since_epoch().count(), 4'000'000'000LL);
+  EXPECT_EQ(h.net.link_stats(LinkId{0}).bytes.value(), 4'000'000);
+  EXPECT_EQ(h.net.link_stats(LinkId{0}).busy, picoseconds(4'000'000'000LL));
+}
+
+TEST(FlowNetwork, ThreeFlowsOnTwoLinksWithDifferentBottlenecks) {
+  // Links: L0 = 10 B/us (1e7 B/s), L1 = 4e6 B/s.
+  // Flow x on L0 only, flow y on L0 and L1, flow z on L1 only.
+  // Progressive filling: fair shares L0: 1e7/2 = 5e6, L1: 4e6/2 = 2e6 -> L1 saturates first:
+  //   y = z = 2e6. Then L0 has 1e7 - 2e6 = 8e6 left for x alone: x = 8e6.
+  // Sizes: x = 8e6 B (1 s), y = 2e6 B (1 s), z = 2e6 B (1 s): all finish at exactly 1 s.
+  Harness h({{bytes_per_second(1e7), Duration{0}}, {bytes_per_second(4e6), Duration{0}}});
+  const std::vector<LinkId> px{LinkId{0}}, py{LinkId{0}, LinkId{1}}, pz{LinkId{1}};
+  SimTime x = kTimeNever, y = kTimeNever, z = kTimeNever;
+  h.net.start_flow(px, bytes(8'000'000), Duration{0}, [&] { x = h.sim.now(); });
+  h.net.start_flow(py, bytes(2'000'000), Duration{0}, [&] { y = h.sim.now(); });
+  h.net.start_flow(pz, bytes(2'000'000), Duration{0}, [&] { z = h.sim.now(); });
+  h.sim.run_until(SimTime{Duration{1}});
+  EXPECT_DOUBLE_EQ(h.net.link_rate(LinkId{0}).value(), 1e7);  // x 8e6 + y 2e6
+  EXPECT_DOUBLE_EQ(h.net.link_rate(LinkId{1}).value(), 4e6);  // y 2e6 + z 2e6
+  h.sim.run();
+  const std::int64_t one_second = 1'000'000'000'000LL;
+  EXPECT_EQ(x.time_since_epoch().count(), one_second);
+  EXPECT_EQ(y.time_since_epoch().count(), one_second);
+  EXPECT_EQ(z.time_since_epoch().count(), one_second);
+}
+
+TEST(FlowNetwork, ExtraLatencyAndZeroByteFlows) {
+  // A zero-byte flow is delivered after path latency + extra latency: 2 us + 3 us = 5 us.
+  Harness h({{bytes_per_second(1e9), microseconds(2)}});
+  const std::vector<LinkId> path{LinkId{0}};
+  SimTime done = kTimeNever;
+  h.net.start_flow(path, bytes(0), microseconds(3), [&] { done = h.sim.now(); });
+  h.sim.run();
+  EXPECT_EQ(done.time_since_epoch(), microseconds(5));
+}
+
+TEST(FlowNetwork, RandomFlowsConserveBytesAndNeverExceedCapacity) {
+  // Property: on random paths over 12 links, every link's carried bytes equal the sum of the
+  // sizes of the flows crossing it, and no link ever runs above its capacity.
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng = Rng::derive(seed, 7);
+    std::vector<LinkCapacity> caps;
+    for (int i = 0; i < 12; ++i) caps.push_back({bytes_per_second(1e6 * static_cast<double>(1 + rng.below(50))), Duration{0}});
+    Harness h(caps);
+    std::vector<std::vector<LinkId>> paths(40);
+    std::vector<double> expected(12, 0);
+    int delivered = 0;
+    for (auto& p : paths) {
+      const int hops = 1 + static_cast<int>(rng.below(4));
+      for (int k = 0; k < hops; ++k) {
+        LinkId l{static_cast<std::uint32_t>(rng.below(12))};
+        if (std::find(p.begin(), p.end(), l) == p.end()) p.push_back(l);
+      }
+      const Bytes b = bytes(static_cast<std::int64_t>(1 + rng.below(5'000'000)));
+      for (LinkId l : p) expected[l.value] += static_cast<double>(b.value());
+      h.net.start_flow(p, b, Duration{0}, [&] { ++delivered; });
+    }
+    while (h.sim.pending_events() > 0) {
+      h.sim.run_until(h.sim.now() + microseconds(20'000));
+      for (std::uint32_t l = 0; l < 12; ++l) {
+        EXPECT_LE(h.net.link_rate(LinkId{l}).value(), caps[l].bandwidth.value() * (1 + 1e-9));
+      }
+    }
+    EXPECT_EQ(delivered, 40);
+    for (std::uint32_t l = 0; l < 12; ++l) {
+      const auto st = h.net.link_stats(LinkId{l});
+      EXPECT_NEAR(static_cast<double>(st.bytes.value()), expected[l], 1 + expected[l] * 1e-9) << l;
+      const double util = static_cast<double>(st.bytes.value()) /
+                          (caps[l].bandwidth.value() * to_seconds(h.sim.now() - kTimeZero));
+      EXPECT_LE(util, 1 + 1e-9);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cs::net
