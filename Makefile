@@ -37,7 +37,8 @@ fuzz:
 	  -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_BUILD_TESTS=OFF
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_config
 	mkdir -p $(BUILD_FUZZ)/corpus && cp tests/fuzz/corpus/* $(BUILD_FUZZ)/corpus/
-	$(BUILD_FUZZ)/tests/fuzz/fuzz_config -runs=$(FUZZ_RUNS) -max_len=512 $(BUILD_FUZZ)/corpus
+	$(BUILD_FUZZ)/tests/fuzz/fuzz_config -runs=$(FUZZ_RUNS) -max_len=512 -artifact_prefix=$(BUILD_FUZZ)/ \
+	  $(BUILD_FUZZ)/corpus
 
 bench: build
 	bench/run.sh $(BUILD)

@@ -1,5 +1,6 @@
 #include "core/config.h"
 
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -117,7 +118,7 @@ bool ConfigNode::as_bool() const {
 }
 
 std::int64_t ConfigNode::as_int() const {
-  if (value_->is_number_integer()) return value_->get<std::int64_t>();
+  if (value_->is_number_integer() && !value_->is_number_unsigned()) return value_->get<std::int64_t>();
   if (value_->is_number_unsigned() && value_->get<std::uint64_t>() <= INT64_MAX) {
     return static_cast<std::int64_t>(value_->get<std::uint64_t>());
   }
@@ -195,6 +196,9 @@ ConfigDocument ConfigDocument::parse(std::string_view text, std::string name) {
     }
     throw ConfigError(name, "/", "invalid JSON at line " + std::to_string(line) + ", column " +
                                      std::to_string(col));
+  } catch (const nlohmann::json::out_of_range&) {
+    // A number beyond the range of a double ("1e400"); nlohmann gives no position for it.
+    throw ConfigError(name, "/", "invalid JSON: a number is out of range");
   }
 }
 
@@ -225,13 +229,25 @@ void apply_override(nlohmann::json& document, const std::string& file, std::stri
   nlohmann::json value;
   try {
     value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // parse_error, or out_of_range for "1e999"
     value = text;
   }
   try {
     nlohmann::json::json_pointer ptr(pointer);
     if (!document.contains(ptr.parent_pointer())) {
       throw ConfigError(file, pointer, "cannot override: the parent of this path does not exist");
+    }
+    // nlohmann pads an array with nulls up to the index ("/links/1000000000" allocates 16 GB):
+    // an index may name an element or the end of the array, no further.
+    if (document.at(ptr.parent_pointer()).is_array()) {
+      const std::string& token = ptr.back();
+      std::uint64_t index = 0;
+      const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+      if (ec == std::errc::result_out_of_range ||
+          (ec == std::errc{} && end == token.data() + token.size() &&
+           index > document.at(ptr.parent_pointer()).size())) {
+        throw ConfigError(file, pointer, "cannot override: index " + token + " is past the end of the array");
+      }
     }
     document[ptr] = std::move(value);
   } catch (const nlohmann::json::exception&) {

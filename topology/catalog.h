@@ -44,7 +44,14 @@ const char* to_string(LinkClass c);
 
 struct LinkClassParams {
   double efficiency = 1.0;     // achievable fraction of line rate (protocol overhead)
-  Duration step_latency{0};    // software latency of one algorithm step over this class
+  Duration step_latency{0};    // latency of one algorithm step over this class, Simple protocol
+  Duration ll_step_latency{0}; // the same with the LL (low-latency) protocol
+};
+
+// Parameters of the collective model that belong to no link class.
+struct CollectiveModelParams {
+  Duration launch_latency{0};  // fixed cost of one collective (kernel launch, NCCL setup)
+  double ll_wire_factor = 2.0; // LL puts this many wire bytes per data byte (8-byte lines, 4 of data)
 };
 
 class Catalog {
@@ -58,6 +65,7 @@ class Catalog {
   const NvlinkSpec& nvlink(const std::string& name, const std::string& file, const std::string& path) const;
   const NicSpec& nic(const std::string& name, const std::string& file, const std::string& path) const;
   const LinkClassParams& link_class(LinkClass c) const { return link_classes_[static_cast<int>(c)]; }
+  const CollectiveModelParams& collective_model() const { return collective_model_; }
 
   const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
   const std::map<std::string, NvlinkSpec>& nvlinks() const { return nvlinks_; }
@@ -68,6 +76,7 @@ class Catalog {
   std::map<std::string, NvlinkSpec> nvlinks_;
   std::map<std::string, NicSpec> nics_;
   LinkClassParams link_classes_[kLinkClassCount];
+  CollectiveModelParams collective_model_;
 };
 
 }  // namespace cs::topo

@@ -93,6 +93,11 @@ void Cluster::set_link_class_params(LinkClass cls, LinkClassParams params) {
   impl_->class_params[static_cast<int>(cls)] = params;
 }
 
+void Cluster::set_collective_model(CollectiveModelParams params) {
+  impl_->collective_model = params;
+}
+const CollectiveModelParams& Cluster::collective_model() const { return impl_->collective_model; }
+
 void Cluster::set_gpu_spec(NodeId gpu, const GpuSpec& spec) {
   Impl& m = *impl_;
   if (m.nodes.at(gpu.value).kind != NodeKind::kGpu) throw InternalError("set_gpu_spec: not a GPU");

@@ -74,6 +74,7 @@ class Cluster {
   void set_link_bandwidth(LinkId id, Bandwidth bw);
   void set_link_latency(LinkId id, Duration latency);
   void set_link_class_params(LinkClass cls, LinkClassParams params);
+  void set_collective_model(CollectiveModelParams params);
   // Records the GPU's catalog entry (GPUs only).
   void set_gpu_spec(NodeId gpu, const GpuSpec& spec);
 
@@ -92,6 +93,7 @@ class Cluster {
   std::span<const NodeId> gpus() const;
   const GpuSpec& gpu_spec(NodeId gpu) const;
   const LinkClassParams& link_class_params(LinkClass cls) const;
+  const CollectiveModelParams& collective_model() const;
   // Usable rate of a link: line rate x the efficiency of its class.
   Bandwidth effective_bandwidth(LinkId id) const;
 

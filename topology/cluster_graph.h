@@ -33,6 +33,7 @@ struct Cluster::Impl {
   std::vector<std::unique_ptr<GpuSpec>> owned_specs;
   std::unordered_map<std::string, NodeId> by_name;
   LinkClassParams class_params[kLinkClassCount];
+  CollectiveModelParams collective_model;
 };
 
 }  // namespace cs::topo

@@ -1,0 +1,22 @@
+// Helpers shared by the subcommands: finding configuration files, loading clusters, printing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topology/cluster.h"
+
+namespace cs::cli {
+
+// A cluster file given as a path, or the name of a bundled example ("dgx-h100" finds
+// configs/clusters/dgx-h100.json of this installation).
+std::string resolve_cluster_path(const std::string& path_or_name);
+
+// Loads a cluster with `--set /json/pointer=value` overrides applied.
+topo::Cluster load_cluster(const std::string& path_or_name, const std::vector<std::string>& overrides);
+
+// True when standard output is a terminal (progress lines go to stderr only then).
+bool stdout_is_terminal();
+bool stderr_is_terminal();
+
+}  // namespace cs::cli

@@ -1,0 +1,183 @@
+#include "apps/cmd_collective.h"
+
+#include <cstdio>
+#include <iostream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/cli_common.h"
+#include "core/atomic_file.h"
+#include "core/errors.h"
+#include "core/unit_parse.h"
+#include "sim/collectives/collective_runner.h"
+#include "sim/report/chrome_trace.h"
+
+namespace cs::cli {
+namespace {
+
+// Errors in command-line values are reported against the option's name.
+[[noreturn]] void option_error(const std::string& option, const std::string& message) {
+  throw ConfigError("", option, message);
+}
+
+Bytes parse_size_option(const std::string& option, const std::string& text) {
+  try {
+    return parse_bytes(text);
+  } catch (const UnitParseError& e) {
+    option_error(option, e.what());
+  }
+}
+
+std::vector<Bytes> sizes_of(const CollectiveOptions& o) {
+  if (o.sweep.empty()) return {parse_size_option("--bytes", o.bytes)};
+  const auto c1 = o.sweep.find(':');
+  if (c1 == std::string::npos) option_error("--sweep", "expected MIN:MAX such as 8B:8GiB; got \"" + o.sweep + "\"");
+  const auto c2 = o.sweep.find(':', c1 + 1);
+  const Bytes lo = parse_size_option("--sweep", o.sweep.substr(0, c1));
+  const Bytes hi = parse_size_option("--sweep", o.sweep.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
+  std::int64_t factor = 2;
+  if (c2 != std::string::npos) {
+    try {
+      factor = std::stoll(o.sweep.substr(c2 + 1));
+    } catch (const std::exception&) {
+      factor = 0;
+    }
+    if (factor < 2) option_error("--sweep", "the step factor must be an integer >= 2");
+  }
+  if (lo.value() <= 0 || hi < lo) option_error("--sweep", "expected 0 < MIN <= MAX; got \"" + o.sweep + "\"");
+  std::vector<Bytes> sizes;
+  for (std::int64_t s = lo.value(); s <= hi.value(); s *= factor) {
+    sizes.push_back(Bytes{s});
+    if (s > hi.value() / factor) break;
+  }
+  if (sizes.size() > 64) option_error("--sweep", "more than 64 sizes; use a larger step factor");
+  return sizes;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string pad_left(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
+
+}  // namespace
+
+void add_collective_command(CLI::App& app, CollectiveOptions& o) {
+  auto* cmd = app.add_subcommand("collective", "Simulate one collective (or a size sweep) on a cluster");
+  cmd->add_option("--cluster", o.cluster, "Cluster file, or the name of a bundled example (dgx-h100)")->required();
+  cmd->add_option("--op", o.op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv");
+  cmd->add_option("--bytes", o.bytes, "Size S as nccl-tests defines it, with a unit (1GiB)");
+  cmd->add_option("--sweep", o.sweep, "Sizes MIN:MAX[:FACTOR], doubling by default (8B:8GiB)");
+  cmd->add_option("--ranks", o.ranks, "Use the first N GPUs in rank order (default: all)");
+  cmd->add_option("--algo", o.algo, "ring, tree, hd, direct, hierarchical, nvls or auto");
+  cmd->add_option("--trace", o.trace, "Write a Chrome/Perfetto trace of the run(s) to this file");
+  cmd->add_option("--set", o.overrides, "Override a cluster value: /json/pointer=value (repeatable)");
+  cmd->add_flag("--json", o.json, "Print JSON instead of the table");
+}
+
+int run_collective_command(const CollectiveOptions& o) {
+  // Validate everything before simulating or writing anything.
+  const auto op = coll::parse_op(o.op);
+  if (!op) option_error("--op", "unknown collective \"" + o.op + "\" (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv)");
+  const auto algo = coll::parse_algorithm(o.algo);
+  if (!algo) option_error("--algo", "unknown algorithm \"" + o.algo + "\" (ring, tree, hd, direct, hierarchical, nvls, auto)");
+  const std::vector<Bytes> sizes = sizes_of(o);
+  const topo::Cluster cluster = load_cluster(o.cluster, o.overrides);
+  const auto gpus = cluster.gpus();
+  const std::size_t n = o.ranks == 0 ? gpus.size() : o.ranks;
+  if (n > gpus.size()) {
+    option_error("--ranks", std::to_string(n) + " ranks but the cluster has " + std::to_string(gpus.size()) + " GPUs");
+  }
+  if (n < 2 && *op == coll::Op::kSendRecv) option_error("--ranks", "send_recv needs 2 ranks");
+
+  coll::CollectiveSpec spec;
+  spec.op = *op;
+  spec.algorithm = *algo;
+  spec.ranks.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(n));
+  if (spec.op == coll::Op::kSendRecv) spec.ranks.resize(2);
+
+  coll::CollectiveSimulator simulator(cluster);
+  report::ChromeTrace trace;
+  const bool tracing = !o.trace.empty();
+  if (tracing) {
+    trace.name_process(1, "GPUs");
+    for (std::size_t r = 0; r < spec.ranks.size(); ++r) {
+      trace.name_track(1, static_cast<std::int64_t>(r), "rank " + std::to_string(r) + " " + cluster.node(spec.ranks[r]).name);
+    }
+    trace.name_process(2, "links");
+  }
+  const bool progress = !o.json && sizes.size() > 4 && stderr_is_terminal();
+  nlohmann::json rows = nlohmann::json::array();
+  SimTime offset = kTimeZero;
+  std::set<std::uint32_t> named_links;
+  const double factor = coll::busbw_factor(spec.op, spec.ranks.size());
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (progress) std::cerr << "\r  simulating " << format_bytes(sizes[i]) << " (" << i + 1 << "/" << sizes.size() << ")   " << std::flush;
+    spec.size = sizes[i];
+    std::vector<coll::LinkActivity> activity;
+    const coll::CollectiveResult r = simulator.run(spec, "--algo", tracing ? &activity : nullptr);
+    const double t = to_seconds(r.time);
+    const double algbw = static_cast<double>(spec.size.value()) / t / 1e9;
+    const double busbw = algbw * factor;
+    rows.push_back({{"op", coll::to_string(spec.op)},
+                    {"ranks", spec.ranks.size()},
+                    {"bytes", spec.size.value()},
+                    {"time_s", t},
+                    {"time_ps", r.time.count()},
+                    {"algbw_GBps", algbw},
+                    {"busbw_GBps", busbw},
+                    {"algo", coll::to_string(r.algorithm)},
+                    {"protocol", coll::to_string(r.protocol)},
+                    {"flows", r.flows},
+                    {"wire_bytes", r.wire_bytes.value()}});
+    if (tracing) {
+      const std::string label = std::string(coll::to_string(spec.op)) + " " + format_bytes(spec.size) + " (" + coll::to_string(r.algorithm) + "/" + coll::to_string(r.protocol) + ")";
+      for (std::size_t k = 0; k < spec.ranks.size(); ++k) {
+        trace.span(1, static_cast<std::int64_t>(k), label, offset, r.time, {{"bytes", spec.size.value()}, {"busbw_GBps", busbw}});
+      }
+      for (const auto& a : activity) {
+        const auto tid = static_cast<std::int64_t>(a.link.value);
+        if (named_links.insert(a.link.value).second) {
+          if (a.link.value < cluster.link_count()) {
+            const auto& l = cluster.link(a.link);
+            trace.name_track(2, tid, cluster.node(l.src).name + " -> " + cluster.node(l.dst).name);
+          } else {
+            trace.name_track(2, tid, "in-switch reduction engine");
+          }
+        }
+        for (const auto& iv : a.intervals) {
+          trace.span(2, tid, "busy", offset + (iv.begin - kTimeZero), iv.end - iv.begin, {{"bytes", iv.bytes.value()}});
+        }
+      }
+      offset += r.time;
+    }
+  }
+  if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+
+  if (tracing) write_file_atomically(o.trace, trace.dump());
+  if (o.json) {
+    std::cout << (o.sweep.empty() ? rows[0] : rows).dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "# clustersim collective: " << coll::to_string(spec.op) << " on " << cluster.name() << ", "
+            << spec.ranks.size() << " ranks, algorithm " << o.algo << "\n";
+  std::cout << "# busbw = algbw x " << fixed(factor, 4) << " (nccl-tests definition)\n";
+  std::cout << "#" << pad_left("size", 13) << pad_left("time(us)", 13) << pad_left("algbw(GB/s)", 13)
+            << pad_left("busbw(GB/s)", 13) << "  algo/protocol\n";
+  for (const auto& row : rows) {
+    std::cout << " " << pad_left(format_bytes(Bytes{row["bytes"].get<std::int64_t>()}), 13)
+              << pad_left(fixed(row["time_s"].get<double>() * 1e6, 2), 13)
+              << pad_left(fixed(row["algbw_GBps"].get<double>(), 2), 13)
+              << pad_left(fixed(row["busbw_GBps"].get<double>(), 2), 13) << "  "
+              << row["algo"].get<std::string>() << "/" << row["protocol"].get<std::string>() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,404 @@
+#include "sim/collectives/schedule.h"
+
+#include <algorithm>
+#include <map>
+
+namespace cs::coll {
+namespace {
+
+using topo::NodeId;
+
+// Ranks grouped by server, preserving rank order inside each server and the order in which
+// servers first appear.
+struct ServerBlocks {
+  std::vector<std::vector<std::size_t>> blocks;  // rank indices
+  bool uniform = true;                           // every block has the same size
+};
+
+ServerBlocks group_by_server(const topo::Cluster& c, const std::vector<NodeId>& ranks) {
+  ServerBlocks out;
+  std::map<std::int32_t, std::size_t> index;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const std::int32_t s = c.node(ranks[r]).server;
+    auto [it, inserted] = index.emplace(s, out.blocks.size());
+    if (inserted) out.blocks.emplace_back();
+    out.blocks[it->second].push_back(r);
+  }
+  for (const auto& b : out.blocks) out.uniform = out.uniform && b.size() == out.blocks[0].size();
+  return out;
+}
+
+Bytes share(Bytes s, std::int64_t num, std::int64_t den) {
+  // Rounded to the nearest byte; num/den <= 2, so no overflow for sizes below 2^62.
+  return Bytes{(s.value() / den) * num + ((s.value() % den) * num + den / 2) / den};
+}
+
+bool is_power_of_two(std::size_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+int floor_log2(std::size_t n) {
+  int d = 0;
+  while ((std::size_t{2} << d) <= n) ++d;
+  return d;
+}
+
+// Ring orders: one per channel. Single server (or non-uniform blocks): one channel in rank
+// order. Several uniform servers: channel c visits each server's ranks rotated by c.
+std::vector<std::vector<std::size_t>> ring_orders(const topo::Cluster& c, const CollectiveSpec& s) {
+  const ServerBlocks sb = group_by_server(c, s.ranks);
+  std::vector<std::vector<std::size_t>> orders;
+  if (sb.blocks.size() <= 1 || !sb.uniform) {
+    std::vector<std::size_t> o(s.ranks.size());
+    for (std::size_t i = 0; i < o.size(); ++i) o[i] = i;
+    orders.push_back(std::move(o));
+    return orders;
+  }
+  const std::size_t g = sb.blocks[0].size();
+  for (std::size_t ch = 0; ch < g; ++ch) {
+    std::vector<std::size_t> o;
+    o.reserve(s.ranks.size());
+    for (const auto& b : sb.blocks) {
+      for (std::size_t k = 0; k < g; ++k) o.push_back(b[(k + ch) % g]);
+    }
+    orders.push_back(std::move(o));
+  }
+  return orders;
+}
+
+void add_ring_edges(Phase& ph, const CollectiveSpec& s, const std::vector<std::size_t>& order,
+                    Bytes per_edge, std::uint32_t channel, bool wrap) {
+  const std::size_t n = order.size();
+  for (std::size_t i = 0; i + (wrap ? 0 : 1) < n; ++i) {
+    ph.flows.push_back({s.ranks[order[i]], s.ranks[order[(i + 1) % n]], per_edge, channel, false});
+  }
+}
+
+std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
+  const std::size_t n = s.ranks.size();
+  const auto orders = ring_orders(ctx.cluster(), s);
+  const auto channels = static_cast<std::int64_t>(orders.size());
+  const Bytes per_channel = share(s.size, 1, channels);
+  Phase ph;
+  switch (s.op) {
+    case Op::kAllReduce:
+      ph.steps = static_cast<int>(2 * (n - 1));
+      for (std::size_t c = 0; c < orders.size(); ++c) {
+        add_ring_edges(ph, s, orders[c], share(per_channel, 2 * static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
+                       static_cast<std::uint32_t>(c), true);
+      }
+      break;
+    case Op::kAllGather:
+    case Op::kReduceScatter:
+      ph.steps = static_cast<int>(n - 1);
+      for (std::size_t c = 0; c < orders.size(); ++c) {
+        add_ring_edges(ph, s, orders[c], share(per_channel, static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
+                       static_cast<std::uint32_t>(c), true);
+      }
+      break;
+    case Op::kBroadcast:
+    case Op::kReduce: {
+      // A pipelined chain starting (broadcast) or ending (reduce) at the root.
+      ph.steps = static_cast<int>(n - 1);
+      for (std::size_t c = 0; c < orders.size(); ++c) {
+        std::vector<std::size_t> o = orders[c];
+        auto it = std::find(o.begin(), o.end(), s.root);
+        std::rotate(o.begin(), it, o.end());
+        if (s.op == Op::kReduce) std::reverse(o.begin(), o.end());
+        add_ring_edges(ph, s, o, per_channel, static_cast<std::uint32_t>(c), false);
+      }
+      break;
+    }
+    default:
+      if (why) *why = std::string("ring does not implement ") + to_string(s.op);
+      return std::nullopt;
+  }
+  Schedule out;
+  out.phases.push_back(std::move(ph));
+  return out;
+}
+
+// Heap-shaped binary tree over positions 0..n-1 of `order`: parent of i is (i-1)/2.
+void add_tree_edges(Phase& ph, const CollectiveSpec& s, const std::vector<std::size_t>& order,
+                    Bytes bytes, std::uint32_t channel, bool up, bool down) {
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    const NodeId child = s.ranks[order[i]];
+    const NodeId parent = s.ranks[order[(i - 1) / 2]];
+    if (up) ph.flows.push_back({child, parent, bytes, channel, false});
+    if (down) ph.flows.push_back({parent, child, bytes, channel, false});
+  }
+}
+
+std::optional<Schedule> tree(const CollectiveSpec& s, std::string* why) {
+  const std::size_t n = s.ranks.size();
+  const int depth = floor_log2(n);
+  Phase ph;
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  switch (s.op) {
+    case Op::kAllReduce: {
+      // Two mirrored trees (rank i of tree B is rank n-1-i of tree A), S/2 each, reduce up and
+      // broadcast down, pipelined: the leaves of one tree are the inner nodes of the other.
+      ph.steps = 2 * depth;
+      const Bytes half = share(s.size, 1, 2);
+      add_tree_edges(ph, s, order, half, 0, true, true);
+      std::vector<std::size_t> mirrored(order.rbegin(), order.rend());
+      add_tree_edges(ph, s, mirrored, s.size - half, 1, true, true);
+      break;
+    }
+    case Op::kBroadcast:
+    case Op::kReduce: {
+      ph.steps = depth;
+      std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(s.root), order.end());
+      add_tree_edges(ph, s, order, s.size, 0, s.op == Op::kReduce, s.op == Op::kBroadcast);
+      break;
+    }
+    default:
+      if (why) *why = std::string("tree does not implement ") + to_string(s.op);
+      return std::nullopt;
+  }
+  Schedule out;
+  out.phases.push_back(std::move(ph));
+  return out;
+}
+
+void add_hd_phase(Schedule& out, const CollectiveSpec& s, std::size_t distance, Bytes bytes) {
+  Phase ph;
+  ph.steps = 1;
+  for (std::size_t i = 0; i < s.ranks.size(); ++i) {
+    ph.flows.push_back({s.ranks[i], s.ranks[i ^ distance], bytes, 0, false});
+  }
+  out.phases.push_back(std::move(ph));
+}
+
+std::optional<Schedule> halving_doubling(const CollectiveSpec& s, std::string* why) {
+  const std::size_t n = s.ranks.size();
+  if (!is_power_of_two(n)) {
+    if (why) *why = "hd needs a power-of-two number of ranks";
+    return std::nullopt;
+  }
+  if (s.op != Op::kAllReduce && s.op != Op::kReduceScatter && s.op != Op::kAllGather) {
+    if (why) *why = std::string("hd does not implement ") + to_string(s.op);
+    return std::nullopt;
+  }
+  Schedule out;
+  const bool rs = s.op != Op::kAllGather;
+  const bool ag = s.op != Op::kReduceScatter;
+  // Recursive halving: step k exchanges S/2^k with the rank n/2^k away.
+  if (rs) {
+    for (std::size_t d = n / 2, k = 1; d >= 1; d /= 2, ++k) add_hd_phase(out, s, d, share(s.size, 1, std::int64_t{1} << k));
+  }
+  // Recursive doubling: the same exchanges in reverse, S/n first.
+  if (ag) {
+    std::vector<Phase> doubling;
+    for (std::size_t d = n / 2, k = 1; d >= 1; d /= 2, ++k) {
+      Schedule tmp;
+      add_hd_phase(tmp, s, d, share(s.size, 1, std::int64_t{1} << k));
+      doubling.push_back(std::move(tmp.phases[0]));
+    }
+    for (auto it = doubling.rbegin(); it != doubling.rend(); ++it) out.phases.push_back(std::move(*it));
+  }
+  return out;
+}
+
+std::optional<Schedule> direct(const CollectiveSpec& s, std::string* why) {
+  const std::size_t n = s.ranks.size();
+  const auto ni = static_cast<std::int64_t>(n);
+  Schedule out;
+  auto all_pairs = [&](Bytes bytes) {
+    Phase ph;
+    ph.steps = 1;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i != j) ph.flows.push_back({s.ranks[i], s.ranks[j], bytes, 0, false});
+      }
+    }
+    out.phases.push_back(std::move(ph));
+  };
+  switch (s.op) {
+    case Op::kAllToAll:
+    case Op::kAllGather:
+    case Op::kReduceScatter: all_pairs(share(s.size, 1, ni)); break;
+    case Op::kAllReduce:
+      all_pairs(share(s.size, 1, ni));  // reduce-scatter
+      all_pairs(share(s.size, 1, ni));  // all-gather
+      break;
+    case Op::kBroadcast:
+    case Op::kReduce: {
+      Phase ph;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i == s.root) continue;
+        if (s.op == Op::kBroadcast) ph.flows.push_back({s.ranks[s.root], s.ranks[i], s.size, 0, false});
+        else ph.flows.push_back({s.ranks[i], s.ranks[s.root], s.size, 0, false});
+      }
+      out.phases.push_back(std::move(ph));
+      break;
+    }
+    case Op::kSendRecv: {
+      Phase ph;
+      ph.flows.push_back({s.ranks[0], s.ranks[1], s.size, 0, false});
+      out.phases.push_back(std::move(ph));
+      break;
+    }
+  }
+  (void)why;
+  return out;
+}
+
+std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const CollectiveSpec& s,
+                                     std::string* why) {
+  const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
+  if (s.op != Op::kAllReduce && s.op != Op::kAllGather && s.op != Op::kReduceScatter) {
+    if (why) *why = std::string("hierarchical does not implement ") + to_string(s.op);
+    return std::nullopt;
+  }
+  if (sb.blocks.size() < 2) {
+    if (why) *why = "hierarchical needs ranks on at least two servers";
+    return std::nullopt;
+  }
+  if (!sb.uniform) {
+    if (why) *why = "hierarchical needs the same number of ranks on every server";
+    return std::nullopt;
+  }
+  const auto g = static_cast<std::int64_t>(sb.blocks[0].size());
+  const auto m = static_cast<std::int64_t>(sb.blocks.size());
+  Schedule out;
+  auto intra = [&](std::int64_t num, std::int64_t den, int steps) {
+    if (g < 2) return;
+    Phase ph;
+    ph.steps = steps;
+    for (const auto& b : sb.blocks) add_ring_edges(ph, s, b, share(s.size, num, den), 0, true);
+    out.phases.push_back(std::move(ph));
+  };
+  auto inter = [&](std::int64_t num, std::int64_t den, int steps) {
+    Phase ph;
+    ph.steps = steps;
+    const Bytes slice = share(s.size, 1, g);
+    for (std::int64_t j = 0; j < g; ++j) {
+      std::vector<std::size_t> rail;
+      for (const auto& b : sb.blocks) rail.push_back(b[static_cast<std::size_t>(j)]);
+      add_ring_edges(ph, s, rail, share(slice, num, den), static_cast<std::uint32_t>(j), true);
+    }
+    out.phases.push_back(std::move(ph));
+  };
+  const int gs = static_cast<int>(g - 1), ms = static_cast<int>(m - 1);
+  switch (s.op) {
+    case Op::kAllReduce:
+      intra(g - 1, g, gs);         // reduce-scatter inside each server
+      inter(2 * (m - 1), m, 2 * ms);  // all-reduce of each 1/g slice across servers, per rail
+      intra(g - 1, g, gs);         // all-gather inside each server
+      break;
+    case Op::kReduceScatter:
+      intra(g - 1, g, gs);
+      inter(m - 1, m, ms);
+      break;
+    case Op::kAllGather:
+      inter(m - 1, m, ms);
+      intra(g - 1, g, gs);
+      break;
+    default: break;
+  }
+  return out;
+}
+
+std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
+  if (s.op != Op::kAllReduce) {
+    if (why) *why = std::string("nvls does not implement ") + to_string(s.op);
+    return std::nullopt;
+  }
+  const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
+  if (sb.blocks.size() != 1) {
+    if (why) *why = "nvls needs all ranks in one server";
+    return std::nullopt;
+  }
+  const auto sw = ctx.reducing_switch(ctx.cluster().node(s.ranks[0]).server);
+  if (!sw) {
+    if (why) *why = "nvls needs an NVSwitch that can reduce in-switch (NVLink4 or later)";
+    return std::nullopt;
+  }
+  // Each GPU pushes its S bytes through the switch's reduction engine (reduce-scatter by
+  // multimem loads) and receives the S reduced bytes by multicast (all-gather by multimem
+  // stores): four link traversals per pipeline chunk.
+  Phase ph;
+  ph.steps = 4;
+  for (NodeId g : s.ranks) {
+    ph.flows.push_back({g, *sw, s.size, 0, true});
+    ph.flows.push_back({*sw, g, s.size, 0, false});
+  }
+  Schedule out;
+  out.phases.push_back(std::move(ph));
+  return out;
+}
+
+}  // namespace
+
+std::size_t Schedule::flow_count() const {
+  std::size_t n = 0;
+  for (const auto& p : phases) n += p.flows.size();
+  return n;
+}
+
+ScheduleContext::ScheduleContext(const topo::Cluster& cluster) : cluster_(cluster) {
+  for (std::uint32_t i = 0; i < cluster.node_count(); ++i) {
+    const auto& n = cluster.node(topo::NodeId{i});
+    if (n.kind != topo::NodeKind::kNvSwitch || n.server < 0 || !(n.reduction_bandwidth.value() > 0)) continue;
+    const auto s = static_cast<std::size_t>(n.server);
+    if (reducing_switch_.size() <= s) reducing_switch_.resize(s + 1);
+    if (!reducing_switch_[s].valid()) reducing_switch_[s] = topo::NodeId{i};
+  }
+}
+
+std::optional<topo::NodeId> ScheduleContext::reducing_switch(std::int32_t server) const {
+  if (server < 0 || static_cast<std::size_t>(server) >= reducing_switch_.size()) return std::nullopt;
+  const topo::NodeId id = reducing_switch_[static_cast<std::size_t>(server)];
+  if (!id.valid()) return std::nullopt;
+  return id;
+}
+
+std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const CollectiveSpec& spec,
+                                       Algorithm algorithm, std::string* why_not) {
+  if (spec.op == Op::kSendRecv && algorithm != Algorithm::kDirect) {
+    if (why_not) *why_not = "send_recv uses the direct algorithm";
+    return std::nullopt;
+  }
+  switch (algorithm) {
+    case Algorithm::kRing: return ring(ctx, spec, why_not);
+    case Algorithm::kTree: return tree(spec, why_not);
+    case Algorithm::kHalvingDoubling: return halving_doubling(spec, why_not);
+    case Algorithm::kDirect: return direct(spec, why_not);
+    case Algorithm::kHierarchical: return hierarchical(ctx, spec, why_not);
+    case Algorithm::kNvls: return nvls(ctx, spec, why_not);
+    case Algorithm::kAuto: break;
+  }
+  if (why_not) *why_not = "auto is not a fixed algorithm";
+  return std::nullopt;
+}
+
+std::vector<Algorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec) {
+  // NCCL's algorithm set, as its tuner sees it: rings everywhere; in-switch reduction inside an
+  // NVLS-capable server; trees and the hierarchical (NVLink then per-rail) schedule only across
+  // servers, where NCCL builds its trees; direct sends for all_to_all and send/recv.
+  // Halving-doubling and direct all-pairs reductions (MPI-style) are explicit choices only.
+  const bool multi_server = group_by_server(ctx.cluster(), spec.ranks).blocks.size() > 1;
+  switch (spec.op) {
+    case Op::kAllReduce: {
+      std::vector<Algorithm> v{Algorithm::kRing};
+      if (multi_server) {
+        v.push_back(Algorithm::kTree);
+        v.push_back(Algorithm::kHierarchical);
+      } else {
+        v.push_back(Algorithm::kNvls);
+      }
+      return v;
+    }
+    case Op::kAllGather:
+    case Op::kReduceScatter:
+      if (multi_server) return {Algorithm::kRing, Algorithm::kHierarchical};
+      return {Algorithm::kRing};
+    case Op::kAllToAll:
+    case Op::kSendRecv: return {Algorithm::kDirect};
+    case Op::kBroadcast:
+    case Op::kReduce: return {Algorithm::kRing};
+  }
+  return {};
+}
+
+}  // namespace cs::coll

@@ -1,0 +1,73 @@
+// Collective algorithms as schedules of flows.
+//
+// A schedule is a list of phases; a phase is a set of flows that start together once the previous
+// phase has been delivered everywhere, and it counts `steps` algorithm steps of latency.
+// Pipelined algorithms (ring, tree, chain broadcast) are one phase of bulk flows, one per edge,
+// each carrying the edge's whole volume: the flow model then gives their bandwidth term, and the
+// step count their latency term. On an uncongested uniform network every schedule reduces to
+// its closed form (n ranks, S bytes, per-step latency a, link rate B):
+//
+//   ring all_reduce          2(n-1) a + 2(n-1)/n S/B        (one bulk flow per ring edge)
+//   ring all_gather / RS     (n-1) a + (n-1)/n S/B
+//   chain broadcast/reduce   (n-1) a + S/B
+//   double binary tree AR    2 floor(log2 n) a + (busiest rank's bytes)/B   (two mirrored heap
+//                            trees over the ranks, S/2 each, reduce up and broadcast down)
+//   halving-doubling AR      2 log2(n) a + 2(n-1)/n S/B     (n a power of two)
+//   direct all_to_all        a + (n-1)/n S/B                 (all pairs at once)
+//   hierarchical AR          intra-server ring RS, inter-server ring AR per local GPU index
+//                            (rail), intra-server ring AG: the sum of the three closed forms
+//   NVLS AR (in-switch)      4 a + S / min(B, R)             R: the switch's reduction rate per GPU
+//
+// Multi-server rings use one channel per local GPU index, the ring of channel c rotated by c
+// inside every server, so the inter-server hops of different channels leave through different
+// GPUs (and their NICs), as NCCL's channels do.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/collectives/collective.h"
+#include "topology/cluster.h"
+
+namespace cs::coll {
+
+struct PlannedFlow {
+  topo::NodeId src, dst;   // GPUs, or an NVSwitch for in-switch reduction
+  Bytes bytes{0};          // data bytes (the protocol may put more on the wire)
+  std::uint32_t channel = 0;
+  bool through_reduction_engine = false;  // NVLS: also crosses the switch's reduction engine
+};
+
+struct Phase {
+  std::vector<PlannedFlow> flows;
+  int steps = 1;
+};
+
+struct Schedule {
+  std::vector<Phase> phases;
+  std::size_t flow_count() const;
+};
+
+// Facts about the cluster that schedules need, computed once per cluster.
+class ScheduleContext {
+ public:
+  explicit ScheduleContext(const topo::Cluster& cluster);
+  const topo::Cluster& cluster() const { return cluster_; }
+  // The NVSwitch of a server that can reduce in-switch, if any.
+  std::optional<topo::NodeId> reducing_switch(std::int32_t server) const;
+
+ private:
+  const topo::Cluster& cluster_;
+  std::vector<topo::NodeId> reducing_switch_;  // by server; invalid id when none
+};
+
+// The schedule of `spec` with a fixed algorithm, or nothing when the algorithm does not apply
+// (then `why_not` says why, e.g. "hd needs a power-of-two number of ranks").
+std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const CollectiveSpec& spec,
+                                       Algorithm algorithm, std::string* why_not);
+
+// Algorithms `auto` considers (NCCL's set for the situation), in preference order for ties.
+std::vector<Algorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec);
+
+}  // namespace cs::coll

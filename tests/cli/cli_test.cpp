@@ -1,0 +1,446 @@
+// End-to-end tests of the clustersim command line: the real binary (CS_CLUSTERSIM_BIN) is spawned
+// with stdout and stderr captured.
+//
+// Malformed inputs: tests/data/malformed/cases.json lists each case (arguments, expected exit code,
+// the file name and the JSON path or option name the one-line error must contain). Every case must
+// exit with 2, print exactly one line on stderr naming the file and the path, print no partial
+// table/JSON/dot on stdout, and leave its scratch output folder empty (no partial or temporary
+// output file). A case whose entry has "known_bug" is registered under DISABLED_KnownBug/: it
+// documents a defect that the lead has been told about and keeps the suite green until it is fixed.
+//
+// Positive runs: `run`, `collective` (single size, sweep, trace), `topo info`, `topo export` and
+// every `--help`; determinism of stdout and trace across two identical runs.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kBinary = CS_CLUSTERSIM_BIN;
+const std::string kMalformedDir = std::string(CS_TEST_DATA_DIR) + "/malformed";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh empty folder under the test temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    std::string tmpl = (fs::path(::testing::TempDir()) / ("cs_cli_" + tag + "_XXXXXX")).string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + tmpl);
+    path_ = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+struct RunResult {
+  int exit_code = -1;  // 128 + signal when killed by a signal
+  std::string out, err;
+};
+
+// Runs clustersim with `args` (no shell), stdin from /dev/null, stdout and stderr captured.
+RunResult run_clustersim(const std::vector<std::string>& args, int timeout_s = 300) {
+  TempDir capture("capture");
+  const std::string out_path = (capture.path() / "stdout").string();
+  const std::string err_path = (capture.path() / "stderr").string();
+
+  std::vector<std::string> argv_storage{kBinary};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, kBinary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  RunResult r;
+  if (rc != 0) {
+    r.err = "posix_spawn failed: " + std::string(std::strerror(rc));
+    return r;
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0) {
+      r.err = "waitpid failed";
+      return r;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      r.out = read_file(out_path);
+      r.err = read_file(err_path) + "[cli_test: killed after " + std::to_string(timeout_s) + " s]";
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
+  return r;
+}
+
+std::string describe(const std::vector<std::string>& args, const RunResult& r) {
+  std::string cmd = "clustersim";
+  for (const auto& a : args) cmd += " " + a;
+  return cmd + "\n  exit " + std::to_string(r.exit_code) + "\n  stderr: " + r.err + "\n  stdout: " +
+         r.out.substr(0, 400);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) {
+    s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
+// ---- malformed-input corpus ------------------------------------------------------------------
+
+struct MalformedCase {
+  std::string name;
+  std::string what;
+  std::vector<std::string> args;
+  int exit_code = 2;
+  std::string file;  // empty: the error names no file (a pure command-line error)
+  std::string path;  // JSON pointer or option name; empty: none expected
+  std::vector<std::string> also;
+  std::vector<std::string> outputs;
+  std::string known_bug;
+  std::string load_error;  // set on a single placeholder case when cases.json cannot be read
+};
+
+void PrintTo(const MalformedCase& c, std::ostream* os) { *os << c.name; }
+
+std::vector<MalformedCase> load_cases() {
+  try {
+    const json doc = json::parse(read_file(kMalformedDir + "/cases.json"));
+    std::vector<MalformedCase> cases;
+    for (const json& j : doc.at("cases")) {
+      MalformedCase c;
+      c.name = j.at("name").get<std::string>();
+      c.what = j.value("what", "");
+      c.args = j.at("args").get<std::vector<std::string>>();
+      c.exit_code = j.at("exit").get<int>();
+      if (!j.at("file").is_null()) c.file = j.at("file").get<std::string>();
+      if (!j.at("path").is_null()) c.path = j.at("path").get<std::string>();
+      if (j.contains("also")) c.also = j.at("also").get<std::vector<std::string>>();
+      if (j.contains("outputs")) c.outputs = j.at("outputs").get<std::vector<std::string>>();
+      c.known_bug = j.value("known_bug", "");
+      cases.push_back(std::move(c));
+    }
+    return cases;
+  } catch (const std::exception& e) {
+    MalformedCase c;
+    c.name = "cases_json_unreadable";
+    c.load_error = e.what();
+    return {c};
+  }
+}
+
+const std::vector<MalformedCase>& all_cases() {
+  static const std::vector<MalformedCase> cases = load_cases();
+  return cases;
+}
+
+// The cases expected to pass (known_bug = false) or the documented failures (true).
+std::vector<MalformedCase> cases_with_known_bug(bool known_bug) {
+  std::vector<MalformedCase> out;
+  for (const auto& c : all_cases()) {
+    if (c.known_bug.empty() != known_bug) out.push_back(c);
+  }
+  return out;
+}
+
+std::string test_name(const ::testing::TestParamInfo<MalformedCase>& info) {
+  std::string n;
+  for (char ch : info.param.name) n += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return n;
+}
+
+// A line of the collective table, JSON, or a dot graph: what a failed run must not have printed.
+bool looks_like_partial_output(const std::string& out) {
+  for (const char* marker : {"algbw", "busbw", "{", "[", "digraph", " GiB", " MiB"}) {
+    if (out.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
+class MalformedInput : public ::testing::TestWithParam<MalformedCase> {};
+
+TEST_P(MalformedInput, FailsWithOneLineNamingFileAndPath) {
+  const MalformedCase& c = GetParam();
+  ASSERT_TRUE(c.load_error.empty()) << "cannot read cases.json: " << c.load_error;
+  TempDir out("out");
+  std::vector<std::string> args;
+  for (const auto& a : c.args) args.push_back(replace_all(replace_all(a, "{DATA}", kMalformedDir), "{OUT}", out.str()));
+
+  const RunResult r = run_clustersim(args);
+  SCOPED_TRACE(c.what + "\n" + describe(args, r));
+
+  EXPECT_EQ(r.exit_code, c.exit_code);
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.back(), '\n') << "stderr must end with a newline";
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << "stderr must be exactly one line";
+  if (!c.file.empty()) {
+    EXPECT_NE(r.err.find(c.file), std::string::npos) << "the error must name " << c.file;
+  }
+  if (!c.path.empty()) {
+    // A JSON pointer must appear as "at <pointer>:", so "/servers/0" does not match "/servers/0/gpu".
+    const std::string needle = c.path.front() == '/' ? "at " + c.path + ":" : c.path;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "the error must contain \"" << needle << "\"";
+  }
+  for (const auto& s : c.also) {
+    EXPECT_NE(r.err.find(s), std::string::npos) << "the error must contain \"" << s << "\"";
+  }
+  EXPECT_FALSE(looks_like_partial_output(r.out)) << "partial output on stdout";
+
+  for (const auto& o : c.outputs) {
+    const std::string p = replace_all(o, "{OUT}", out.str());
+    EXPECT_FALSE(fs::exists(p)) << "output file left behind: " << p;
+  }
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(out.path())) left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << "files left in the output folder, first: " << (left.empty() ? "" : left[0]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, MalformedInput, ::testing::ValuesIn(cases_with_known_bug(false)), test_name);
+// Cases with "known_bug" in cases.json: real defects reported to the lead, disabled (the suite name
+// starts with DISABLED_, which both gtest and CMake's test discovery honour) until they are fixed.
+// Run them with --gtest_also_run_disabled_tests. Once fixed, delete the "known_bug" entry.
+INSTANTIATE_TEST_SUITE_P(DISABLED_KnownBug, MalformedInput, ::testing::ValuesIn(cases_with_known_bug(true)), test_name);
+
+// The corpus itself: large enough, unique names, every data file used, every case well formed.
+TEST(MalformedCorpus, IsCompleteAndConsistent) {
+  const auto& cases = all_cases();
+  ASSERT_TRUE(cases.front().load_error.empty()) << cases.front().load_error;
+  EXPECT_GE(cases.size(), 30u);
+  std::set<std::string> names, used;
+  for (const auto& c : cases) {
+    EXPECT_TRUE(names.insert(c.name).second) << "duplicate case name " << c.name;
+    EXPECT_EQ(c.exit_code, 2) << c.name;
+    EXPECT_FALSE(c.file.empty() && c.path.empty()) << c.name << ": expects neither a file nor a path";
+    for (const auto& a : c.args) {
+      if (a.rfind("{DATA}/", 0) == 0) used.insert(a.substr(7));
+      if (a.find("{OUT}") != std::string::npos) {
+        EXPECT_FALSE(c.outputs.empty()) << c.name << ": writes under {OUT} but lists no output to check";
+      }
+    }
+  }
+  for (const auto& e : fs::directory_iterator(kMalformedDir)) {
+    const std::string f = e.path().filename().string();
+    if (f == "cases.json") continue;
+    EXPECT_TRUE(used.count(f)) << "tests/data/malformed/" << f << " is used by no case";
+  }
+  for (const auto& f : used) {
+    if (f.rfind("does-not-exist", 0) == 0) continue;
+    EXPECT_TRUE(fs::exists(kMalformedDir + "/" + f)) << f << " is named by a case but missing";
+  }
+}
+
+// ---- positive runs ---------------------------------------------------------------------------
+
+json parse_json(const std::string& text) {
+  try {
+    return json::parse(text);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "invalid JSON (" << e.what() << "): " << text.substr(0, 400);
+    return json();
+  }
+}
+
+// nccl-tests: all_reduce busbw = algbw x 2(p-1)/p; p = 8 ranks gives 2*7/8 = 1.75.
+void expect_all_reduce_busbw(const json& row) {
+  const double algbw = row.at("algbw_GBps").get<double>();
+  const double busbw = row.at("busbw_GBps").get<double>();
+  const double expected = algbw * 2.0 * 7.0 / 8.0;
+  EXPECT_LE(std::fabs(busbw - expected), 1e-9 * std::fabs(expected)) << row.dump();
+}
+
+TEST(CliRun, DefaultExperimentPrintsTableEndingAt8GiB) {
+  const RunResult r = run_clustersim({"run"});
+  ASSERT_EQ(r.exit_code, 0) << describe({"run"}, r);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  std::vector<std::string> rows;
+  for (const auto& line : lines_of(r.out)) {
+    if (line.empty() || line[0] == '#' || line.rfind("clustersim:", 0) == 0) continue;
+    rows.push_back(line);
+  }
+  // Sizes 8 B .. 8 GiB doubling: 2^3 .. 2^33, 31 rows.
+  ASSERT_EQ(rows.size(), 31u) << r.out;
+  std::istringstream last(rows.back());
+  double value = 0;
+  std::string unit;
+  last >> value >> unit;
+  EXPECT_EQ(value, 8.0) << rows.back();
+  EXPECT_EQ(unit, "GiB") << rows.back();
+  std::istringstream first(rows.front());
+  first >> value >> unit;
+  EXPECT_EQ(value, 8.0) << rows.front();
+  EXPECT_EQ(unit, "B") << rows.front();
+}
+
+TEST(CliCollective, SingleSizeJsonHasTheDocumentedKeys) {
+  const std::vector<std::string> args{"collective", "--cluster", "dgx-h100", "--op", "all_reduce", "--bytes", "1GiB", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const json j = parse_json(r.out);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  for (const char* key : {"bytes", "time_s", "algbw_GBps", "busbw_GBps", "algo"}) {
+    EXPECT_TRUE(j.contains(key)) << "missing key " << key << " in " << r.out;
+  }
+  EXPECT_EQ(j.at("bytes").get<std::int64_t>(), std::int64_t{1} << 30);
+  EXPECT_GT(j.at("time_s").get<double>(), 0.0);
+  EXPECT_TRUE(j.at("algo").is_string());
+  expect_all_reduce_busbw(j);
+}
+
+TEST(CliCollective, SweepJsonIsAnArrayOfIncreasingSizes) {
+  const std::vector<std::string> args{"collective", "--cluster", "dgx-h100", "--op", "all_reduce", "--sweep", "8B:1MiB", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const json j = parse_json(r.out);
+  ASSERT_TRUE(j.is_array()) << r.out;
+  // 8 B .. 1 MiB doubling: 2^3 .. 2^20, 18 sizes.
+  ASSERT_EQ(j.size(), 18u);
+  std::int64_t previous = 0;
+  for (const json& row : j) {
+    ASSERT_TRUE(row.is_object());
+    const std::int64_t bytes = row.at("bytes").get<std::int64_t>();
+    EXPECT_GT(bytes, previous);
+    previous = bytes;
+    expect_all_reduce_busbw(row);
+  }
+  EXPECT_EQ(j.front().at("bytes").get<std::int64_t>(), 8);
+  EXPECT_EQ(j.back().at("bytes").get<std::int64_t>(), std::int64_t{1} << 20);
+}
+
+TEST(CliCollective, SweepWithTraceIsDeterministic) {
+  TempDir out("trace");
+  const std::string a = (out.path() / "A.json").string();
+  const std::string b = (out.path() / "B.json").string();
+  auto args_for = [](const std::string& trace) {
+    return std::vector<std::string>{"collective", "--cluster", "dgx-h100", "--sweep", "1KiB:64MiB", "--trace", trace, "--json"};
+  };
+  const RunResult ra = run_clustersim(args_for(a));
+  const RunResult rb = run_clustersim(args_for(b));
+  ASSERT_EQ(ra.exit_code, 0) << describe(args_for(a), ra);
+  ASSERT_EQ(rb.exit_code, 0) << describe(args_for(b), rb);
+  EXPECT_EQ(ra.out, rb.out) << "stdout differs between two identical runs";
+  ASSERT_TRUE(fs::exists(a));
+  ASSERT_TRUE(fs::exists(b));
+  const std::string ta = read_file(a), tb = read_file(b);
+  EXPECT_EQ(ta, tb) << "trace files differ between two identical runs";
+
+  // Nothing else (no temporary file) left next to the traces.
+  std::set<std::string> files;
+  for (const auto& e : fs::directory_iterator(out.path())) files.insert(e.path().filename().string());
+  EXPECT_EQ(files, (std::set<std::string>{"A.json", "B.json"}));
+
+  const json trace = parse_json(ta);
+  ASSERT_TRUE(trace.is_object());
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  ASSERT_TRUE(trace.at("traceEvents").is_array());
+  std::map<std::int64_t, int> gpu_spans;  // tid -> "X" events on pid 1 (GPUs)
+  int link_spans = 0;                     // "X" events on pid 2 (links)
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.value("ph", "") != "X") continue;
+    const auto pid = e.at("pid").get<std::int64_t>();
+    if (pid == 1) ++gpu_spans[e.at("tid").get<std::int64_t>()];
+    if (pid == 2) ++link_spans;
+  }
+  for (std::int64_t rank = 0; rank < 8; ++rank) {
+    EXPECT_GE(gpu_spans[rank], 1) << "no X event on the track of rank " << rank;
+  }
+  EXPECT_GT(link_spans, 0) << "no X event on any link track";
+}
+
+TEST(CliTopo, InfoJsonCountsEightGpus) {
+  const std::vector<std::string> args{"topo", "info", "dgx-h100", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const json j = parse_json(r.out);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j.at("gpus").get<std::int64_t>(), 8);
+}
+
+TEST(CliTopo, ExportDotWritesAGraphFile) {
+  TempDir out("dot");
+  const std::string file = (out.path() / "dgx.dot").string();
+  const std::vector<std::string> args{"topo", "export", "dgx-h100", "--dot", "-o", file};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_TRUE(r.out.empty()) << "with -o nothing goes to stdout: " << r.out.substr(0, 200);
+  ASSERT_TRUE(fs::exists(file));
+  EXPECT_EQ(read_file(file).rfind("digraph", 0), 0u) << read_file(file).substr(0, 200);
+}
+
+TEST(CliHelp, EverySubcommandHasHelp) {
+  const std::vector<std::vector<std::string>> commands{
+      {"--help"}, {"run", "--help"}, {"collective", "--help"}, {"topo", "--help"},
+      {"topo", "info", "--help"}, {"topo", "export", "--help"}};
+  for (const auto& args : commands) {
+    const RunResult r = run_clustersim(args);
+    EXPECT_EQ(r.exit_code, 0) << describe(args, r);
+    EXPECT_FALSE(r.out.empty()) << describe(args, r);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,76 @@
+// Small clusters built in code for closed-form tests: uniform links, explicit link-class
+// parameters, no launch latency, so every expected time can be written down by hand.
+#pragma once
+
+#include <string>
+
+#include "topology/cluster.h"
+
+namespace cs::testing {
+
+struct Uniform {
+  Bandwidth bandwidth = gigabytes_per_second(100);
+  Duration latency = nanoseconds(500);
+  Duration step = microseconds(2);     // Simple step latency of the class
+  Duration ll_step = nanoseconds(700); // LL step latency
+};
+
+inline void set_class(topo::Cluster& c, topo::LinkClass cls, const Uniform& u) {
+  topo::LinkClassParams p;
+  p.efficiency = 1.0;
+  p.step_latency = u.step;
+  p.ll_step_latency = u.ll_step;
+  c.set_link_class_params(cls, p);
+}
+
+inline topo::NodeId add_gpu(topo::Cluster& c, const std::string& name, int server, int local) {
+  topo::NodeInfo n;
+  n.name = name;
+  n.kind = topo::NodeKind::kGpu;
+  n.server = server;
+  n.local = local;
+  return c.add_node(n);
+}
+
+inline topo::NodeId add_switch(topo::Cluster& c, const std::string& name, topo::NodeKind kind,
+                               int server = -1) {
+  topo::NodeInfo n;
+  n.name = name;
+  n.kind = kind;
+  n.server = server;
+  return c.add_node(n);
+}
+
+// n single-GPU servers, GPU i cabled to GPU i+1 (mod n).
+inline topo::Cluster uniform_ring(int n, const Uniform& u) {
+  topo::Cluster c("ring");
+  for (int i = 0; i < n; ++i) add_gpu(c, "gpu" + std::to_string(i), i, 0);
+  for (int i = 0; i < n; ++i) {
+    c.add_cable(topo::NodeId{static_cast<std::uint32_t>(i)}, topo::NodeId{static_cast<std::uint32_t>((i + 1) % n)},
+                u.bandwidth, u.latency, topo::LinkClass::kNetwork, 1);
+  }
+  set_class(c, topo::LinkClass::kNetwork, u);
+  return c;
+}
+
+// n single-GPU servers behind one switch. With `reduction` > 0 the switch is an NVSwitch that
+// reduces in-switch at `reduction` per GPU, and all GPUs are in server 0.
+inline topo::Cluster uniform_star(int n, const Uniform& u, Bandwidth reduction = Bandwidth{0}) {
+  topo::Cluster c("star");
+  const bool nvls = reduction.value() > 0;
+  const auto cls = nvls ? topo::LinkClass::kNvlink : topo::LinkClass::kNetwork;
+  for (int i = 0; i < n; ++i) add_gpu(c, "gpu" + std::to_string(i), nvls ? 0 : i, nvls ? i : 0);
+  topo::NodeInfo sw;
+  sw.name = "switch";
+  sw.kind = nvls ? topo::NodeKind::kNvSwitch : topo::NodeKind::kLeafSwitch;
+  sw.server = nvls ? 0 : -1;
+  sw.reduction_bandwidth = Bandwidth{reduction.value() * n};
+  const topo::NodeId s = c.add_node(sw);
+  for (int i = 0; i < n; ++i) {
+    c.add_cable(topo::NodeId{static_cast<std::uint32_t>(i)}, s, u.bandwidth, u.latency, cls, nvls ? 0 : 1);
+  }
+  set_class(c, cls, u);
+  return c;
+}
+
+}  // namespace cs::testing

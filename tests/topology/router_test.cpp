@@ -1,0 +1,211 @@
+#include "topology/router.h"
+
+#include <array>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "core/random.h"
+#include "tests/topology/test_clusters.h"
+
+namespace cs::topo {
+namespace {
+
+using fixtures::add_device;
+using fixtures::expect_valid_path;
+
+TEST(Router, SameNodeIsEmptyAndNotCached) {
+  Cluster c = fixtures::ring(5, gigabytes_per_second(100));
+  Router r(c);
+  EXPECT_TRUE(r.route(c.gpus()[2], c.gpus()[2]).empty());
+  EXPECT_EQ(r.hops(c.gpus()[2], c.gpus()[2]), 0);
+  EXPECT_EQ(r.cached_routes(), 0u);
+}
+
+TEST(Router, RingTakesTheShortWayRound) {
+  // Ring of 8: gpu0 -> gpu3 is 3 hops clockwise (5 the other way); gpu0 -> gpu6 is 2 hops
+  // counter-clockwise; gpu0 -> gpu4 is 4 hops either way.
+  Cluster c = fixtures::ring(8, gigabytes_per_second(100));
+  Router r(c);
+  const auto g = c.gpus();
+  EXPECT_EQ(r.hops(g[0], g[3]), 3);
+  EXPECT_EQ(r.hops(g[0], g[6]), 2);
+  EXPECT_EQ(r.hops(g[0], g[4]), 4);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    for (std::size_t j = 0; j < g.size(); ++j) {
+      const auto path = r.route(g[i], g[j]);
+      expect_valid_path(c, g[i], g[j], path);
+      EXPECT_EQ(static_cast<int>(path.size()), r.hops(g[i], g[j]));
+    }
+  }
+  // 8 x 7 ordered pairs were routed with label 0.
+  EXPECT_EQ(r.cached_routes(), 56u);
+}
+
+TEST(Router, OppositeSidesOfAnEvenRingUseBothDirections) {
+  // gpu0 -> gpu4 in a ring of 8 has two shortest paths (via gpu1 and via gpu7); labels must
+  // find both.
+  Cluster c = fixtures::ring(8, gigabytes_per_second(100));
+  Router r(c);
+  const auto g = c.gpus();
+  bool via1 = false, via7 = false;
+  for (std::uint64_t label = 0; label < 64; ++label) {
+    const auto path = r.route(g[0], g[4], label);
+    ASSERT_EQ(path.size(), 4u);
+    via1 |= c.link(path[0]).dst == g[1];
+    via7 |= c.link(path[0]).dst == g[7];
+  }
+  EXPECT_TRUE(via1);
+  EXPECT_TRUE(via7);
+}
+
+TEST(Router, EcmpSpreadsLabelsOverAllSpines) {
+  // Leaf-spine, 2 leaves x 2 GPUs, 4 spines. gpu on leaf0 -> gpu on leaf1: every shortest path
+  // is GPU -> leaf0 -> spine k -> leaf1 -> GPU (4 hops), one per spine. 1,000 labels hashed
+  // uniformly give each spine 250 in expectation (std. dev. ~14), so at least 150 (15%) each.
+  Cluster c = fixtures::leaf_spine(2, 2, 4, gigabytes_per_second(50), gigabytes_per_second(50));
+  Router r(c);
+  const NodeId src = c.gpus()[0], dst = c.gpus()[3];
+  std::array<int, 4> per_spine{};
+  for (std::uint64_t label = 0; label < 1000; ++label) {
+    const auto path = r.route(src, dst, label);
+    expect_valid_path(c, src, dst, path);
+    ASSERT_EQ(path.size(), 4u);
+    const NodeId spine = c.link(path[1]).dst;
+    ASSERT_EQ(c.node(spine).kind, NodeKind::kSpineSwitch);
+    ++per_spine[c.node(spine).name.back() - '0'];
+  }
+  for (int k = 0; k < 4; ++k) EXPECT_GE(per_spine[k], 150) << "spine" << k;
+}
+
+TEST(Router, EcmpChoosesAmongParallelLinks) {
+  // Three parallel cables between two GPUs: each is a 1-hop shortest path; 300 labels use all.
+  Cluster c("parallel");
+  const NodeId a = add_device(c, "a", NodeKind::kGpu), b = add_device(c, "b", NodeKind::kGpu);
+  std::array<LinkId, 3> ab;
+  for (auto& l : ab)
+    l = c.add_cable(a, b, gigabytes_per_second(25), nanoseconds(10), LinkClass::kNvlink, 0).first;
+  Router r(c);
+  std::array<int, 3> used{};
+  for (std::uint64_t label = 0; label < 300; ++label) {
+    const auto path = r.route(a, b, label);
+    ASSERT_EQ(path.size(), 1u);
+    for (int i = 0; i < 3; ++i) used[i] += path[0] == ab[i];
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_GE(used[i], 60) << "link " << i;  // expectation 100
+}
+
+TEST(Router, DeterministicAcrossCallsAndRouters) {
+  Cluster c = fixtures::leaf_spine(4, 4, 4, gigabytes_per_second(50), gigabytes_per_second(25));
+  Router first(c), second(c);
+  const auto g = c.gpus();
+  for (std::uint64_t label = 0; label < 50; ++label) {
+    const NodeId src = g[label % g.size()], dst = g[(label * 7 + 5) % g.size()];
+    const auto a = first.route(src, dst, label);
+    const auto again = first.route(src, dst, label);
+    EXPECT_EQ(a.data(), again.data());  // served from the cache
+    const auto b = second.route(src, dst, label);
+    EXPECT_EQ(std::vector<LinkId>(a.begin(), a.end()), std::vector<LinkId>(b.begin(), b.end()));
+  }
+}
+
+// Hop counts by plain BFS, the reference for the bidirectional search.
+std::vector<int> bfs(const Cluster& c, NodeId src) {
+  std::vector<int> dist(c.node_count(), -1);
+  std::deque<NodeId> queue{src};
+  dist[src.value] = 0;
+  while (!queue.empty()) {
+    const NodeId u = queue.front();
+    queue.pop_front();
+    for (LinkId l : c.out_links(u)) {
+      const NodeId v = c.link(l).dst;
+      if (dist[v.value] < 0) {
+        dist[v.value] = dist[u.value] + 1;
+        queue.push_back(v);
+      }
+    }
+  }
+  return dist;
+}
+
+TEST(Router, MatchesBfsOnRandomDirectedGraphs) {
+  // Property: on seeded random graphs mixing cables and one-way links, hops() equals the BFS
+  // distance for every ordered pair, and every route is a valid path of exactly that length.
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng = Rng::derive(seed, 0);
+    Cluster c("random");
+    const int n = 12 + static_cast<int>(rng.below(20));
+    for (int i = 0; i < n; ++i) add_device(c, "v" + std::to_string(i), NodeKind::kGpu);
+    const int edges = n + static_cast<int>(rng.below(static_cast<std::uint64_t>(2 * n)));
+    for (int e = 0; e < edges; ++e) {
+      const auto a = static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n)));
+      const auto b = static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n)));
+      if (a == b) continue;
+      if (rng.below(3) == 0) {
+        c.add_link(NodeId{a}, NodeId{b}, gigabytes_per_second(1), nanoseconds(1),
+                   LinkClass::kNetwork, 1);
+      } else {
+        c.add_cable(NodeId{a}, NodeId{b}, gigabytes_per_second(1), nanoseconds(1),
+                    LinkClass::kNetwork, 1);
+      }
+    }
+    Router r(c);
+    for (std::uint32_t s = 0; s < static_cast<std::uint32_t>(n); ++s) {
+      const std::vector<int> dist = bfs(c, NodeId{s});
+      for (std::uint32_t d = 0; d < static_cast<std::uint32_t>(n); ++d) {
+        const NodeId src{s}, dst{d};
+        ASSERT_EQ(r.hops(src, dst), dist[d]) << "seed " << seed << " " << s << "->" << d;
+        if (dist[d] < 0) {
+          EXPECT_THROW(r.route(src, dst), TopologyError);
+          continue;
+        }
+        for (std::uint64_t label = 0; label < 3; ++label) {
+          const auto path = r.route(src, dst, label);
+          expect_valid_path(c, src, dst, path);
+          EXPECT_EQ(static_cast<int>(path.size()), dist[d]);
+        }
+      }
+    }
+  }
+}
+
+TEST(Router, NoPathNamesBothDevices) {
+  Cluster c("split");
+  const NodeId a = add_device(c, "node0/gpu0", NodeKind::kGpu);
+  const NodeId b = add_device(c, "node1/gpu0", NodeKind::kGpu);
+  const NodeId sw = add_device(c, "sw", NodeKind::kLeafSwitch);
+  c.add_link(a, sw, gigabytes_per_second(1), nanoseconds(1), LinkClass::kNetwork, 1);
+  c.add_link(sw, b, gigabytes_per_second(1), nanoseconds(1), LinkClass::kNetwork, 1);
+  Router r(c);
+  EXPECT_EQ(r.hops(a, b), 2);   // a -> sw -> b
+  EXPECT_EQ(r.hops(b, a), -1);  // links are one-way
+  try {
+    r.route(b, a);
+    FAIL() << "expected TopologyError";
+  } catch (const TopologyError& e) {
+    EXPECT_EQ(e.message(), "no path from node1/gpu0 to node0/gpu0");
+  }
+  EXPECT_EQ(r.cached_routes(), 0u);
+}
+
+TEST(Router, SpansStayValidAfterManyMoreQueries) {
+  // Thousands of later routes grow the hash table and fill new arena chunks; the first span
+  // must still point at the same, unchanged links.
+  Cluster c = fixtures::leaf_spine(8, 8, 8, gigabytes_per_second(50), gigabytes_per_second(50));
+  Router r(c);
+  const auto g = c.gpus();
+  const auto first = r.route(g[0], g[63], 7);
+  const std::vector<LinkId> copy(first.begin(), first.end());
+  for (std::uint64_t label = 0; label < 20000; ++label) {
+    r.route(g[label % 64], g[(label / 64 + 1 + label) % 64], label);
+  }
+  EXPECT_GT(r.cached_routes(), 10000u);
+  EXPECT_EQ(std::vector<LinkId>(first.begin(), first.end()), copy);
+  EXPECT_EQ(r.route(g[0], g[63], 7).data(), first.data());
+}
+
+}  // namespace
+}  // namespace cs::topo

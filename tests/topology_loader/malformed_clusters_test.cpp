@@ -1,0 +1,100 @@
+// Every file in tests/data/clusters/malformed must fail with an InputError (ConfigError or
+// TopologyError) whose message names the file and the JSON path of the mistake.
+#include <filesystem>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "topology/cluster_loader.h"
+
+namespace cs::topo {
+namespace {
+
+const std::string kDir = std::string(CS_TEST_DATA_DIR) + "/clusters/malformed/";
+
+struct Case {
+  const char* file;
+  const char* path;      // the JSON path the error must name
+  const char* contains;  // and a piece of its message
+  bool topology;         // TopologyError rather than ConfigError
+};
+
+const Case kCases[] = {
+    {"bare-number-bandwidth.json", "/fabric/link/bandwidth", "got the number 400", false},
+    {"negative-bandwidth.json", "/links/0/bandwidth", "negative", false},
+    {"unknown-key.json", "/servers/0/gpu_count", "unknown key \"gpu_count\"", false},
+    {"missing-servers.json", "/servers", "missing required key \"servers\"", false},
+    {"wrong-type.json", "/servers/0/gpus", "got the string \"8\"", false},
+    {"unknown-template.json", "/servers/0/template", "\"nvswitch\", \"pcie\", \"single\"", false},
+    {"link-to-unknown-device.json", "/links/1/to", "unknown device \"leaf7\"", true},
+    {"torus-dims-mismatch.json", "/fabric/dims", "16 positions but the servers have 12 endpoints", false},
+    {"gpu-without-path.json", "/servers/1", "GPU other1/gpu0", true},
+    {"broken-json.json", "/", "invalid JSON at line 3", false},
+    {"zero-count.json", "/servers/0/count", "from 1 to", false},
+    {"oversubscription-below-one.json", "/fabric/oversubscription", ">= 1", false},
+    {"unknown-gpu.json", "/servers/0/gpu", "known: A100-SXM-80GB, B200, H100-SXM, H200-SXM", false},
+    {"unknown-nic.json", "/servers/0/nic", "unknown NIC \"NDR-4000G\"", false},
+    {"fat-tree-too-small.json", "/fabric/radix", "at most 4 leaves", false},
+    {"override-missing-link.json", "/link_overrides/1", "no link from \"node0/nic0\" to \"node1/nic0\"", true},
+    {"duplicate-device.json", "/devices/0/name", "already taken", true},
+    {"empty-servers.json", "/servers", "at least one server group", false},
+    {"gpus-without-nic-need-bandwidth.json", "/fabric/link/bandwidth", "has no NIC", false},
+    {"bad-server-name.json", "/servers/0/name", "does not end in a digit", false},
+    {"single-with-two-gpus.json", "/servers/0/gpus", "exactly one GPU", false},
+    {"wrong-fabric-key.json", "/fabric/spines", "allowed: type, link", false},
+};
+
+TEST(MalformedClusters, EachErrorNamesFileAndPath) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.file);
+    const std::string file = kDir + c.file;
+    try {
+      load_cluster(file);
+      ADD_FAILURE() << "loaded without an error";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(file), std::string::npos) << what;
+      EXPECT_NE(what.find(" at " + std::string(c.path)), std::string::npos) << what;
+      EXPECT_NE(what.find(c.contains), std::string::npos) << what;
+      EXPECT_EQ(dynamic_cast<const TopologyError*>(&e) != nullptr, c.topology) << what;
+      EXPECT_EQ(e.file(), file);
+    }
+  }
+}
+
+TEST(MalformedClusters, EveryFileHasACase) {
+  std::set<std::string> listed;
+  for (const Case& c : kCases) listed.insert(c.file);
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
+    ++files;
+    EXPECT_TRUE(listed.count(entry.path().filename().string())) << entry.path();
+  }
+  EXPECT_EQ(files, static_cast<int>(std::size(kCases)));
+  EXPECT_GE(files, 12);
+}
+
+TEST(MalformedClusters, ExactMessages) {
+  try {
+    load_cluster(kDir + "unknown-gpu.json");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "config error in " + kDir +
+                  "unknown-gpu.json at /servers/0/gpu: unknown GPU \"H300-SXM\" (known: "
+                  "A100-SXM-80GB, B200, H100-SXM, H200-SXM)");
+  }
+  try {
+    load_cluster(kDir + "torus-dims-mismatch.json");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "config error in " + kDir +
+                  "torus-dims-mismatch.json at /fabric/dims: the torus 4 x 4 has 16 positions but "
+                  "the servers have 12 endpoints (NICs, or GPUs of servers without NICs)");
+  }
+}
+
+}  // namespace
+}  // namespace cs::topo

@@ -1,0 +1,403 @@
+#include "topology/cluster_loader.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/errors.h"
+#include "topology/reachability.h"
+
+namespace cs::topo {
+
+// Generated at build time from configs/hardware/*.json by cmake/EmbedFiles.cmake.
+const std::vector<std::pair<std::string, std::string>>& builtin_catalog_documents();
+
+namespace {
+
+constexpr std::int64_t kMaxServers = 1'000'000;
+constexpr std::int64_t kMaxGpusPerServer = 1024;
+constexpr std::int64_t kMaxGpus = 4'000'000;  // NodeId is 32-bit; keeps every count in range
+
+LinkClass parse_link_class(const ConfigNode& node) {
+  return static_cast<LinkClass>(node.as_choice({"nvlink", "pcie", "network"}));
+}
+
+int class_index(const std::string& name) {
+  return name == "nvlink" ? 0 : name == "pcie" ? 1 : 2;
+}
+
+struct DefaultLatencies {
+  Duration by_class[kLinkClassCount]{};
+};
+
+const DefaultLatencies& builtin_latencies() {
+  static const DefaultLatencies latencies = [] {
+    Catalog::builtin();  // validates the documents (sources, units) first
+    DefaultLatencies d;
+    for (const auto& [name, text] : builtin_catalog_documents()) {
+      const ConfigDocument doc = ConfigDocument::parse(text, name);
+      const auto classes = doc.root().find("link_classes");
+      if (!classes) continue;
+      for (const auto& [class_name, node] : classes->members()) {
+        if (auto lat = node.find("latency")) {
+          d.by_class[class_index(class_name)] = lat->at("value").as_duration();
+        }
+      }
+    }
+    return d;
+  }();
+  return latencies;
+}
+
+// ---- parse ----------------------------------------------------------------------------------
+
+ServerGroupSpec parse_server_group(const ConfigNode& node, const Catalog& catalog,
+                                   const ClusterSpec& spec, const Duration* latency) {
+  node.expect_only({"count", "name", "template", "gpu", "gpus", "nvlink", "nic", "nics",
+                    "pcie_switches", "pcie_bandwidth"});
+  ServerGroupSpec g;
+  g.origin = node.path();
+  if (auto c = node.find("count")) g.count = static_cast<int>(c->as_int(1, kMaxServers));
+  if (auto n = node.find("name")) g.name = n->as_string();
+  const ConfigNode tmpl = node.at("template");
+  g.kind = static_cast<ServerTemplate>(tmpl.as_choice({"nvswitch", "pcie", "single"}));
+  const ConfigNode gpu = node.at("gpu");
+  g.gpu = catalog.gpu(gpu.as_string(), spec.file, gpu.path());
+  g.gpus = g.kind == ServerTemplate::kSingle ? 1 : 8;
+  if (auto n = node.find("gpus")) g.gpus = static_cast<int>(n->as_int(1, kMaxGpusPerServer));
+
+  if (auto nv = node.find("nvlink")) {
+    g.nvlink = catalog.nvlink(nv->as_string(), spec.file, nv->path());
+  } else if (g.kind == ServerTemplate::kNvswitch && !g.gpu.nvlink.empty()) {
+    g.nvlink = catalog.nvlink(g.gpu.nvlink, spec.file, gpu.path());
+  }
+  if (auto nic = node.find("nic")) {
+    g.nic = catalog.nic(nic->as_string(), spec.file, nic->path());
+    g.nics = g.kind == ServerTemplate::kSingle ? 1 : g.gpus;
+  }
+  if (auto n = node.find("nics")) g.nics = static_cast<int>(n->as_int(0, kMaxGpusPerServer));
+  if (g.nics == 0) g.nic.reset();  // "nics": 0 turns a named NIC off
+  g.pcie_switches = std::max(1, g.gpus / 2);
+  if (auto p = node.find("pcie_switches")) {
+    if (g.kind == ServerTemplate::kSingle) p->fail("the single template has no PCIe switches");
+    g.pcie_switches = static_cast<int>(p->as_int(1, kMaxGpusPerServer));
+  }
+  g.pcie_bandwidth = g.gpu.pcie_bandwidth;
+  if (auto p = node.find("pcie_bandwidth")) g.pcie_bandwidth = p->as_bandwidth();
+  g.nvlink_latency = latency[0];
+  g.pcie_latency = latency[1];
+  return g;
+}
+
+FabricSpec parse_fabric(const ConfigNode& node) {
+  FabricSpec f;
+  f.origin = node.path();
+  const ConfigNode type = node.at("type");
+  f.type = static_cast<FabricType>(
+      type.as_choice({"none", "star", "leaf_spine", "fat_tree", "rail_optimized", "torus", "ring"}));
+  switch (f.type) {
+    case FabricType::kNone: node.expect_only({"type"}); break;
+    case FabricType::kStar:
+    case FabricType::kRing: node.expect_only({"type", "link"}); break;
+    case FabricType::kLeafSpine:
+      node.expect_only({"type", "link", "endpoints_per_leaf", "spines", "oversubscription", "rail_aligned"});
+      f.endpoints_per_leaf = static_cast<int>(node.at("endpoints_per_leaf").as_int(1, 1 << 20));
+      f.spines = static_cast<int>(node.at("spines").as_int(1, 1 << 16));
+      break;
+    case FabricType::kFatTree:
+      node.expect_only({"type", "link", "tiers", "radix", "oversubscription", "rail_aligned"});
+      f.tiers = static_cast<int>(node.at("tiers").as_int(2, 3));
+      f.radix = static_cast<int>(node.at("radix").as_int(4, 1 << 12));
+      break;
+    case FabricType::kRailOptimized:
+      node.expect_only({"type", "link", "nodes_per_leaf", "spines", "oversubscription"});
+      f.nodes_per_leaf = static_cast<int>(node.at("nodes_per_leaf").as_int(1, 1 << 20));
+      f.spines = static_cast<int>(node.at("spines").as_int(1, 1 << 16));
+      break;
+    case FabricType::kTorus: {
+      node.expect_only({"type", "link", "dims"});
+      for (const ConfigNode& d : node.at("dims").elements()) {
+        f.dims.push_back(static_cast<int>(d.as_int(1, 1 << 20)));
+      }
+      break;
+    }
+  }
+  if (auto o = node.find("oversubscription")) f.oversubscription = o->as_number();
+  if (auto r = node.find("rail_aligned")) f.rail_aligned = r->as_bool();
+  return f;
+}
+
+}  // namespace
+
+Duration builtin_default_latency(LinkClass c) {
+  return builtin_latencies().by_class[static_cast<int>(c)];
+}
+
+// ---- stage 1: parse -------------------------------------------------------------------------
+
+ClusterSpec parse_cluster_spec(const ConfigDocument& doc, const Catalog& catalog) {
+  ClusterSpec spec;
+  spec.file = doc.name();
+  const ConfigNode root = doc.root();
+  if (!root.is_object()) root.fail_expected("an object (a cluster description)");
+  root.expect_only({"name", "description", "servers", "fabric", "devices", "links",
+                    "link_overrides", "link_classes", "collective_model"});
+  if (auto n = root.find("name")) {
+    spec.name = n->as_string();
+  } else {
+    // The file's stem: "configs/clusters/dgx-h100.json" -> "dgx-h100".
+    std::string stem = spec.file.substr(spec.file.find_last_of('/') + 1);
+    if (const auto dot = stem.rfind('.'); dot != std::string::npos && dot > 0) stem.resize(dot);
+    spec.name = stem;
+  }
+  if (auto d = root.find("description")) spec.description = d->as_string();
+
+  // Link classes first: their latencies are the defaults of generated links.
+  Duration latency[kLinkClassCount];
+  for (int i = 0; i < kLinkClassCount; ++i) {
+    spec.link_classes[i] = catalog.link_class(static_cast<LinkClass>(i));
+    latency[i] = builtin_default_latency(static_cast<LinkClass>(i));
+  }
+  spec.collective_model = catalog.collective_model();
+  if (auto classes = root.find("link_classes")) {
+    classes->expect_only({"nvlink", "pcie", "network"});
+    for (const auto& [name, node] : classes->members()) {
+      const int i = class_index(name);
+      node.expect_only({"efficiency", "step_latency", "ll_step_latency", "latency"});
+      LinkClassParams& p = spec.link_classes[i];
+      if (auto e = node.find("efficiency")) {
+        p.efficiency = e->as_number();
+        if (!(p.efficiency > 0 && p.efficiency <= 1)) e->fail_expected("a number in (0, 1]");
+      }
+      if (auto s = node.find("step_latency")) p.step_latency = s->as_duration();
+      if (auto s = node.find("ll_step_latency")) p.ll_step_latency = s->as_duration();
+      if (auto l = node.find("latency")) latency[i] = l->as_duration();
+    }
+  }
+  if (auto model = root.find("collective_model")) {
+    model->expect_only({"launch_latency", "ll_wire_factor"});
+    if (auto l = model->find("launch_latency")) spec.collective_model.launch_latency = l->as_duration();
+    if (auto f = model->find("ll_wire_factor")) {
+      spec.collective_model.ll_wire_factor = f->as_number();
+      if (!(spec.collective_model.ll_wire_factor >= 1)) f->fail_expected("a number >= 1");
+    }
+  }
+
+  if (!root.has("servers")) {
+    throw ConfigError(spec.file, "/servers", "missing required key \"servers\" (a list of server groups)");
+  }
+  const ConfigNode servers = root.at("servers");
+  if (servers.size() == 0) servers.fail_expected("at least one server group");
+  for (const ConfigNode& g : servers.elements()) {
+    spec.servers.push_back(parse_server_group(g, catalog, spec, latency));
+  }
+
+  if (auto fabric = root.find("fabric")) {
+    spec.fabric = parse_fabric(*fabric);
+  } else {
+    spec.fabric.origin = "/fabric";
+  }
+  spec.fabric.link_class = LinkClass::kNetwork;
+  spec.fabric.link_latency = latency[2];
+  if (auto fabric = root.find("fabric")) {
+    if (auto link = fabric->find("link")) {
+      link->expect_only({"bandwidth", "latency", "class"});
+      if (auto c = link->find("class")) {
+        spec.fabric.link_class = parse_link_class(*c);
+        spec.fabric.link_latency = latency[static_cast<int>(spec.fabric.link_class)];
+      }
+      if (auto b = link->find("bandwidth")) spec.fabric.link_bandwidth = b->as_bandwidth();
+      if (auto l = link->find("latency")) spec.fabric.link_latency = l->as_duration();
+    }
+  }
+
+  if (auto devices = root.find("devices")) {
+    for (const ConfigNode& d : devices->elements()) {
+      d.expect_only({"name", "kind", "model", "reduction_bandwidth"});
+      DeviceSpec dev;
+      dev.origin = d.path();
+      dev.name = d.at("name").as_string();
+      if (dev.name.empty()) d.at("name").fail_expected("a non-empty device name");
+      const ConfigNode kind = d.at("kind");
+      static constexpr NodeKind kKinds[] = {
+          NodeKind::kGpu,        NodeKind::kNic,         NodeKind::kNvSwitch,
+          NodeKind::kPcieSwitch, NodeKind::kLeafSwitch,  NodeKind::kSpineSwitch,
+          NodeKind::kCoreSwitch, NodeKind::kHost,        NodeKind::kStorage};
+      dev.kind = kKinds[kind.as_choice({"gpu", "nic", "nvswitch", "pcie_switch", "leaf_switch",
+                                        "spine_switch", "core_switch", "host", "storage"})];
+      if (auto m = d.find("model")) dev.model = m->as_string();
+      if (dev.kind == NodeKind::kGpu) {
+        const ConfigNode model = d.at("model");
+        dev.gpu = catalog.gpu(model.as_string(), spec.file, model.path());
+      }
+      if (auto r = d.find("reduction_bandwidth")) {
+        if (dev.kind != NodeKind::kNvSwitch) r->fail("only an nvswitch has a reduction bandwidth");
+        dev.reduction_bandwidth = r->as_bandwidth();
+      }
+      spec.devices.push_back(std::move(dev));
+    }
+  }
+
+  if (auto links = root.find("links")) {
+    for (const ConfigNode& l : links->elements()) {
+      l.expect_only({"from", "to", "bandwidth", "latency", "class", "tier", "duplex"});
+      LinkSpec link;
+      link.origin = l.path();
+      link.from = l.at("from").as_string();
+      link.to = l.at("to").as_string();
+      link.bandwidth = l.at("bandwidth").as_bandwidth();
+      if (auto c = l.find("class")) link.link_class = parse_link_class(*c);
+      link.latency = latency[static_cast<int>(link.link_class)];
+      if (auto lat = l.find("latency")) link.latency = lat->as_duration();
+      link.tier = link.link_class == LinkClass::kNetwork ? 1 : 0;
+      if (auto t = l.find("tier")) link.tier = static_cast<int>(t->as_int(0, 3));
+      if (auto d = l.find("duplex")) link.duplex = d->as_bool();
+      spec.links.push_back(std::move(link));
+    }
+  }
+
+  if (auto overrides = root.find("link_overrides")) {
+    for (const ConfigNode& o : overrides->elements()) {
+      o.expect_only({"from", "to", "bandwidth", "latency", "direction"});
+      LinkOverrideSpec ov;
+      ov.origin = o.path();
+      ov.from = o.at("from").as_string();
+      ov.to = o.at("to").as_string();
+      if (auto b = o.find("bandwidth")) ov.bandwidth = b->as_bandwidth();
+      if (auto l = o.find("latency")) ov.latency = l->as_duration();
+      if (!ov.bandwidth && !ov.latency) o.fail("a link override needs \"bandwidth\" or \"latency\"");
+      if (auto d = o.find("direction")) ov.both_directions = d->as_choice({"both", "one"}) == 0;
+      spec.link_overrides.push_back(std::move(ov));
+    }
+  }
+  return spec;
+}
+
+// ---- stage 2: validate ----------------------------------------------------------------------
+
+void validate_cluster_spec(const ClusterSpec& spec) {
+  std::int64_t servers = 0, gpus = 0;
+  for (const ServerGroupSpec& g : spec.servers) {
+    validate_server_group(g, spec.file);
+    servers += g.count;
+    gpus += static_cast<std::int64_t>(g.count) * g.gpus;
+    if (servers > kMaxServers || gpus > kMaxGpus) {
+      throw ConfigError(spec.file, json_pointer_append(g.origin, "count"),
+                        "the cluster is too large (at most " + std::to_string(kMaxServers) +
+                            " servers and " + std::to_string(kMaxGpus) + " GPUs)");
+    }
+  }
+  // Server names "<prefix><k>" are unique: k is global, and a prefix does not end in a digit
+  // (validate_server_group), so "node1" + "0" cannot meet "node" + "10". Groups may share a prefix.
+  validate_fabric(spec.fabric, planned_endpoints(spec.servers), spec.file);
+
+  std::set<std::string> names;
+  for (const DeviceSpec& d : spec.devices) {
+    if (!names.insert(d.name).second) {
+      throw ConfigError(spec.file, d.origin + "/name", "duplicate device name \"" + d.name + "\"");
+    }
+  }
+  for (const LinkSpec& l : spec.links) {
+    if (l.from == l.to) {
+      throw ConfigError(spec.file, l.origin + "/to", "a link from \"" + l.from + "\" to itself");
+    }
+  }
+}
+
+// ---- stage 3: build -------------------------------------------------------------------------
+
+namespace {
+
+NodeId resolve(const Cluster& cluster, const std::string& file, const std::string& origin,
+               std::string_view key, const std::string& name) {
+  if (auto id = cluster.find_node(name)) return *id;
+  throw TopologyError(file, origin + "/" + std::string(key),
+                      "unknown device \"" + name +
+                          "\" (generated devices are named like \"node0/gpu0\", \"node0/nic0\", "
+                          "\"leaf0\", \"spine0\"; see docs/cluster-format.md)");
+}
+
+Cluster build_unchecked(const ClusterSpec& spec) {
+  Cluster cluster(spec.name);
+  for (int i = 0; i < kLinkClassCount; ++i) {
+    cluster.set_link_class_params(static_cast<LinkClass>(i), spec.link_classes[i]);
+  }
+  cluster.set_collective_model(spec.collective_model);
+
+  std::vector<ServerDevices> servers;
+  std::int64_t total = 0;
+  for (const ServerGroupSpec& g : spec.servers) total += g.count;
+  servers.reserve(static_cast<std::size_t>(total));
+  int k = 0;
+  for (const ServerGroupSpec& g : spec.servers) {
+    for (int i = 0; i < g.count; ++i, ++k) servers.push_back(build_server(cluster, g, k));
+  }
+  const std::vector<Endpoint> endpoints = fabric_endpoints(servers);
+  build_fabric(cluster, spec.fabric, endpoints, spec.file);
+
+  for (const DeviceSpec& d : spec.devices) {
+    if (cluster.find_node(d.name)) {
+      throw TopologyError(spec.file, d.origin + "/name",
+                          "device name \"" + d.name + "\" is already taken by a generated device");
+    }
+    NodeInfo info;
+    info.name = d.name;
+    info.kind = d.kind;
+    info.model = d.gpu ? d.gpu->name : d.model;
+    info.origin = d.origin;
+    info.reduction_bandwidth = d.reduction_bandwidth;
+    const NodeId id = cluster.add_node(std::move(info));
+    if (d.gpu) cluster.set_gpu_spec(id, *d.gpu);
+  }
+
+  for (const LinkSpec& l : spec.links) {
+    const NodeId a = resolve(cluster, spec.file, l.origin, "from", l.from);
+    const NodeId b = resolve(cluster, spec.file, l.origin, "to", l.to);
+    if (l.duplex) cluster.add_cable(a, b, l.bandwidth, l.latency, l.link_class, l.tier);
+    else cluster.add_link(a, b, l.bandwidth, l.latency, l.link_class, l.tier);
+  }
+
+  for (const LinkOverrideSpec& o : spec.link_overrides) {
+    const NodeId a = resolve(cluster, spec.file, o.origin, "from", o.from);
+    const NodeId b = resolve(cluster, spec.file, o.origin, "to", o.to);
+    const auto link = cluster.find_link(a, b);
+    if (!link) {
+      throw TopologyError(spec.file, o.origin,
+                          "there is no link from \"" + o.from + "\" to \"" + o.to + "\" to override");
+    }
+    std::vector<LinkId> targets{*link};
+    const LinkId reverse = cluster.link(*link).reverse;
+    if (o.both_directions && reverse.valid()) targets.push_back(reverse);
+    for (LinkId t : targets) {
+      if (o.bandwidth) cluster.set_link_bandwidth(t, *o.bandwidth);
+      if (o.latency) cluster.set_link_latency(t, *o.latency);
+    }
+  }
+
+  if (cluster.gpus().empty()) throw TopologyError(spec.file, "/servers", "the cluster has no GPU");
+  check_gpus_connected(cluster, spec.file);
+  return cluster;
+}
+
+}  // namespace
+
+Cluster build_cluster(const ClusterSpec& spec) {
+  validate_cluster_spec(spec);
+  try {
+    return build_unchecked(spec);
+  } catch (const InputError& e) {
+    // Cluster reports where (the origin) but not which file.
+    if (!e.file().empty()) throw;
+    throw TopologyError(spec.file, e.json_path(), e.message());
+  }
+}
+
+Cluster build_cluster(const ConfigDocument& doc) { return build_cluster(parse_cluster_spec(doc)); }
+
+Cluster load_cluster(const std::string& path, const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return build_cluster(ConfigDocument::load(path));
+  nlohmann::json json = ConfigDocument::load(path).json();
+  for (const std::string& o : overrides) apply_override(json, path, o);
+  return build_cluster(ConfigDocument::from_json(std::move(json), path));
+}
+
+}  // namespace cs::topo

@@ -1,0 +1,285 @@
+#include "topology/router.h"
+
+#include <limits>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "core/errors.h"
+#include "core/random.h"
+
+namespace cs::topo {
+
+// A cached route: key (src, dst, label) and its links in the arena. src == kEmpty: free slot.
+struct Router::Slot {
+  std::uint32_t src;
+  std::uint32_t dst;
+  std::uint64_t label;
+  const LinkId* path;
+  std::uint32_t length;
+};
+
+// Per-vertex marks of the bidirectional search; a mark is valid only when its generation is
+// the current one, so nothing is cleared between queries.
+struct Router::Mark {
+  std::uint32_t gen_fwd = 0, gen_bwd = 0;
+  std::uint32_t dist_fwd = 0, dist_bwd = 0;  // hops from src / to dst
+};
+
+namespace {
+
+constexpr std::uint32_t kEmpty = UINT32_MAX;
+constexpr std::size_t kChunkLinks = 16384;       // 64 KiB arena chunks
+constexpr std::uint64_t kMeetSalt = 0x6d656574;  // "meet"
+constexpr std::uint64_t kOutSalt = 1;
+
+std::uint64_t key_hash(std::uint32_t src, std::uint32_t dst, std::uint64_t label) {
+  return hash_combine(hash_combine(mix64(src), dst), label);
+}
+
+// Fills CSR arrays from per-node link lists; `other` gives the far end of a link.
+template <class Links, class Other>
+void build_csr(std::uint32_t n, Links links_of, Other other, std::vector<std::uint32_t>& begin,
+               std::vector<std::uint32_t>& node, std::vector<LinkId>& link) {
+  begin.assign(n + 1, 0);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    begin[v + 1] = begin[v] + static_cast<std::uint32_t>(links_of(v).size());
+  }
+  node.resize(begin[n]);
+  link.resize(begin[n]);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    std::uint32_t k = begin[v];
+    for (LinkId l : links_of(v)) {
+      node[k] = other(l);
+      link[k] = l;
+      ++k;
+    }
+  }
+}
+
+}  // namespace
+
+Router::Router(const Cluster& cluster) : cluster_(cluster) {
+  vertex_count_ = static_cast<std::uint32_t>(cluster.node_count());
+  build_csr(
+      vertex_count_, [&](std::uint32_t v) { return cluster.out_links(NodeId{v}); },
+      [&](LinkId l) { return cluster.link(l).dst.value; }, out_begin_, out_node_, out_link_);
+  build_csr(
+      vertex_count_, [&](std::uint32_t v) { return cluster.in_links(NodeId{v}); },
+      [&](LinkId l) { return cluster.link(l).src.value; }, in_begin_, in_node_, in_link_);
+  marks_.resize(vertex_count_);
+  slots_.assign(64, Slot{kEmpty, kEmpty, 0, nullptr, 0});
+}
+
+Router::~Router() = default;
+
+std::size_t Router::cached_routes() const { return size_; }
+
+void Router::check_node(NodeId id, const char* what) const {
+  if (id.value >= vertex_count_) {
+    throw InternalError(std::string("Router: unknown ") + what + " node " +
+                        std::to_string(id.value));
+  }
+}
+
+int Router::search(std::uint32_t src, std::uint32_t dst) {
+  if (++generation_ == 0) {  // wrapped after 2^32 queries: forget every stale mark
+    std::fill(marks_.begin(), marks_.end(), Mark{});
+    generation_ = 1;
+  }
+  const std::uint32_t g = generation_;
+  marks_[src].gen_fwd = g;
+  marks_[src].dist_fwd = 0;
+  marks_[dst].gen_bwd = g;
+  marks_[dst].dist_bwd = 0;
+  front_fwd_.assign(1, src);
+  front_bwd_.assign(1, dst);
+  meet_.clear();
+  std::uint32_t depth_fwd = 0, depth_bwd = 0;
+
+  // Invariant: before a round, the forward marks hold exact distances up to depth_fwd, the
+  // backward ones up to depth_bwd, and the two sets are disjoint, so the distance D exceeds
+  // depth_fwd + depth_bwd. The first round that discovers a vertex already marked by the other
+  // side therefore finds D = depth_fwd + depth_bwd (after the increment), and every vertex it
+  // so discovers lies at that depth on some shortest path: the middle layer.
+  while (!front_fwd_.empty() && !front_bwd_.empty()) {
+    next_.clear();
+    if (front_fwd_.size() <= front_bwd_.size()) {
+      for (std::uint32_t u : front_fwd_) {
+        for (std::uint32_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k) {
+          const std::uint32_t v = out_node_[k];
+          Mark& m = marks_[v];
+          if (m.gen_fwd == g) continue;
+          m.gen_fwd = g;
+          m.dist_fwd = depth_fwd + 1;
+          next_.push_back(v);
+          if (m.gen_bwd == g) meet_.push_back(v);
+        }
+      }
+      ++depth_fwd;
+      front_fwd_.swap(next_);
+    } else {
+      for (std::uint32_t u : front_bwd_) {
+        for (std::uint32_t k = in_begin_[u]; k < in_begin_[u + 1]; ++k) {
+          const std::uint32_t v = in_node_[k];
+          Mark& m = marks_[v];
+          if (m.gen_bwd == g) continue;
+          m.gen_bwd = g;
+          m.dist_bwd = depth_bwd + 1;
+          next_.push_back(v);
+          if (m.gen_fwd == g) meet_.push_back(v);
+        }
+      }
+      ++depth_bwd;
+      front_bwd_.swap(next_);
+    }
+    if (!meet_.empty()) return static_cast<int>(depth_fwd + depth_bwd);
+  }
+  return -1;
+}
+
+// Builds path_ from the marks of the last search: a middle vertex chosen by hash, then the
+// links back to src and on to dst, each chosen by hash among those that stay on a shortest
+// path (a predecessor one hop closer to src, or a successor one hop closer to dst).
+void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash) {
+  const std::uint32_t g = generation_;
+  auto bw = [&](LinkId l) { return cluster_.link(l).bandwidth.value(); };
+  // The widest on-path link into `v` from the src side, and out of `v` toward dst.
+  auto widest_in = [&](std::uint32_t v) {
+    double w = 0;
+    for (std::uint32_t k = in_begin_[v]; k < in_begin_[v + 1]; ++k) {
+      const Mark& m = marks_[in_node_[k]];
+      if (m.gen_fwd == g && m.dist_fwd + 1 == marks_[v].dist_fwd) w = std::max(w, bw(in_link_[k]));
+    }
+    return v == src ? std::numeric_limits<double>::infinity() : w;
+  };
+  auto widest_out = [&](std::uint32_t v) {
+    double w = 0;
+    for (std::uint32_t k = out_begin_[v]; k < out_begin_[v + 1]; ++k) {
+      const Mark& m = marks_[out_node_[k]];
+      if (m.gen_bwd == g && m.dist_bwd + 1 == marks_[v].dist_bwd) w = std::max(w, bw(out_link_[k]));
+    }
+    return v == dst ? std::numeric_limits<double>::infinity() : w;
+  };
+  // Middle vertex: among the meeting vertices, those whose adjacent path links are widest
+  // (NVLink beats a PCIe detour of equal hop count), then by hash.
+  std::sort(meet_.begin(), meet_.end());  // choice independent of discovery order
+  double best = -1;
+  for (std::uint32_t v : meet_) best = std::max(best, std::min(widest_in(v), widest_out(v)));
+  std::erase_if(meet_, [&](std::uint32_t v) { return std::min(widest_in(v), widest_out(v)) < best; });
+  const std::uint32_t middle = meet_[hash_combine(hash, kMeetSalt) % meet_.size()];
+  path_.clear();
+
+  for (std::uint32_t cur = middle; cur != src;) {
+    const std::uint32_t want = marks_[cur].dist_fwd - 1;
+    auto on_path = [&](std::uint32_t k) {
+      const Mark& m = marks_[in_node_[k]];
+      return m.gen_fwd == g && m.dist_fwd == want;
+    };
+    double widest = 0;
+    for (std::uint32_t k = in_begin_[cur]; k < in_begin_[cur + 1]; ++k) {
+      if (on_path(k)) widest = std::max(widest, bw(in_link_[k]));
+    }
+    auto chosen = [&](std::uint32_t k) { return on_path(k) && bw(in_link_[k]) == widest; };
+    std::uint64_t count = 0;
+    for (std::uint32_t k = in_begin_[cur]; k < in_begin_[cur + 1]; ++k) count += chosen(k);
+    std::uint64_t pick = hash_combine(hash, cur) % count;
+    for (std::uint32_t k = in_begin_[cur];; ++k) {
+      if (chosen(k) && pick-- == 0) {
+        path_.push_back(in_link_[k]);
+        cur = in_node_[k];
+        break;
+      }
+    }
+  }
+  std::reverse(path_.begin(), path_.end());
+
+  for (std::uint32_t cur = middle; cur != dst;) {
+    const std::uint32_t want = marks_[cur].dist_bwd - 1;
+    auto on_path = [&](std::uint32_t k) {
+      const Mark& m = marks_[out_node_[k]];
+      return m.gen_bwd == g && m.dist_bwd == want;
+    };
+    double widest = 0;
+    for (std::uint32_t k = out_begin_[cur]; k < out_begin_[cur + 1]; ++k) {
+      if (on_path(k)) widest = std::max(widest, bw(out_link_[k]));
+    }
+    auto chosen = [&](std::uint32_t k) { return on_path(k) && bw(out_link_[k]) == widest; };
+    std::uint64_t count = 0;
+    for (std::uint32_t k = out_begin_[cur]; k < out_begin_[cur + 1]; ++k) count += chosen(k);
+    std::uint64_t pick = hash_combine(hash_combine(hash, cur), kOutSalt) % count;
+    for (std::uint32_t k = out_begin_[cur];; ++k) {
+      if (chosen(k) && pick-- == 0) {
+        path_.push_back(out_link_[k]);
+        cur = out_node_[k];
+        break;
+      }
+    }
+  }
+}
+
+const LinkId* Router::store(std::span<const LinkId> path) {
+  if (path.size() > chunk_left_) {
+    const std::size_t n = std::max(kChunkLinks, path.size());
+    chunks_.push_back(std::make_unique<LinkId[]>(n));
+    chunk_free_ = chunks_.back().get();
+    chunk_left_ = n;
+  }
+  LinkId* out = chunk_free_;
+  std::copy(path.begin(), path.end(), out);
+  chunk_free_ += path.size();
+  chunk_left_ -= path.size();
+  return out;
+}
+
+// The slot holding the key, or the free slot where it belongs (linear probing).
+Router::Slot* Router::find_slot(std::uint32_t src, std::uint32_t dst, std::uint64_t label,
+                                std::uint64_t h) {
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (s.src == kEmpty || (s.src == src && s.dst == dst && s.label == label)) return &s;
+  }
+}
+
+void Router::grow_table() {
+  std::vector<Slot> old(slots_.size() * 2, Slot{kEmpty, kEmpty, 0, nullptr, 0});
+  old.swap(slots_);
+  for (const Slot& s : old) {
+    if (s.src != kEmpty) *find_slot(s.src, s.dst, s.label, key_hash(s.src, s.dst, s.label)) = s;
+  }
+}
+
+std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow_label) {
+  check_node(src, "source");
+  check_node(dst, "destination");
+  if (src == dst) return {};
+  const std::uint64_t h = key_hash(src.value, dst.value, flow_label);
+  if (Slot* s = find_slot(src.value, dst.value, flow_label, h); s->src != kEmpty) {
+    return {s->path, s->length};
+  }
+  if (search(src.value, dst.value) < 0) {
+    throw TopologyError(
+        "", cluster_.node(src).origin,
+        "no path from " + cluster_.node(src).name + " to " + cluster_.node(dst).name);
+  }
+  walk_path(src.value, dst.value, h);
+  const LinkId* stored = store(path_);
+  if ((size_ + 1) * 4 > slots_.size() * 3) grow_table();  // load factor at most 3/4
+  Slot* s = find_slot(src.value, dst.value, flow_label, h);
+  *s = Slot{src.value, dst.value, flow_label, stored, static_cast<std::uint32_t>(path_.size())};
+  ++size_;
+  return {stored, path_.size()};
+}
+
+int Router::hops(NodeId src, NodeId dst) {
+  check_node(src, "source");
+  check_node(dst, "destination");
+  if (src == dst) return 0;
+  const Slot* s = find_slot(src.value, dst.value, 0, key_hash(src.value, dst.value, 0));
+  if (s->src != kEmpty) return static_cast<int>(s->length);
+  return search(src.value, dst.value);
+}
+
+}  // namespace cs::topo
