@@ -2,6 +2,7 @@
 // the JSON path or option), 1 internal error.
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -33,11 +34,26 @@ int dispatch(int argc, char** argv) {
   cs::cli::TopoOptions info, exp;
   cs::cli::add_topo_commands(app, info, exp);
 
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    if (first != "run" && first != "collective" && first != "topo") {
+      std::cerr << "clustersim: command-line error: unknown command \"" << first
+                << "\" (run, collective, topo; see --help)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // Bad command line: one line, like every other input error.
+    std::cerr << "clustersim: command-line error: " << e.what() << " (see --help)\n";
+    return 2;
   }
   if (run->parsed()) return run_default();
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);

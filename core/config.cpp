@@ -221,8 +221,8 @@ ConfigNode ConfigDocument::root() const { return ConfigNode(value_.get(), file_,
 void apply_override(nlohmann::json& document, const std::string& file, std::string_view assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos || assignment.empty() || assignment.front() != '/') {
-    throw ConfigError(file, "", "an override must read /json/pointer=value; got \"" +
-                                    std::string(assignment) + "\"");
+    throw ConfigError(file, "--set", "an override must read /json/pointer=value; got \"" +
+                                         std::string(assignment) + "\"");
   }
   const std::string pointer(assignment.substr(0, eq));
   const std::string text(assignment.substr(eq + 1));
