@@ -293,8 +293,8 @@ TEST(CoreConfig, OverrideOfArrayElements) {
 TEST(CoreConfig, OverrideSyntaxErrors) {
   auto j = base();
   EXPECT_EQ(config_error([&] { apply_override(j, "cluster.json", "topology/n=3"); }),
-            "config error in cluster.json: an override must read /json/pointer=value; got "
-            "\"topology/n=3\"");
+            "config error in cluster.json at --set: an override must read /json/pointer=value; "
+            "got \"topology/n=3\"");
   EXPECT_NE(config_error([&] { apply_override(j, "cluster.json", "/topology/n"); }).find("/json/pointer=value"),
             std::string::npos);
   // "~2" is not a valid RFC 6901 escape.
