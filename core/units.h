@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace cs {
 
@@ -55,6 +56,10 @@ class Quantity {
   using rep = Rep;
   constexpr Quantity() = default;
   constexpr explicit Quantity(Rep v) : v_(v) {}
+  // An integer quantity (Bytes) never takes a real number silently: use scale() to round.
+  template <class T>
+    requires(std::is_floating_point_v<T> && std::is_integral_v<Rep>)
+  Quantity(T) = delete;
   constexpr Rep value() const { return v_; }
 
   constexpr Quantity& operator+=(Quantity o) { v_ += o.v_; return *this; }
@@ -64,6 +69,12 @@ class Quantity {
   friend constexpr Quantity operator*(Quantity a, Rep k) { return Quantity{a.v_ * k}; }
   friend constexpr Quantity operator*(Rep k, Quantity a) { return Quantity{a.v_ * k}; }
   friend constexpr Quantity operator/(Quantity a, Rep k) { return Quantity{a.v_ / k}; }
+  template <class T>
+    requires(std::is_floating_point_v<T> && std::is_integral_v<Rep>)
+  friend Quantity operator*(Quantity, T) = delete;
+  template <class T>
+    requires(std::is_floating_point_v<T> && std::is_integral_v<Rep>)
+  friend Quantity operator*(T, Quantity) = delete;
   // The ratio of two quantities of one dimension is a plain number.
   friend constexpr double operator/(Quantity a, Quantity b) {
     return static_cast<double>(a.v_) / static_cast<double>(b.v_);
