@@ -159,25 +159,32 @@ void FlowNetwork::solve() {
     flow.frozen = false;
   }
 
-  // 3. Progressive filling. Heap of (fair share, link), smallest first; stale entries are
-  //    skipped by recomputing the share (the same expression gives the same double).
-  std::vector<std::pair<double, std::uint32_t>> heap;
-  heap.reserve(comp_links_.size());
+  // 3. Progressive filling. A heap of (fair share, link), smallest first. Freezing flows at the
+  //    current minimum share r can only raise another link's share ((res - r)/(u - 1) >= res/u
+  //    when r <= res/u), so heap keys are lower bounds: a popped entry whose link's share has
+  //    grown is pushed back with the new value, and one that is still exact is the true minimum.
+  std::vector<std::pair<double, std::uint32_t>>& heap = heap_;
+  heap.clear();
   const auto later = [](const auto& a, const auto& b) { return a > b; };
   for (std::uint32_t l : comp_links_) {
     const Link& link = links_[l];
     if (link.unfrozen > 0) heap.emplace_back(link.residual / link.unfrozen, l);
   }
   std::make_heap(heap.begin(), heap.end(), later);
-  std::vector<double> old_rate;
-  old_rate.reserve(comp_flows_.size());
-  for (std::uint32_t f : comp_flows_) old_rate.push_back(flows_[f].rate);
+  old_rate_.clear();
+  for (std::uint32_t f : comp_flows_) old_rate_.push_back(flows_[f].rate);
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), later);
     const auto [share, l] = heap.back();
     heap.pop_back();
     Link& link = links_[l];
-    if (link.unfrozen == 0 || link.residual / link.unfrozen != share) continue;
+    if (link.unfrozen == 0) continue;
+    const double current = link.residual / link.unfrozen;
+    if (current > share) {
+      heap.emplace_back(current, l);
+      std::push_heap(heap.begin(), heap.end(), later);
+      continue;
+    }
     const double rate = std::max(share, 0.0);
     for (std::uint32_t f : link.flows) {
       Flow& flow = flows_[f];
@@ -188,10 +195,6 @@ void FlowNetwork::solve() {
         Link& m = links_[flow.path[i].value];
         m.residual -= rate;
         --m.unfrozen;
-        if (m.unfrozen > 0 && &m != &link) {
-          heap.emplace_back(m.residual / m.unfrozen, flow.path[i].value);
-          std::push_heap(heap.begin(), heap.end(), later);
-        }
       }
     }
   }
@@ -217,7 +220,7 @@ void FlowNetwork::solve() {
   for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
     const std::uint32_t f = comp_flows_[k];
     Flow& flow = flows_[f];
-    if (flow.rate == old_rate[k] && sim_.is_pending(flow.completion)) continue;
+    if (flow.rate == old_rate_[k] && sim_.is_pending(flow.completion)) continue;
     sim_.cancel(flow.completion);
     if (!(flow.rate > 0)) throw InternalError("FlowNetwork: an active flow got no bandwidth");
     const Duration left = drain_time(flow.remaining, Bandwidth{flow.rate});

@@ -136,6 +136,8 @@ class FlowNetwork {
   std::uint64_t solves_ = 0;
   // solver scratch, kept to avoid allocation
   std::vector<std::uint32_t> comp_links_, comp_flows_, stack_;
+  std::vector<std::pair<double, std::uint32_t>> heap_;
+  std::vector<double> old_rate_;
 };
 
 }  // namespace cs::net
