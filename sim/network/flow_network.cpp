@@ -1,6 +1,7 @@
 #include "sim/network/flow_network.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -59,11 +60,14 @@ void FlowNetwork::start_flow(std::span<const LinkId> path, Bytes bytes, Duration
 void FlowNetwork::attach(std::uint32_t f) {
   Flow& flow = flows_[f];
   flow.slot_in_link.resize(flow.hops);
+  flow.bound = std::numeric_limits<double>::infinity();
+  for (std::uint32_t i = 0; i < flow.hops; ++i) flow.bound = std::min(flow.bound, links_[flow.path[i].value].capacity);
   for (std::uint32_t i = 0; i < flow.hops; ++i) {
     const std::uint32_t l = flow.path[i].value;
     Link& link = links_[l];
     flow.slot_in_link[i] = static_cast<std::uint32_t>(link.flows.size());
     link.flows.push_back(f);
+    link.bound_sum += flow.bound;
     dirty_links_.push_back(l);
   }
 }
@@ -74,6 +78,7 @@ void FlowNetwork::detach(std::uint32_t f) {
     const std::uint32_t l = flow.path[i].value;
     Link& link = links_[l];
     const std::uint32_t slot = flow.slot_in_link[i];
+    link.bound_sum = link.flows.size() == 1 ? 0 : link.bound_sum - flow.bound;
     const std::uint32_t moved = link.flows.back();
     link.flows[slot] = moved;
     link.flows.pop_back();
@@ -108,61 +113,73 @@ void FlowNetwork::flush_link(Link& l) {
   l.since = now;
 }
 
+bool FlowNetwork::can_saturate(const Link& l) {
+  // Rates never exceed their flows' bounds, so a link whose bounds add up to less than its
+  // capacity cannot saturate; the tolerance errs toward "can" (always safe).
+  return l.bound_sum >= l.capacity * (1 - 1e-9);
+}
+
 void FlowNetwork::solve() {
   solve_pending_ = false;
   ++solves_;
   ++epoch_;
   const SimTime now = sim_.now();
 
-  // 1. The connected component of everything that changed: links <-> flows, transitively.
+  // 1. The flows whose rates may change: those on changed links, and, transitively, those that
+  //    share a link that can saturate with them. A link that cannot saturate constrains nobody,
+  //    so it does not couple its flows. `touched_` collects every link of those flows (their
+  //    accounting changes); `comp_links_` the ones that can saturate (the solver's constraints).
   comp_links_.clear();
   comp_flows_.clear();
+  touched_.clear();
   stack_.clear();
-  for (std::uint32_t l : dirty_links_) {
-    if (links_[l].mark != epoch_) {
-      links_[l].mark = epoch_;
+  auto touch = [&](std::uint32_t l) {
+    Link& link = links_[l];
+    if (link.mark == epoch_) return;
+    link.mark = epoch_;
+    touched_.push_back(l);
+    flush_link(link);
+    link.residual = link.capacity;
+    link.unfrozen = static_cast<std::uint32_t>(link.flows.size());
+    if (can_saturate(link)) {
+      comp_links_.push_back(l);
       stack_.push_back(l);
     }
+  };
+  for (std::uint32_t l : dirty_links_) {
+    touch(l);
+    if (!can_saturate(links_[l])) stack_.push_back(l);  // its flows may speed up all the same
   }
   dirty_links_.clear();
   while (!stack_.empty()) {
     const std::uint32_t l = stack_.back();
     stack_.pop_back();
-    comp_links_.push_back(l);
     for (std::uint32_t f : links_[l].flows) {
       Flow& flow = flows_[f];
       if (flow.mark == epoch_) continue;
       flow.mark = epoch_;
       comp_flows_.push_back(f);
-      for (std::uint32_t i = 0; i < flow.hops; ++i) {
-        Link& m = links_[flow.path[i].value];
-        if (m.mark != epoch_) {
-          m.mark = epoch_;
-          stack_.push_back(flow.path[i].value);
-        }
-      }
+      for (std::uint32_t i = 0; i < flow.hops; ++i) touch(flow.path[i].value);
     }
   }
 
-  // 2. Bring accounting and remaining bytes up to now under the old rates.
-  for (std::uint32_t l : comp_links_) {
-    Link& link = links_[l];
-    flush_link(link);
-    link.residual = link.capacity;
-    link.unfrozen = static_cast<std::uint32_t>(link.flows.size());
-  }
+  // 2. Remaining bytes up to now under the old rates (links were flushed when touched).
+  old_rate_.clear();
   for (std::uint32_t f : comp_flows_) {
     Flow& flow = flows_[f];
     flow.remaining -= flow.rate * to_seconds(now - flow.updated);
     if (flow.remaining < 0) flow.remaining = 0;
     flow.updated = now;
     flow.frozen = false;
+    old_rate_.push_back(flow.rate);
   }
 
-  // 3. Progressive filling. A heap of (fair share, link), smallest first. Freezing flows at the
-  //    current minimum share r can only raise another link's share ((res - r)/(u - 1) >= res/u
-  //    when r <= res/u), so heap keys are lower bounds: a popped entry whose link's share has
-  //    grown is pushed back with the new value, and one that is still exact is the true minimum.
+  // 3. Progressive filling over the links that can saturate. A heap of (fair share, link),
+  //    smallest first. Freezing flows at the current minimum share r can only raise another
+  //    link's share ((res - r)/(u - 1) >= res/u when r <= res/u), so heap keys are lower bounds:
+  //    a popped entry whose link's share has grown is pushed back with the new value, and one
+  //    that is still exact is the true minimum. Every flow's narrowest link can saturate, so
+  //    every flow of the component freezes.
   std::vector<std::pair<double, std::uint32_t>>& heap = heap_;
   heap.clear();
   const auto later = [](const auto& a, const auto& b) { return a > b; };
@@ -171,8 +188,6 @@ void FlowNetwork::solve() {
     if (link.unfrozen > 0) heap.emplace_back(link.residual / link.unfrozen, l);
   }
   std::make_heap(heap.begin(), heap.end(), later);
-  old_rate_.clear();
-  for (std::uint32_t f : comp_flows_) old_rate_.push_back(flows_[f].rate);
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), later);
     const auto [share, l] = heap.back();
@@ -199,22 +214,14 @@ void FlowNetwork::solve() {
     }
   }
 
-  // 4. New link rates, busy intervals.
-  for (std::uint32_t l : comp_links_) {
-    Link& link = links_[l];
-    double sum = 0;
-    for (std::uint32_t f : link.flows) sum += flows_[f].rate;
-    const bool was_busy = link.rate_sum > 0;
-    const bool busy = sum > 0;
-    if (!was_busy && busy) {
-      link.busy_since = now;
-      link.interval_bytes = 0;
-    } else if (was_busy && !busy && record_intervals_) {
-      link.intervals.push_back(BusyInterval{link.busy_since, now,
-                                            Bytes{static_cast<std::int64_t>(link.interval_bytes + 0.5)}});
-    }
-    link.rate_sum = sum;
+  // 4. Link rates change by the flows' rate changes; busy intervals start and end.
+  for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
+    const Flow& flow = flows_[comp_flows_[k]];
+    const double delta = flow.rate - old_rate_[k];
+    if (delta == 0) continue;
+    for (std::uint32_t i = 0; i < flow.hops; ++i) links_[flow.path[i].value].rate_sum += delta;
   }
+  for (std::uint32_t l : touched_) update_busy(links_[l]);
 
   // 5. Completion events for flows whose rate changed.
   for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
@@ -229,8 +236,30 @@ void FlowNetwork::solve() {
   }
 }
 
+void FlowNetwork::update_busy(Link& link) {
+  // Sums of many rate changes drift by rounding: an empty link is exactly idle.
+  if (link.flows.empty() || link.rate_sum < link.capacity * 1e-12) link.rate_sum = 0;
+  const bool busy = link.rate_sum > 0;
+  if (busy == link.busy_now) return;
+  const SimTime now = sim_.now();
+  if (busy) {
+    link.busy_since = now;
+    link.interval_bytes = 0;
+  } else if (record_intervals_) {
+    link.intervals.push_back(
+        BusyInterval{link.busy_since, now, Bytes{static_cast<std::int64_t>(link.interval_bytes + 0.5)}});
+  }
+  link.busy_now = busy;
+}
+
 void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
   Flow& flow = flows_[f];
+  for (std::uint32_t i = 0; i < flow.hops; ++i) {
+    Link& link = links_[flow.path[i].value];
+    flush_link(link);
+    link.rate_sum -= flow.rate;
+  }
+  flow.rate = 0;
   detach(f);
   flow.active = false;
   flow.remaining = 0;
@@ -245,6 +274,10 @@ void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
 void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
   if (!(bandwidth.value() > 0)) throw InternalError("FlowNetwork: capacity must be positive");
   links_.at(link.value).capacity = bandwidth.value();
+  // The flows through it may have a new narrowest link: re-attach them with fresh bounds.
+  const std::vector<std::uint32_t> through = links_[link.value].flows;
+  for (std::uint32_t f : through) detach(f);
+  for (std::uint32_t f : through) attach(f);
   dirty_links_.push_back(link.value);
   request_solve();
 }

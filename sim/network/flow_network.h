@@ -8,15 +8,16 @@
 //
 // Progressive filling computes it: all unfrozen flows grow together; the link with the smallest
 // fair share  s_l = (c_l - frozen rate on l) / (unfrozen flows on l)  saturates first, its flows
-// freeze at s_l, and the process repeats on the rest. Cost O((F·h + L) log L) for F flows of
-// h hops on L links.
+// freeze at s_l, and the process repeats on the rest. Cost O(F·h + L log L) for F flows of
+// h hops on L links. Links that cannot saturate (the narrowest capacities of their flows add up
+// to less than theirs) take no part: they neither constrain nor couple flows.
 //
 // Timing of one flow started at t0:
 //     bandwidth phase: from t0 until its bytes have drained at its (changing) rate, t1;
 //     delivery:        the receiver has the last byte at  t1 + path latency + extra latency.
 // The links are free again at t1 (the tail is in flight, not queued). Rates are recomputed only
-// when flows start or finish, only for the flows that share links with them, transitively (the
-// connected component), once per instant: every start and end at one simulated time is batched
+// when flows start or finish, only for the flows that share links that can saturate with them,
+// transitively (the connected component), once per instant: every start and end at one simulated time is batched
 // into one solve in the engine's kRateUpdate phase. Remaining bytes are tracked in double
 // precision; completion times are rounded up to the next picosecond (core/units.h's rule).
 //
@@ -95,7 +96,11 @@ class FlowNetwork {
     Duration busy{0};
     SimTime busy_since = kTimeZero;
     double interval_bytes = 0;
+    bool busy_now = false;
     std::vector<BusyInterval> intervals;
+    // Sum over its flows of each flow's narrowest capacity: a link whose sum stays below its
+    // capacity can never saturate, so progressive filling skips it.
+    double bound_sum = 0;
     // solver scratch
     double residual = 0;
     std::uint32_t unfrozen = 0;
@@ -106,6 +111,7 @@ class FlowNetwork {
     std::uint32_t hops = 0;
     double remaining = 0;           // bytes
     double rate = 0;                // bytes/s
+    double bound = 0;               // capacity of its narrowest link (an upper bound on rate)
     SimTime updated = kTimeZero;    // when `remaining` was last advanced
     Duration tail{0};               // path latency + extra latency
     sim::EventHandle completion;
@@ -122,6 +128,8 @@ class FlowNetwork {
   void solve();
   void finish_bandwidth_phase(std::uint32_t f);
   void flush_link(Link& l);  // brings a link's accounting up to now
+  void update_busy(Link& l);  // opens or closes a busy interval after rate changes
+  static bool can_saturate(const Link& l);
 
   sim::Simulator& sim_;
   std::vector<Link> links_;
@@ -135,7 +143,7 @@ class FlowNetwork {
   std::uint64_t flows_started_ = 0;
   std::uint64_t solves_ = 0;
   // solver scratch, kept to avoid allocation
-  std::vector<std::uint32_t> comp_links_, comp_flows_, stack_;
+  std::vector<std::uint32_t> comp_links_, comp_flows_, touched_, stack_;
   std::vector<std::pair<double, std::uint32_t>> heap_;
   std::vector<double> old_rate_;
 };
