@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/errors.h"
 #include "core/random.h"
@@ -118,16 +119,37 @@ void CollectiveRunner::start_phase(const std::shared_ptr<Run>& run) {
     prepared.push_back({path, latency, wire});
   }
   const Duration launch = run->phase == 0 ? model.launch_latency : Duration{0};
-  run->outstanding = prepared.size();
   if (prepared.empty()) {
     ++run->phase;
     start_phase(run);
     return;
   }
-  for (const Prepared& p : prepared) {
-    const Duration extra = step * phase.steps - p.latency + launch;
+  // Pipelines: the flows of one pipeline id start as one multi-path flow whose members all
+  // deliver `steps x a` after the last byte left; the others start alone with the extra latency
+  // that makes their delivery fall at the same point.
+  const Duration tail = step * phase.steps + launch;
+  std::map<std::uint32_t, std::vector<std::size_t>> pipelines;
+  std::vector<std::size_t> singles;
+  for (std::size_t i = 0; i < phase.flows.size(); ++i) {
+    if (phase.flows[i].pipeline == kNoPipeline) singles.push_back(i);
+    else pipelines[phase.flows[i].pipeline].push_back(i);
+  }
+  run->outstanding = singles.size() + pipelines.size();
+  for (const auto& [id, members] : pipelines) {
+    std::vector<std::span<const LinkId>> paths;
+    paths.reserve(members.size());
+    const Bytes bytes = prepared[members.front()].bytes;
+    for (std::size_t i : members) {
+      if (prepared[i].bytes != bytes) throw InternalError("pipeline members carry different sizes");
+      paths.push_back(prepared[i].path);
+      run->outcome.wire_bytes += bytes;
+    }
+    net_.start_pipeline(paths, bytes, tail, [this, run] { on_delivered(run); });
+  }
+  for (std::size_t i : singles) {
+    const Prepared& p = prepared[i];
     run->outcome.wire_bytes += p.bytes;
-    net_.start_flow(p.path, p.bytes, extra, [this, run] { on_delivered(run); });
+    net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
   }
 }
 

@@ -64,11 +64,12 @@ std::vector<std::vector<std::size_t>> ring_orders(const topo::Cluster& c, const 
   return orders;
 }
 
+// The edges of one ring (or, without wrap, one chain) as one pipeline.
 void add_ring_edges(Phase& ph, const CollectiveSpec& s, const std::vector<std::size_t>& order,
-                    Bytes per_edge, std::uint32_t channel, bool wrap) {
+                    Bytes per_edge, std::uint32_t channel, bool wrap, std::uint32_t pipeline) {
   const std::size_t n = order.size();
   for (std::size_t i = 0; i + (wrap ? 0 : 1) < n; ++i) {
-    ph.flows.push_back({s.ranks[order[i]], s.ranks[order[(i + 1) % n]], per_edge, channel, false});
+    ph.flows.push_back({s.ranks[order[i]], s.ranks[order[(i + 1) % n]], per_edge, channel, false, pipeline});
   }
 }
 
@@ -83,7 +84,7 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
       ph.steps = static_cast<int>(2 * (n - 1));
       for (std::size_t c = 0; c < orders.size(); ++c) {
         add_ring_edges(ph, s, orders[c], share(per_channel, 2 * static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
-                       static_cast<std::uint32_t>(c), true);
+                       static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c));
       }
       break;
     case Op::kAllGather:
@@ -91,7 +92,7 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
       ph.steps = static_cast<int>(n - 1);
       for (std::size_t c = 0; c < orders.size(); ++c) {
         add_ring_edges(ph, s, orders[c], share(per_channel, static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
-                       static_cast<std::uint32_t>(c), true);
+                       static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c));
       }
       break;
     case Op::kBroadcast:
@@ -103,7 +104,7 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
         auto it = std::find(o.begin(), o.end(), s.root);
         std::rotate(o.begin(), it, o.end());
         if (s.op == Op::kReduce) std::reverse(o.begin(), o.end());
-        add_ring_edges(ph, s, o, per_channel, static_cast<std::uint32_t>(c), false);
+        add_ring_edges(ph, s, o, per_channel, static_cast<std::uint32_t>(c), false, static_cast<std::uint32_t>(c));
       }
       break;
     }
@@ -117,13 +118,14 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
 }
 
 // Heap-shaped binary tree over positions 0..n-1 of `order`: parent of i is (i-1)/2.
+// One tree, reduce up and/or broadcast down, as one pipeline (id = channel).
 void add_tree_edges(Phase& ph, const CollectiveSpec& s, const std::vector<std::size_t>& order,
                     Bytes bytes, std::uint32_t channel, bool up, bool down) {
   for (std::size_t i = 1; i < order.size(); ++i) {
     const NodeId child = s.ranks[order[i]];
     const NodeId parent = s.ranks[order[(i - 1) / 2]];
-    if (up) ph.flows.push_back({child, parent, bytes, channel, false});
-    if (down) ph.flows.push_back({parent, child, bytes, channel, false});
+    if (up) ph.flows.push_back({child, parent, bytes, channel, false, channel});
+    if (down) ph.flows.push_back({parent, child, bytes, channel, false, channel});
   }
 }
 
@@ -164,7 +166,7 @@ void add_hd_phase(Schedule& out, const CollectiveSpec& s, std::size_t distance, 
   Phase ph;
   ph.steps = 1;
   for (std::size_t i = 0; i < s.ranks.size(); ++i) {
-    ph.flows.push_back({s.ranks[i], s.ranks[i ^ distance], bytes, 0, false});
+    ph.flows.push_back({s.ranks[i], s.ranks[i ^ distance], bytes, 0, false, kNoPipeline});
   }
   out.phases.push_back(std::move(ph));
 }
@@ -208,7 +210,7 @@ std::optional<Schedule> direct(const CollectiveSpec& s, std::string* why) {
     ph.steps = 1;
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
-        if (i != j) ph.flows.push_back({s.ranks[i], s.ranks[j], bytes, 0, false});
+        if (i != j) ph.flows.push_back({s.ranks[i], s.ranks[j], bytes, 0, false, kNoPipeline});
       }
     }
     out.phases.push_back(std::move(ph));
@@ -226,15 +228,15 @@ std::optional<Schedule> direct(const CollectiveSpec& s, std::string* why) {
       Phase ph;
       for (std::size_t i = 0; i < n; ++i) {
         if (i == s.root) continue;
-        if (s.op == Op::kBroadcast) ph.flows.push_back({s.ranks[s.root], s.ranks[i], s.size, 0, false});
-        else ph.flows.push_back({s.ranks[i], s.ranks[s.root], s.size, 0, false});
+        if (s.op == Op::kBroadcast) ph.flows.push_back({s.ranks[s.root], s.ranks[i], s.size, 0, false, kNoPipeline});
+        else ph.flows.push_back({s.ranks[i], s.ranks[s.root], s.size, 0, false, kNoPipeline});
       }
       out.phases.push_back(std::move(ph));
       break;
     }
     case Op::kSendRecv: {
       Phase ph;
-      ph.flows.push_back({s.ranks[0], s.ranks[1], s.size, 0, false});
+      ph.flows.push_back({s.ranks[0], s.ranks[1], s.size, 0, false, kNoPipeline});
       out.phases.push_back(std::move(ph));
       break;
     }
@@ -265,7 +267,8 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
     if (g < 2) return;
     Phase ph;
     ph.steps = steps;
-    for (const auto& b : sb.blocks) add_ring_edges(ph, s, b, share(s.size, num, den), 0, true);
+    std::uint32_t ring_id = 0;
+    for (const auto& b : sb.blocks) add_ring_edges(ph, s, b, share(s.size, num, den), 0, true, ring_id++);
     out.phases.push_back(std::move(ph));
   };
   auto inter = [&](std::int64_t num, std::int64_t den, int steps) {
@@ -275,7 +278,8 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
     for (std::int64_t j = 0; j < g; ++j) {
       std::vector<std::size_t> rail;
       for (const auto& b : sb.blocks) rail.push_back(b[static_cast<std::size_t>(j)]);
-      add_ring_edges(ph, s, rail, share(slice, num, den), static_cast<std::uint32_t>(j), true);
+      add_ring_edges(ph, s, rail, share(slice, num, den), static_cast<std::uint32_t>(j), true,
+                     static_cast<std::uint32_t>(j));
     }
     out.phases.push_back(std::move(ph));
   };
@@ -320,8 +324,8 @@ std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s
   Phase ph;
   ph.steps = 4;
   for (NodeId g : s.ranks) {
-    ph.flows.push_back({g, *sw, s.size, 0, true});
-    ph.flows.push_back({*sw, g, s.size, 0, false});
+    ph.flows.push_back({g, *sw, s.size, 0, true, 0});
+    ph.flows.push_back({*sw, g, s.size, 0, false, 0});
   }
   Schedule out;
   out.phases.push_back(std::move(ph));

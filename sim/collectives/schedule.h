@@ -18,6 +18,8 @@
 //                            (rail), intra-server ring AG: the sum of the three closed forms
 //   NVLS AR (in-switch)      4 a + S / min(B, R)             R: the switch's reduction rate per GPU
 //
+// Pipelined schedules (ring channels, trees, chains, NVLS) run as one multi-path flow each, so
+// their edges advance at the pace of the slowest (net::FlowNetwork::start_pipeline).
 // Multi-server rings use one channel per local GPU index, the ring of channel c rotated by c
 // inside every server, so the inter-server hops of different channels leave through different
 // GPUs (and their NICs), as NCCL's channels do.
@@ -32,11 +34,16 @@
 
 namespace cs::coll {
 
+inline constexpr std::uint32_t kNoPipeline = UINT32_MAX;
+
 struct PlannedFlow {
   topo::NodeId src, dst;   // GPUs, or an NVSwitch for in-switch reduction
   Bytes bytes{0};          // data bytes (the protocol may put more on the wire)
   std::uint32_t channel = 0;
   bool through_reduction_engine = false;  // NVLS: also crosses the switch's reduction engine
+  // Flows of one phase with the same pipeline id are the edges of one pipelined transfer (a
+  // ring channel, a tree, an NVLS reduction): they carry equal bytes and advance at one rate.
+  std::uint32_t pipeline = kNoPipeline;
 };
 
 struct Phase {

@@ -28,12 +28,40 @@ Duration FlowNetwork::path_latency(std::span<const LinkId> path) const {
 
 void FlowNetwork::start_flow(std::span<const LinkId> path, Bytes bytes, Duration extra_latency,
                              sim::Callback on_delivered) {
+  const std::span<const LinkId> members[1] = {path};
+  start_pipeline(members, bytes, path_latency(path) + extra_latency, std::move(on_delivered));
+}
+
+void FlowNetwork::start_pipeline(std::span<const std::span<const LinkId>> members,
+                                 Bytes bytes_per_member, Duration tail,
+                                 sim::Callback on_delivered) {
   ++flows_started_;
-  const Duration tail = path_latency(path) + extra_latency;
-  if (bytes.value() <= 0 || path.empty()) {
+  std::size_t links = 0;
+  for (const auto& m : members) links += m.size();
+  if (bytes_per_member.value() <= 0 || links == 0) {
     sim_.schedule_after(tail, sim::Phase::kCompletion, std::move(on_delivered));
     return;
   }
+  const std::uint32_t f = new_flow(bytes_per_member, tail, std::move(on_delivered));
+  // Distinct links with their multiplicity, in first-use order (deterministic).
+  std::vector<Hop>& hops = flows_[f].hops;
+  hops.clear();
+  ++epoch_;
+  for (const auto& m : members) {
+    for (LinkId l : m) {
+      Link& link = links_[l.value];
+      if (link.mark != epoch_) {
+        link.mark = epoch_;
+        link.unfrozen = hops.size();  // scratch: index of the hop for this link
+        hops.push_back(Hop{l.value, 0, 0});
+      }
+      ++hops[link.unfrozen].weight;
+    }
+  }
+  activate(f);
+}
+
+std::uint32_t FlowNetwork::new_flow(Bytes bytes, Duration tail, sim::Callback on_delivered) {
   std::uint32_t f;
   if (!free_flows_.empty()) {
     f = free_flows_.back();
@@ -43,15 +71,17 @@ void FlowNetwork::start_flow(std::span<const LinkId> path, Bytes bytes, Duration
     flows_.emplace_back();
   }
   Flow& flow = flows_[f];
-  flow.path = path.data();
-  flow.hops = static_cast<std::uint32_t>(path.size());
   flow.remaining = static_cast<double>(bytes.value());
   flow.rate = 0;
   flow.updated = sim_.now();
   flow.tail = tail;
   flow.completion = {};
   flow.on_delivered = std::move(on_delivered);
-  flow.active = true;
+  return f;
+}
+
+void FlowNetwork::activate(std::uint32_t f) {
+  flows_[f].active = true;
   attach(f);
   ++active_flows_;
   request_solve();
@@ -59,39 +89,30 @@ void FlowNetwork::start_flow(std::span<const LinkId> path, Bytes bytes, Duration
 
 void FlowNetwork::attach(std::uint32_t f) {
   Flow& flow = flows_[f];
-  flow.slot_in_link.resize(flow.hops);
   flow.bound = std::numeric_limits<double>::infinity();
-  for (std::uint32_t i = 0; i < flow.hops; ++i) flow.bound = std::min(flow.bound, links_[flow.path[i].value].capacity);
-  for (std::uint32_t i = 0; i < flow.hops; ++i) {
-    const std::uint32_t l = flow.path[i].value;
-    Link& link = links_[l];
-    flow.slot_in_link[i] = static_cast<std::uint32_t>(link.flows.size());
-    link.flows.push_back(f);
-    link.bound_sum += flow.bound;
-    dirty_links_.push_back(l);
+  for (const Hop& h : flow.hops) flow.bound = std::min(flow.bound, links_[h.link].capacity / h.weight);
+  for (std::uint32_t i = 0; i < flow.hops.size(); ++i) {
+    Hop& h = flow.hops[i];
+    Link& link = links_[h.link];
+    h.slot = static_cast<std::uint32_t>(link.flows.size());
+    link.flows.push_back(FlowRef{f, i});
+    link.bound_sum += flow.bound * h.weight;
+    dirty_links_.push_back(h.link);
   }
 }
 
 void FlowNetwork::detach(std::uint32_t f) {
   Flow& flow = flows_[f];
-  for (std::uint32_t i = 0; i < flow.hops; ++i) {
-    const std::uint32_t l = flow.path[i].value;
-    Link& link = links_[l];
-    const std::uint32_t slot = flow.slot_in_link[i];
-    link.bound_sum = link.flows.size() == 1 ? 0 : link.bound_sum - flow.bound;
-    const std::uint32_t moved = link.flows.back();
-    link.flows[slot] = moved;
+  for (const Hop& h : flow.hops) {
+    Link& link = links_[h.link];
+    link.bound_sum = link.flows.size() == 1 ? 0 : link.bound_sum - flow.bound * h.weight;
+    const FlowRef moved = link.flows.back();
+    link.flows[h.slot] = moved;
     link.flows.pop_back();
-    if (moved != f) {
-      Flow& m = flows_[moved];
-      for (std::uint32_t j = 0; j < m.hops; ++j) {
-        if (m.path[j].value == l) {
-          m.slot_in_link[j] = slot;
-          break;
-        }
-      }
+    if (moved.flow != f || moved.hop != static_cast<std::uint32_t>(&h - flow.hops.data())) {
+      flows_[moved.flow].hops[moved.hop].slot = h.slot;
     }
-    dirty_links_.push_back(l);
+    dirty_links_.push_back(h.link);
   }
 }
 
@@ -140,7 +161,8 @@ void FlowNetwork::solve() {
     touched_.push_back(l);
     flush_link(link);
     link.residual = link.capacity;
-    link.unfrozen = static_cast<std::uint32_t>(link.flows.size());
+    link.unfrozen = 0;
+    for (const FlowRef& r : link.flows) link.unfrozen += flows_[r.flow].hops[r.hop].weight;
     if (can_saturate(link)) {
       comp_links_.push_back(l);
       stack_.push_back(l);
@@ -154,12 +176,12 @@ void FlowNetwork::solve() {
   while (!stack_.empty()) {
     const std::uint32_t l = stack_.back();
     stack_.pop_back();
-    for (std::uint32_t f : links_[l].flows) {
-      Flow& flow = flows_[f];
+    for (const FlowRef& r : links_[l].flows) {
+      Flow& flow = flows_[r.flow];
       if (flow.mark == epoch_) continue;
       flow.mark = epoch_;
-      comp_flows_.push_back(f);
-      for (std::uint32_t i = 0; i < flow.hops; ++i) touch(flow.path[i].value);
+      comp_flows_.push_back(r.flow);
+      for (const Hop& h : flow.hops) touch(h.link);
     }
   }
 
@@ -185,7 +207,7 @@ void FlowNetwork::solve() {
   const auto later = [](const auto& a, const auto& b) { return a > b; };
   for (std::uint32_t l : comp_links_) {
     const Link& link = links_[l];
-    if (link.unfrozen > 0) heap.emplace_back(link.residual / link.unfrozen, l);
+    if (link.unfrozen > 0) heap.emplace_back(link.residual / static_cast<double>(link.unfrozen), l);
   }
   std::make_heap(heap.begin(), heap.end(), later);
   while (!heap.empty()) {
@@ -194,22 +216,22 @@ void FlowNetwork::solve() {
     heap.pop_back();
     Link& link = links_[l];
     if (link.unfrozen == 0) continue;
-    const double current = link.residual / link.unfrozen;
+    const double current = link.residual / static_cast<double>(link.unfrozen);
     if (current > share) {
       heap.emplace_back(current, l);
       std::push_heap(heap.begin(), heap.end(), later);
       continue;
     }
     const double rate = std::max(share, 0.0);
-    for (std::uint32_t f : link.flows) {
-      Flow& flow = flows_[f];
+    for (const FlowRef& r : link.flows) {
+      Flow& flow = flows_[r.flow];
       if (flow.frozen) continue;
       flow.frozen = true;
       flow.rate = rate;
-      for (std::uint32_t i = 0; i < flow.hops; ++i) {
-        Link& m = links_[flow.path[i].value];
-        m.residual -= rate;
-        --m.unfrozen;
+      for (const Hop& h : flow.hops) {
+        Link& m = links_[h.link];
+        m.residual -= rate * h.weight;
+        m.unfrozen -= h.weight;
       }
     }
   }
@@ -219,7 +241,7 @@ void FlowNetwork::solve() {
     const Flow& flow = flows_[comp_flows_[k]];
     const double delta = flow.rate - old_rate_[k];
     if (delta == 0) continue;
-    for (std::uint32_t i = 0; i < flow.hops; ++i) links_[flow.path[i].value].rate_sum += delta;
+    for (const Hop& h : flow.hops) links_[h.link].rate_sum += delta * h.weight;
   }
   for (std::uint32_t l : touched_) update_busy(links_[l]);
 
@@ -254,10 +276,10 @@ void FlowNetwork::update_busy(Link& link) {
 
 void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
   Flow& flow = flows_[f];
-  for (std::uint32_t i = 0; i < flow.hops; ++i) {
-    Link& link = links_[flow.path[i].value];
+  for (const Hop& h : flow.hops) {
+    Link& link = links_[h.link];
     flush_link(link);
-    link.rate_sum -= flow.rate;
+    link.rate_sum -= flow.rate * h.weight;
   }
   flow.rate = 0;
   detach(f);
@@ -275,7 +297,8 @@ void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
   if (!(bandwidth.value() > 0)) throw InternalError("FlowNetwork: capacity must be positive");
   links_.at(link.value).capacity = bandwidth.value();
   // The flows through it may have a new narrowest link: re-attach them with fresh bounds.
-  const std::vector<std::uint32_t> through = links_[link.value].flows;
+  std::vector<std::uint32_t> through;
+  for (const FlowRef& r : links_[link.value].flows) through.push_back(r.flow);
   for (std::uint32_t f : through) detach(f);
   for (std::uint32_t f : through) attach(f);
   dirty_links_.push_back(link.value);

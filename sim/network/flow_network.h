@@ -1,13 +1,17 @@
 // Flow-level network model: max-min fair sharing of directed links (progressive filling).
 //
-// A flow moves B bytes along a path of directed links. While active, every flow f has a rate r_f;
-// the rates are the max-min fair allocation for the link capacities c_l:
+// A flow moves B bytes along a path of directed links. A *pipeline* is several such transfers
+// (the edges of one ring channel, of one tree, of one NVLS reduction) that advance at one common
+// rate, because each edge forwards what the previous one delivered: the model treats it as one
+// flow that crosses link l w_l times (w_l = how many of its edges use l), each member moving B
+// bytes. While active, every flow f has a rate r_f; the rates are the max-min fair allocation
+// for the link capacities c_l:
 //
-//     for every link l:   sum_{f through l} r_f  <=  c_l
+//     for every link l:   sum_{f through l} w_{f,l} r_f  <=  c_l
 //     and no r_f can grow without shrinking some r_g <= r_f.
 //
 // Progressive filling computes it: all unfrozen flows grow together; the link with the smallest
-// fair share  s_l = (c_l - frozen rate on l) / (unfrozen flows on l)  saturates first, its flows
+// fair share  s_l = (c_l - frozen load on l) / (unfrozen weight on l)  saturates first, its flows
 // freeze at s_l, and the process repeats on the rest. Cost O(F·h + L log L) for F flows of
 // h hops on L links. Links that cannot saturate (the narrowest capacities of their flows add up
 // to less than theirs) take no part: they neither constrain nor couple flows.
@@ -60,11 +64,15 @@ class FlowNetwork {
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
-  // Starts a flow of `bytes` along `path` (which must stay valid until the flow has finished,
-  // e.g. a span from topo::Router's cache) now. `on_delivered` runs when the receiver has the
-  // last byte. An empty path (src == dst) or zero bytes skips the bandwidth phase.
+  // Starts a flow of `bytes` along `path` now. `on_delivered` runs when the receiver has the
+  // last byte: path latency + extra latency after the bandwidth phase. An empty path
+  // (src == dst) or zero bytes skips the bandwidth phase.
   void start_flow(std::span<const LinkId> path, Bytes bytes, Duration extra_latency,
                   sim::Callback on_delivered);
+  // Starts a pipeline: every member path moves `bytes_per_member` at one common rate.
+  // `on_delivered` runs `tail` after the last byte has left (the caller's latency model).
+  void start_pipeline(std::span<const std::span<const LinkId>> members, Bytes bytes_per_member,
+                      Duration tail, sim::Callback on_delivered);
 
   // Changes a link's usable rate from now on (degraded or failed links; > 0).
   void set_capacity(LinkId link, Bandwidth bandwidth);
@@ -85,10 +93,19 @@ class FlowNetwork {
   const std::vector<BusyInterval>& busy_intervals(LinkId link);
 
  private:
+  struct FlowRef {
+    std::uint32_t flow;
+    std::uint32_t hop;  // index into the flow's hops
+  };
+  struct Hop {
+    std::uint32_t link;
+    std::uint32_t weight;  // how many times the flow crosses the link
+    std::uint32_t slot;    // index of this flow in the link's flow list
+  };
   struct Link {
     double capacity = 0;            // bytes/s
     Duration latency{0};
-    std::vector<std::uint32_t> flows;  // active flows through this link
+    std::vector<FlowRef> flows;     // active flows through this link
     // accounting
     double rate_sum = 0;            // bytes/s of the flows on it since `since`
     SimTime since = kTimeZero;
@@ -98,30 +115,30 @@ class FlowNetwork {
     double interval_bytes = 0;
     bool busy_now = false;
     std::vector<BusyInterval> intervals;
-    // Sum over its flows of each flow's narrowest capacity: a link whose sum stays below its
+    // Sum over its flows of weight x the flow's rate bound: a link whose sum stays below its
     // capacity can never saturate, so progressive filling skips it.
     double bound_sum = 0;
     // solver scratch
     double residual = 0;
-    std::uint32_t unfrozen = 0;
+    std::uint64_t unfrozen = 0;     // weight of the unfrozen flows
     std::uint32_t mark = 0;
   };
   struct Flow {
-    const LinkId* path = nullptr;
-    std::uint32_t hops = 0;
-    double remaining = 0;           // bytes
-    double rate = 0;                // bytes/s
-    double bound = 0;               // capacity of its narrowest link (an upper bound on rate)
+    std::vector<Hop> hops;          // distinct links, in first-use order
+    double remaining = 0;           // bytes (per member)
+    double rate = 0;                // bytes/s (per member)
+    double bound = 0;               // min over its links of capacity / weight (rate never exceeds it)
     SimTime updated = kTimeZero;    // when `remaining` was last advanced
     Duration tail{0};               // path latency + extra latency
     sim::EventHandle completion;
     sim::Callback on_delivered;
-    std::vector<std::uint32_t> slot_in_link;  // index of this flow in links_[path[i]].flows
     std::uint32_t mark = 0;
     bool active = false;
     bool frozen = false;
   };
 
+  std::uint32_t new_flow(Bytes bytes, Duration tail, sim::Callback on_delivered);
+  void activate(std::uint32_t f);
   void attach(std::uint32_t f);
   void detach(std::uint32_t f);
   void request_solve();

@@ -129,3 +129,45 @@ TEST(FlowNetwork, RandomFlowsConserveBytesAndNeverExceedCapacity) {
 
 }  // namespace
 }  // namespace cs::net
+
+namespace cs::net {
+namespace {
+
+TEST(FlowNetworkPipeline, MembersShareOneRateAndLoadLinksByWeight) {
+  // A pipeline of two members, both crossing link 0 (weight 2), one also crossing link 1, and a
+  // plain flow on link 0. Capacity 1e9 B/s each. Link 0 carries weight 3: fair share 1e9/3 for
+  // the pipeline (per member) and the flow. Sizes: pipeline 1e6 B per member, flow 1e6 B:
+  // both drain at 1e9/3 B/s -> 3 ms; delivery of the pipeline at 3 ms + its tail (5 us).
+  sim::Simulator sim;
+  FlowNetwork net(sim, {{bytes_per_second(1e9), Duration{0}}, {bytes_per_second(1e9), Duration{0}}});
+  const std::vector<LinkId> m1{LinkId{0}}, m2{LinkId{0}, LinkId{1}}, solo{LinkId{0}};
+  const std::span<const LinkId> members[2] = {m1, m2};
+  SimTime pipe = kTimeNever, flow = kTimeNever;
+  net.start_pipeline(members, bytes(1'000'000), microseconds(5), [&] { pipe = sim.now(); });
+  net.start_flow(solo, bytes(1'000'000), Duration{0}, [&] { flow = sim.now(); });
+  sim.run_until(SimTime{Duration{1}});
+  EXPECT_NEAR(net.link_rate(LinkId{0}).value(), 1e9, 1e-3);      // 2 x 1e9/3 + 1e9/3
+  EXPECT_NEAR(net.link_rate(LinkId{1}).value(), 1e9 / 3, 1e-3);  // one member
+  sim.run();
+  EXPECT_EQ(flow.time_since_epoch().count(), 3'000'000'000LL);
+  EXPECT_EQ(pipe.time_since_epoch().count(), 3'000'000'000LL + 5'000'000LL);
+  // Bytes: link 0 carried 2 members + the flow = 3e6; link 1 one member = 1e6.
+  EXPECT_EQ(net.link_stats(LinkId{0}).bytes.value(), 3'000'000);
+  EXPECT_EQ(net.link_stats(LinkId{1}).bytes.value(), 1'000'000);
+}
+
+TEST(FlowNetworkPipeline, TheSlowestMemberSetsThePace) {
+  // Members on link 0 (1e9 B/s) and link 1 (2.5e8 B/s): one rate, bounded by link 1:
+  // 1e6 B / 2.5e8 B/s = 4 ms for both (an independent flow on link 0 would take 1 ms).
+  sim::Simulator sim;
+  FlowNetwork net(sim, {{bytes_per_second(1e9), Duration{0}}, {bytes_per_second(2.5e8), Duration{0}}});
+  const std::vector<LinkId> fast{LinkId{0}}, slow{LinkId{1}};
+  const std::span<const LinkId> members[2] = {fast, slow};
+  SimTime done = kTimeNever;
+  net.start_pipeline(members, bytes(1'000'000), Duration{0}, [&] { done = sim.now(); });
+  sim.run();
+  EXPECT_EQ(done.time_since_epoch().count(), 4'000'000'000LL);
+}
+
+}  // namespace
+}  // namespace cs::net
