@@ -25,6 +25,10 @@ struct Router::Slot {
 struct Router::Mark {
   std::uint32_t gen_fwd = 0, gen_bwd = 0;
   std::uint32_t dist_fwd = 0, dist_bwd = 0;  // hops from src / to dst
+  // The widest link reaching this vertex from the previous forward layer, and leaving it
+  // toward the previous backward layer: recorded while searching, so choosing the middle
+  // vertex never rescans a switch's links.
+  double widest_fwd = 0, widest_bwd = 0;
 };
 
 namespace {
@@ -68,6 +72,12 @@ Router::Router(const Cluster& cluster) : cluster_(cluster) {
   build_csr(
       vertex_count_, [&](std::uint32_t v) { return cluster.in_links(NodeId{v}); },
       [&](LinkId l) { return cluster.link(l).src.value; }, in_begin_, in_node_, in_link_);
+  auto bandwidths = [&](const std::vector<LinkId>& links, std::vector<double>& out) {
+    out.resize(links.size());
+    for (std::size_t k = 0; k < links.size(); ++k) out[k] = cluster.link(links[k]).bandwidth.value();
+  };
+  bandwidths(out_link_, out_bw_);
+  bandwidths(in_link_, in_bw_);
   marks_.resize(vertex_count_);
   slots_.assign(64, Slot{kEmpty, kEmpty, 0, nullptr, 0});
 }
@@ -110,9 +120,13 @@ int Router::search(std::uint32_t src, std::uint32_t dst) {
         for (std::uint32_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k) {
           const std::uint32_t v = out_node_[k];
           Mark& m = marks_[v];
-          if (m.gen_fwd == g) continue;
+          if (m.gen_fwd == g) {
+            if (m.dist_fwd == depth_fwd + 1) m.widest_fwd = std::max(m.widest_fwd, out_bw_[k]);
+            continue;
+          }
           m.gen_fwd = g;
           m.dist_fwd = depth_fwd + 1;
+          m.widest_fwd = out_bw_[k];
           next_.push_back(v);
           if (m.gen_bwd == g) meet_.push_back(v);
         }
@@ -124,9 +138,13 @@ int Router::search(std::uint32_t src, std::uint32_t dst) {
         for (std::uint32_t k = in_begin_[u]; k < in_begin_[u + 1]; ++k) {
           const std::uint32_t v = in_node_[k];
           Mark& m = marks_[v];
-          if (m.gen_bwd == g) continue;
+          if (m.gen_bwd == g) {
+            if (m.dist_bwd == depth_bwd + 1) m.widest_bwd = std::max(m.widest_bwd, in_bw_[k]);
+            continue;
+          }
           m.gen_bwd = g;
           m.dist_bwd = depth_bwd + 1;
+          m.widest_bwd = in_bw_[k];
           next_.push_back(v);
           if (m.gen_fwd == g) meet_.push_back(v);
         }
@@ -144,78 +162,70 @@ int Router::search(std::uint32_t src, std::uint32_t dst) {
 // path (a predecessor one hop closer to src, or a successor one hop closer to dst).
 void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash) {
   const std::uint32_t g = generation_;
-  auto bw = [&](LinkId l) { return cluster_.link(l).bandwidth.value(); };
-  // The widest on-path link into `v` from the src side, and out of `v` toward dst.
-  auto widest_in = [&](std::uint32_t v) {
-    double w = 0;
-    for (std::uint32_t k = in_begin_[v]; k < in_begin_[v + 1]; ++k) {
-      const Mark& m = marks_[in_node_[k]];
-      if (m.gen_fwd == g && m.dist_fwd + 1 == marks_[v].dist_fwd) w = std::max(w, bw(in_link_[k]));
-    }
-    return v == src ? std::numeric_limits<double>::infinity() : w;
-  };
-  auto widest_out = [&](std::uint32_t v) {
-    double w = 0;
-    for (std::uint32_t k = out_begin_[v]; k < out_begin_[v + 1]; ++k) {
-      const Mark& m = marks_[out_node_[k]];
-      if (m.gen_bwd == g && m.dist_bwd + 1 == marks_[v].dist_bwd) w = std::max(w, bw(out_link_[k]));
-    }
-    return v == dst ? std::numeric_limits<double>::infinity() : w;
-  };
+  constexpr double kEndpoint = std::numeric_limits<double>::infinity();
   // Middle vertex: among the meeting vertices, those whose adjacent path links are widest
-  // (NVLink beats a PCIe detour of equal hop count), then by hash.
-  std::sort(meet_.begin(), meet_.end());  // choice independent of discovery order
-  double best = -1;
-  for (std::uint32_t v : meet_) best = std::max(best, std::min(widest_in(v), widest_out(v)));
-  std::erase_if(meet_, [&](std::uint32_t v) { return std::min(widest_in(v), widest_out(v)) < best; });
-  const std::uint32_t middle = meet_[hash_combine(hash, kMeetSalt) % meet_.size()];
+  // (NVLink beats a PCIe detour of equal hop count), then the one with the largest hash.
+  auto width = [&](std::uint32_t v) {
+    const double in = v == src ? kEndpoint : marks_[v].widest_fwd;
+    const double out = v == dst ? kEndpoint : marks_[v].widest_bwd;
+    return std::min(in, out);
+  };
+  std::uint32_t middle = meet_[0];
+  double middle_width = -1;
+  std::uint64_t middle_hash = 0;
+  for (std::uint32_t v : meet_) {
+    const double w = width(v);
+    const std::uint64_t h = hash_combine(hash_combine(hash, kMeetSalt), v);
+    if (w > middle_width || (w == middle_width && h > middle_hash)) {
+      middle = v;
+      middle_width = w;
+      middle_hash = h;
+    }
+  }
   path_.clear();
 
+  // Back to src: at each vertex, among the in-links from one hop closer to src, the widest,
+  // then the largest hash (one pass).
   for (std::uint32_t cur = middle; cur != src;) {
     const std::uint32_t want = marks_[cur].dist_fwd - 1;
-    auto on_path = [&](std::uint32_t k) {
-      const Mark& m = marks_[in_node_[k]];
-      return m.gen_fwd == g && m.dist_fwd == want;
-    };
-    double widest = 0;
+    std::uint32_t best = UINT32_MAX;
+    double best_bw = -1;
+    std::uint64_t best_hash = 0;
+    const std::uint64_t salt = hash_combine(hash, cur);
     for (std::uint32_t k = in_begin_[cur]; k < in_begin_[cur + 1]; ++k) {
-      if (on_path(k)) widest = std::max(widest, bw(in_link_[k]));
-    }
-    auto chosen = [&](std::uint32_t k) { return on_path(k) && bw(in_link_[k]) == widest; };
-    std::uint64_t count = 0;
-    for (std::uint32_t k = in_begin_[cur]; k < in_begin_[cur + 1]; ++k) count += chosen(k);
-    std::uint64_t pick = hash_combine(hash, cur) % count;
-    for (std::uint32_t k = in_begin_[cur];; ++k) {
-      if (chosen(k) && pick-- == 0) {
-        path_.push_back(in_link_[k]);
-        cur = in_node_[k];
-        break;
+      const Mark& m = marks_[in_node_[k]];
+      if (m.gen_fwd != g || m.dist_fwd != want) continue;
+      const std::uint64_t h = hash_combine(salt, k - in_begin_[cur]);
+      if (in_bw_[k] > best_bw || (in_bw_[k] == best_bw && h > best_hash)) {
+        best = k;
+        best_bw = in_bw_[k];
+        best_hash = h;
       }
     }
+    path_.push_back(in_link_[best]);
+    cur = in_node_[best];
   }
   std::reverse(path_.begin(), path_.end());
 
+  // On to dst: among the out-links to one hop closer to dst, likewise.
   for (std::uint32_t cur = middle; cur != dst;) {
     const std::uint32_t want = marks_[cur].dist_bwd - 1;
-    auto on_path = [&](std::uint32_t k) {
-      const Mark& m = marks_[out_node_[k]];
-      return m.gen_bwd == g && m.dist_bwd == want;
-    };
-    double widest = 0;
+    std::uint32_t best = UINT32_MAX;
+    double best_bw = -1;
+    std::uint64_t best_hash = 0;
+    const std::uint64_t salt = hash_combine(hash_combine(hash, cur), kOutSalt);
     for (std::uint32_t k = out_begin_[cur]; k < out_begin_[cur + 1]; ++k) {
-      if (on_path(k)) widest = std::max(widest, bw(out_link_[k]));
-    }
-    auto chosen = [&](std::uint32_t k) { return on_path(k) && bw(out_link_[k]) == widest; };
-    std::uint64_t count = 0;
-    for (std::uint32_t k = out_begin_[cur]; k < out_begin_[cur + 1]; ++k) count += chosen(k);
-    std::uint64_t pick = hash_combine(hash_combine(hash, cur), kOutSalt) % count;
-    for (std::uint32_t k = out_begin_[cur];; ++k) {
-      if (chosen(k) && pick-- == 0) {
-        path_.push_back(out_link_[k]);
-        cur = out_node_[k];
-        break;
+      const Mark& m = marks_[out_node_[k]];
+      if (m.gen_bwd != g || m.dist_bwd != want) continue;
+      const std::uint64_t h = hash_combine(salt, k - out_begin_[cur]);
+      if (out_bw_[k] > best_bw || (out_bw_[k] == best_bw && h > best_hash)) {
+        best = k;
+        best_bw = out_bw_[k];
+        best_hash = h;
       }
     }
+    path_.push_back(out_link_[best]);
+    cur = out_node_[best];
   }
 }
 

@@ -8,8 +8,9 @@
 // Among the equal-cost shortest paths the route is a pure function of (src, dst, flow_label):
 // the hash h = hash_combine(mix64(src), dst, flow_label) picks the middle vertex of the path
 // among the widest candidates at that distance, then each hop back toward src (and on toward dst)
-// among the links that stay on a shortest path, parallel links included; each choice is
-// hash_combine(h, vertex) modulo the number of candidates. Different labels therefore spread
+// among the widest links that stay on a shortest path, parallel links included; each choice
+// takes the candidate with the largest hash_combine(h, vertex, candidate), so one pass over a
+// vertex's links decides it. Different labels therefore spread
 // the flows of one pair over all equal-cost spines, like a switch's 5-tuple ECMP hash.
 //
 // Cost: routes are computed on demand, never as an all-pairs table. One query runs a
@@ -71,6 +72,7 @@ class Router {
   // Adjacency in compressed sparse rows: out-links of v are [out_begin_[v], out_begin_[v+1]).
   std::vector<std::uint32_t> out_begin_, out_node_, in_begin_, in_node_;
   std::vector<LinkId> out_link_, in_link_;
+  std::vector<double> out_bw_, in_bw_;  // line rate of each CSR link
 
   // Scratch, allocated once.
   std::vector<Mark> marks_;

@@ -124,6 +124,27 @@ INSTANTIATE_TEST_SUITE_P(
                       StarCase{Op::kBroadcast, Algorithm::kDirect, 5}, StarCase{Op::kAllReduce, Algorithm::kTree, 8},
                       StarCase{Op::kBroadcast, Algorithm::kTree, 8}));
 
+TEST(ClosedForm, ScheduleSizesAreTheFlowsTheAlgorithmSends) {
+  // n = 8: a ring all-reduce sends one flow per ring edge (8); the double binary tree one up and
+  // one down flow per tree edge of two trees (2 x 2 x 7 = 28); direct all-to-all n(n-1) = 56;
+  // the wire bytes of a ring are 8 edges x 2(n-1)/n S.
+  const Uniform u;
+  const topo::Cluster c = testing::uniform_star(8, u);
+  CollectiveSimulator sim(c);
+  const auto ring = sim.run_fixed(spec_for(c, Op::kAllReduce, mebibytes(8)), Algorithm::kRing, Protocol::kSimple, nullptr);
+  const auto tree = sim.run_fixed(spec_for(c, Op::kAllReduce, mebibytes(8)), Algorithm::kTree, Protocol::kSimple, nullptr);
+  const auto a2a = sim.run_fixed(spec_for(c, Op::kAllToAll, mebibytes(8)), Algorithm::kDirect, Protocol::kSimple, nullptr);
+  ASSERT_TRUE(ring && tree && a2a);
+  EXPECT_EQ(ring->flows, 8u);
+  EXPECT_EQ(tree->flows, 28u);
+  EXPECT_EQ(a2a->flows, 56u);
+  EXPECT_EQ(ring->wire_bytes.value(), 8 * (mebibytes(8).value() * 14 / 8));
+  // LL puts twice the bytes on the wire.
+  const auto ll = sim.run_fixed(spec_for(c, Op::kAllReduce, mebibytes(8)), Algorithm::kRing, Protocol::kLowLatency, nullptr);
+  ASSERT_TRUE(ll);
+  EXPECT_EQ(ll->wire_bytes.value(), 2 * ring->wire_bytes.value());
+}
+
 TEST(ClosedForm, SendRecvIsOneStepPlusSizeOverBandwidth) {
   const Uniform u;
   const topo::Cluster c = testing::uniform_star(2, u);
