@@ -110,7 +110,7 @@ Catalog Catalog::from_documents(
       for (const auto& [gpu_name, node] : gpus->members()) {
         check_new(c.gpus_, gpu_name, node, gpu_file);
         node.expect_only({"description", "peak", "hbm_capacity", "hbm_bandwidth", "nvlink",
-                          "pcie_bandwidth", "tdp"});
+                          "pcie_bandwidth", "tdp", "efficiency"});
         if (auto d = node.find("description")) d->as_string();
         GpuSpec g;
         g.name = gpu_name;
@@ -133,6 +133,18 @@ Catalog Catalog::from_documents(
         }
         g.pcie_bandwidth = sourced(node.at("pcie_bandwidth")).as_bandwidth();
         g.tdp_watts = parse_watts(sourced(node.at("tdp")));
+        const ConfigNode eff = node.at("efficiency");
+        eff.expect_only({"gemm", "attention", "memory", "kernel_launch"});
+        auto fraction = [&](const char* key) {
+          const ConfigNode v = sourced(eff.at(key));
+          const double x = v.as_number();
+          if (!(x > 0 && x <= 1)) v.fail_expected("a fraction in (0, 1]");
+          return x;
+        };
+        g.efficiency.gemm = fraction("gemm");
+        g.efficiency.attention = fraction("attention");
+        g.efficiency.memory = fraction("memory");
+        g.efficiency.kernel_launch = sourced(eff.at("kernel_launch")).as_duration();
         c.gpus_.emplace(gpu_name, std::move(g));
       }
     }

@@ -11,6 +11,14 @@
 
 namespace cs::topo {
 
+// Achieved fractions of peak for the roofline compute model (sim/compute), per GPU model.
+struct ComputeEfficiency {
+  double gemm = 0;          // of the tensor-core peak, large matrix multiplies
+  double attention = 0;     // of the tensor-core peak, fused attention
+  double memory = 0;        // of HBM bandwidth, memory-bound kernels
+  Duration kernel_launch{0};  // fixed cost per compute op (launch and scheduling gap)
+};
+
 struct GpuSpec {
   std::string name;                      // "H100-SXM"
   std::map<std::string, FlopRate> peak;  // dense tensor-core peak by dtype: "bf16", "fp16", "fp8", "tf32", "fp32", "fp64"
@@ -19,6 +27,7 @@ struct GpuSpec {
   std::string nvlink;                    // NVLink generation name, "" when the GPU has none
   Bandwidth pcie_bandwidth{0};           // host link, per direction
   double tdp_watts = 0;
+  ComputeEfficiency efficiency;
 };
 
 struct NvlinkSpec {

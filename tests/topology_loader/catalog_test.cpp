@@ -134,7 +134,11 @@ const std::string kGoodGpu = R"({"peak": {"bf16": {"value": "1TFLOP/s", "source"
   "hbm_bandwidth": {"value": "1GB/s", "source": "s", "status": "secondary"},
   "nvlink": "NV",
   "pcie_bandwidth": {"value": "1GB/s", "source": "s", "status": "secondary"},
-  "tdp": {"value": "1kW", "source": "s", "status": "assumed: a test"}})";
+  "tdp": {"value": "1kW", "source": "s", "status": "assumed: a test"},
+  "efficiency": {"gemm": {"value": 0.7, "source": "s", "status": "secondary"},
+                 "attention": {"value": 0.5, "source": "s", "status": "secondary"},
+                 "memory": {"value": 0.8, "source": "s", "status": "secondary"},
+                 "kernel_launch": {"value": "4us", "source": "s", "status": "secondary"}}})";
 
 std::string with(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
@@ -146,12 +150,17 @@ TEST(CatalogReader, ParsesAMinimalDocument) {
   const Catalog c = Catalog::from_documents({{"cat.json", gpu_doc(kGoodGpu)}});
   EXPECT_DOUBLE_EQ(c.gpu("G", "", "").tdp_watts, 1000);
   EXPECT_DOUBLE_EQ(c.gpu("G", "", "").peak.at("bf16").value(), 1e12);
+  EXPECT_DOUBLE_EQ(c.gpu("G", "", "").efficiency.gemm, 0.7);
+  EXPECT_EQ(c.gpu("G", "", "").efficiency.kernel_launch, microseconds(4));
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"({"value": 0.7,)", R"({"value": 1.7,)"))),
+            "config error in cat.json at /gpus/G/efficiency/gemm/value: expected a fraction in (0, 1]; "
+            "got the number 1.7");
 }
 
 TEST(CatalogReader, ErrorsNameFileAndPath) {
   EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("nvlink": "NV")", R"("nvlink": "NV", "l2": 1)"))),
             "config error in cat.json at /gpus/G/l2: unknown key \"l2\" (allowed: description, "
-            "peak, hbm_capacity, hbm_bandwidth, nvlink, pcie_bandwidth, tdp)");
+            "peak, hbm_capacity, hbm_bandwidth, nvlink, pcie_bandwidth, tdp, efficiency)");
   EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("status": "assumed: a test")", R"("status": "assumed")"))),
             "config error in cat.json at /gpus/G/tdp/status: expected \"assumed: <reason>\"; got "
             "the string \"assumed\"");

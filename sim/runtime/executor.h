@@ -1,0 +1,82 @@
+// Executes a TaskGraph on the simulated cluster: per-rank streams, dependencies, collective
+// rendezvous and point-to-point matching, compute times from the compute model, and every
+// transfer on the shared flow network (so concurrent collectives contend for links).
+//
+// Semantics (task_graph.h): an op *arrives* when it is first in its (rank, stream) and all its
+// dependencies have finished; a compute or delay op starts on arrival; a collective starts when
+// every member op has arrived; a send and its recv start when both have arrived. Per op the
+// executor records arrival, start and end, from which reports derive waiting (start - arrival)
+// and busy time. `auto` collectives take the algorithm and protocol that an isolated simulation
+// of the same collective finds fastest (cached per group, op and size), as NCCL's tuner decides
+// from a static model rather than from the current congestion.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "sim/collectives/collective_runner.h"
+#include "sim/compute/compute_model.h"
+#include "sim/taskgraph/task_graph.h"
+
+namespace cs::rt {
+
+struct OpRecord {
+  SimTime arrival = kTimeNever;
+  SimTime start = kTimeNever;
+  SimTime end = kTimeNever;
+};
+
+class Executor {
+ public:
+  // `rank_gpus[r]` is the GPU that runs rank r. The graph and every reference must outlive the
+  // executor.
+  Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
+           const coll::NetworkLayout& layout, coll::CollectiveSimulator& chooser,
+           const compute::ComputeModel& compute, const tg::TaskGraph& graph,
+           std::vector<topo::NodeId> rank_gpus);
+
+  // Starts the graph now; run the simulator to execute it.
+  void start();
+  bool finished() const { return completed_ == graph_.size(); }
+  const std::vector<OpRecord>& records() const { return records_; }
+  // The end of the last op.
+  SimTime end_time() const { return end_; }
+
+ private:
+  void arrive(tg::OpId id);
+  void complete(tg::OpId id);
+  void try_head(std::uint32_t queue);
+  void start_collective(const std::vector<tg::OpId>& members);
+  void start_p2p(tg::OpId send, tg::OpId recv);
+  std::uint32_t queue_of(const tg::Op& op) const {
+    return op.rank * tg::kStreamCount + static_cast<std::uint32_t>(op.stream);
+  }
+
+  sim::Simulator& sim_;
+  net::FlowNetwork& net_;
+  topo::Router& router_;
+  const coll::NetworkLayout& layout_;
+  coll::CollectiveSimulator& chooser_;
+  coll::CollectiveRunner runner_;
+  const compute::ComputeModel& compute_;
+  const tg::TaskGraph& graph_;
+  std::vector<topo::NodeId> rank_gpus_;
+
+  std::vector<OpRecord> records_;
+  std::vector<std::uint32_t> waiting_deps_;
+  std::vector<std::uint32_t> dependents_begin_;
+  std::vector<tg::OpId> dependents_;
+  std::vector<std::vector<tg::OpId>> queues_;  // per (rank, stream), in graph order
+  std::vector<std::uint32_t> heads_;
+  std::vector<bool> arrived_;
+  std::map<std::uint64_t, std::vector<tg::OpId>> collective_arrivals_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, std::vector<tg::OpId>> sends_, recvs_;
+  std::map<std::tuple<std::uint32_t, coll::Op, std::int64_t>, std::pair<coll::Algorithm, coll::Protocol>> choices_;
+  std::size_t completed_ = 0;
+  SimTime end_ = kTimeZero;
+};
+
+}  // namespace cs::rt

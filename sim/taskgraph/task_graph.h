@@ -1,0 +1,115 @@
+// The TaskGraph: the contract between workloads and the runtime (what Chakra execution traces
+// are to ASTRA-sim), small, documented and serializable (docs/taskgraph-format.md).
+//
+// A graph holds, for `ranks` ranks (GPUs of one job, numbered 0..ranks-1):
+//   - process groups: ordered rank lists that run collectives together (one per TP, DP, ... group);
+//   - ops, each on one rank and one stream, with dependencies on earlier ops:
+//       compute     FLOPs and memory traffic of one kernel or a fused group of kernels;
+//       collective  one member's part of a collective on a process group; the members' ops
+//                   share an `instance` id and the collective starts when all have arrived;
+//       send, recv  a point-to-point transfer, matched by (sender, receiver, tag);
+//       delay       a fixed duration (host work, data loading modelled as time).
+// Streams behave like CUDA streams: the ops of one (rank, stream) run one at a time in the order
+// they were added; different streams of a rank overlap. Sends and recvs are posted in stream
+// order but asynchronously (like isend/irecv): the stream moves on once they are posted, they
+// finish when their transfer does, and ops that depend on them wait for that. An op may start when it is first in its
+// stream, all its dependencies have finished, and, for collectives and point-to-point ops, its
+// peers have arrived too.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/units.h"
+#include "sim/collectives/collective.h"
+
+namespace cs::tg {
+
+enum class Stream : std::uint8_t { kCompute, kTp, kCp, kPp, kDp, kEp, kData };
+inline constexpr int kStreamCount = 7;
+enum class OpKind : std::uint8_t { kCompute, kCollective, kSend, kRecv, kDelay };
+// What a compute op is, for the compute model's efficiency.
+enum class ComputeClass : std::uint8_t { kGemm, kAttention, kElementwise, kOptimizer };
+
+const char* to_string(Stream s);
+const char* to_string(OpKind k);
+const char* to_string(ComputeClass c);
+
+using OpId = std::uint32_t;
+
+struct ProcessGroup {
+  std::string name;                 // "tp3", "dp0", ...
+  Stream stream = Stream::kDp;      // the parallel dimension it serves
+  std::vector<std::uint32_t> ranks; // in collective rank order
+};
+
+struct Op {
+  OpKind kind = OpKind::kCompute;
+  Stream stream = Stream::kCompute;
+  ComputeClass compute_class = ComputeClass::kGemm;
+  coll::Op collective = coll::Op::kAllReduce;
+  coll::Algorithm algorithm = coll::Algorithm::kAuto;
+  std::uint32_t rank = 0;
+  std::uint32_t name = 0;           // index into TaskGraph::names()
+  Flops flops{0};                   // compute
+  Bytes bytes{0};                   // compute: memory traffic; collective: S; send/recv: payload
+  Duration duration{0};             // delay
+  std::uint32_t group = 0;          // collective: process group index
+  std::uint64_t instance = 0;       // collective: shared by the members' ops
+  std::uint32_t peer = 0;           // send: receiver; recv: sender
+  std::uint64_t tag = 0;            // send/recv matching
+  std::uint32_t deps_begin = 0, deps_count = 0;
+};
+
+class TaskGraph {
+ public:
+  explicit TaskGraph(std::uint32_t ranks = 0) : ranks_(ranks) {}
+
+  std::uint32_t ranks() const { return ranks_; }
+  std::uint32_t add_group(ProcessGroup g);
+  OpId add_compute(std::uint32_t rank, std::string_view name, Flops flops, Bytes memory,
+                   ComputeClass cls, std::span<const OpId> deps = {});
+  OpId add_delay(std::uint32_t rank, Stream stream, std::string_view name, Duration d,
+                 std::span<const OpId> deps = {});
+  // One member's op of a collective; every member of `group` must add one with the same instance.
+  OpId add_collective(std::uint32_t rank, std::uint32_t group, std::string_view name, coll::Op op,
+                      Bytes size, std::uint64_t instance, std::span<const OpId> deps = {},
+                      coll::Algorithm algorithm = coll::Algorithm::kAuto);
+  OpId add_send(std::uint32_t rank, Stream stream, std::uint32_t to, Bytes bytes, std::uint64_t tag,
+                std::string_view name, std::span<const OpId> deps = {});
+  OpId add_recv(std::uint32_t rank, Stream stream, std::uint32_t from, Bytes bytes, std::uint64_t tag,
+                std::string_view name, std::span<const OpId> deps = {});
+
+  std::size_t size() const { return ops_.size(); }
+  const Op& op(OpId id) const { return ops_[id]; }
+  std::span<const Op> ops() const { return ops_; }
+  std::span<const OpId> deps(OpId id) const {
+    return {deps_.data() + ops_[id].deps_begin, ops_[id].deps_count};
+  }
+  const std::vector<ProcessGroup>& groups() const { return groups_; }
+  const std::string& name_of(OpId id) const { return names_[ops_[id].name]; }
+
+  // Checks references (ranks, groups, deps on earlier ops, collective members) and throws
+  // ConfigError naming `file` and the JSON path of the first problem.
+  void validate(const std::string& file = "task graph") const;
+
+  nlohmann::json to_json() const;
+  static TaskGraph from_json(const nlohmann::json& j, const std::string& file);
+
+ private:
+  OpId push(Op op, std::string_view name, std::span<const OpId> deps);
+  std::uint32_t intern(std::string_view name);
+
+  std::uint32_t ranks_;
+  std::vector<ProcessGroup> groups_;
+  std::vector<Op> ops_;
+  std::vector<OpId> deps_;
+  std::vector<std::string> names_;
+  std::vector<std::pair<std::string, std::uint32_t>> name_index_;  // sorted, for interning
+};
+
+}  // namespace cs::tg

@@ -1,0 +1,181 @@
+// The runtime against closed forms: compute chains, data parallelism with and without overlap,
+// and the GPipe / 1F1B pipeline bubble.
+#include "sim/runtime/executor.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/collectives/test_clusters.h"
+
+namespace cs::rt {
+namespace {
+
+// A GPU with round numbers: 100 TFLOP/s bf16, GEMM efficiency 0.5 (50 TFLOP/s achieved),
+// 1 TB/s HBM at efficiency 1, no launch overhead.
+topo::GpuSpec test_gpu() {
+  topo::GpuSpec g;
+  g.name = "TestGPU";
+  g.peak["bf16"] = teraflops_per_second(100);
+  g.hbm_capacity = gibibytes(80);
+  g.hbm_bandwidth = bytes_per_second(1e12);
+  g.efficiency = {0.5, 0.5, 1.0, Duration{0}};
+  return g;
+}
+
+// n GPUs behind one switch; `free_comm` makes transfers cost nothing but bytes/bandwidth
+// (zero latencies, steps and launch).
+topo::Cluster star(int n, bool free_comm) {
+  testing::Uniform u;
+  if (free_comm) u.latency = u.step = u.ll_step = Duration{0};
+  topo::Cluster c = testing::uniform_star(n, u);
+  for (topo::NodeId g : c.gpus()) c.set_gpu_spec(g, test_gpu());
+  topo::CollectiveModelParams m;
+  m.launch_latency = free_comm ? Duration{0} : microseconds(5);
+  c.set_collective_model(m);
+  return c;
+}
+
+struct Harness {
+  const topo::Cluster& cluster;
+  sim::Simulator sim;
+  coll::NetworkLayout layout{cluster};
+  net::FlowNetwork net{sim, layout.capacities()};
+  topo::Router router{cluster};
+  coll::CollectiveSimulator chooser{cluster};
+  compute::ComputeModel compute{"bf16"};
+  explicit Harness(const topo::Cluster& c) : cluster(c) {}
+  SimTime run(const tg::TaskGraph& g) {
+    std::vector<topo::NodeId> gpus(cluster.gpus().begin(), cluster.gpus().begin() + g.ranks());
+    Executor ex(sim, net, router, layout, chooser, compute, g, gpus);
+    ex.start();
+    sim.run();
+    EXPECT_TRUE(ex.finished());
+    records = ex.records();
+    return ex.end_time();
+  }
+  std::vector<OpRecord> records;
+};
+
+double ms(SimTime t) { return to_seconds(t) * 1e3; }
+
+TEST(Executor, ComputeChainIsTheSumOfRooflineTimes) {
+  // GEMM of 1e12 FLOP at 50 TFLOP/s = 20 ms; then an elementwise op moving 1e9 B at 1 TB/s
+  // = 1 ms: the rank ends at 21 ms.
+  const topo::Cluster c = star(2, true);
+  tg::TaskGraph g(1);
+  const tg::OpId a = g.add_compute(0, "gemm", flops(1e12), bytes(0), tg::ComputeClass::kGemm);
+  const tg::OpId deps[] = {a};
+  g.add_compute(0, "add", flops(1e9), bytes(1'000'000'000), tg::ComputeClass::kElementwise, deps);
+  Harness h(c);
+  EXPECT_DOUBLE_EQ(ms(h.run(g)), 21.0);
+}
+
+TEST(Executor, DataParallelWithoutOverlapIsComputePlusAllReduce) {
+  // Four ranks: 20 ms of compute, then one all-reduce of 256 MiB over all four. The iteration
+  // is 20 ms + the all-reduce's isolated time (nothing else shares the network).
+  const topo::Cluster c = star(4, false);
+  tg::TaskGraph g(4);
+  const std::uint32_t dp = g.add_group({"dp0", tg::Stream::kDp, {0, 1, 2, 3}});
+  for (std::uint32_t r = 0; r < 4; ++r) {
+    const tg::OpId f = g.add_compute(r, "bwd", flops(1e12), bytes(0), tg::ComputeClass::kGemm);
+    const tg::OpId deps[] = {f};
+    g.add_collective(r, dp, "grad all-reduce", coll::Op::kAllReduce, mebibytes(256), 1, deps);
+  }
+  Harness h(c);
+  coll::CollectiveSpec spec;
+  spec.op = coll::Op::kAllReduce;
+  spec.size = mebibytes(256);
+  spec.ranks.assign(c.gpus().begin(), c.gpus().end());
+  const double allreduce_ms = to_seconds(coll::CollectiveSimulator(c).run(spec).time) * 1e3;
+  EXPECT_NEAR(ms(h.run(g)), 20.0 + allreduce_ms, 1e-9);
+}
+
+TEST(Executor, BucketedAllReduceOverlapsTheRestOfBackward) {
+  // Backward in two halves of 10 ms; bucket k's all-reduce (time T) starts when half k is done,
+  // on the DP stream, in order. Bucket 1 starts at 10 ms and ends at 10 + T; bucket 2 starts at
+  // max(20, 10 + T) and ends T later. Exposed communication: end - 20 ms.
+  const topo::Cluster c = star(4, false);
+  for (Bytes bucket : {mebibytes(16), mebibytes(512)}) {
+    tg::TaskGraph g(4);
+    const std::uint32_t dp = g.add_group({"dp0", tg::Stream::kDp, {0, 1, 2, 3}});
+    for (std::uint32_t r = 0; r < 4; ++r) {
+      const tg::OpId b1 = g.add_compute(r, "bwd half 1", flops(5e11), bytes(0), tg::ComputeClass::kGemm);
+      const tg::OpId d1[] = {b1};
+      g.add_collective(r, dp, "bucket 1", coll::Op::kAllReduce, bucket, 1, d1);
+      const tg::OpId b2 = g.add_compute(r, "bwd half 2", flops(5e11), bytes(0), tg::ComputeClass::kGemm, d1);
+      const tg::OpId d2[] = {b2};
+      g.add_collective(r, dp, "bucket 2", coll::Op::kAllReduce, bucket, 2, d2);
+    }
+    coll::CollectiveSpec spec;
+    spec.op = coll::Op::kAllReduce;
+    spec.size = bucket;
+    spec.ranks.assign(c.gpus().begin(), c.gpus().end());
+    const double T = to_seconds(coll::CollectiveSimulator(c).run(spec).time) * 1e3;
+    Harness h(c);
+    const double expected = std::max(20.0, 10.0 + T) + T;
+    EXPECT_NEAR(ms(h.run(g)), expected, 1e-6) << format_bytes(bucket);
+  }
+}
+
+// A pipeline of p stages (rank i = stage i) and m micro-batches; forward tf = 10 ms, backward
+// tb = 20 ms per micro-batch and stage; activations and gradients travel by send/recv on the PP
+// stream at no cost. GPipe runs every forward, then every backward; 1F1B warms up with p-1-i
+// forwards, then alternates.
+tg::TaskGraph pipeline(int p, int m, bool one_f_one_b) {
+  tg::TaskGraph g(static_cast<std::uint32_t>(p));
+  const auto P = static_cast<std::uint32_t>(p);
+  std::vector<std::vector<tg::OpId>> fwd(P), bwd(P);
+  auto tag = [&](int dir, int mb) { return static_cast<std::uint64_t>(dir * 100000 + mb); };
+  for (std::uint32_t s = 0; s < P; ++s) {
+    auto forward = [&](int j) {
+      std::vector<tg::OpId> deps;
+      if (s > 0) deps.push_back(g.add_recv(s, tg::Stream::kPp, s - 1, bytes(0), tag(0, j), "recv act"));
+      const tg::OpId f = g.add_compute(s, "fwd", flops(5e11), bytes(0), tg::ComputeClass::kGemm, deps);
+      if (s + 1 < P) {
+        const tg::OpId d[] = {f};
+        g.add_send(s, tg::Stream::kPp, s + 1, bytes(0), tag(0, j), "send act", d);
+      }
+      fwd[s].push_back(f);
+    };
+    auto backward = [&](int j) {
+      std::vector<tg::OpId> deps{fwd[s][static_cast<std::size_t>(j)]};
+      if (s + 1 < P) deps.push_back(g.add_recv(s, tg::Stream::kPp, s + 1, bytes(0), tag(1, j), "recv grad"));
+      const tg::OpId b = g.add_compute(s, "bwd", flops(1e12), bytes(0), tg::ComputeClass::kGemm, deps);
+      if (s > 0) {
+        const tg::OpId d[] = {b};
+        g.add_send(s, tg::Stream::kPp, s - 1, bytes(0), tag(1, j), "send grad", d);
+      }
+      bwd[s].push_back(b);
+    };
+    if (!one_f_one_b) {
+      for (int j = 0; j < m; ++j) forward(j);
+      for (int j = 0; j < m; ++j) backward(j);
+    } else {
+      const int warmup = std::min(m, p - 1 - static_cast<int>(s));
+      int f = 0, b = 0;
+      for (; f < warmup; ++f) forward(f);
+      while (b < m) {
+        if (f < m) forward(f++);
+        backward(b++);
+      }
+    }
+  }
+  return g;
+}
+
+TEST(Executor, PipelineBubbleIsPMinusOneOverMPlusPMinusOne) {
+  // Compute-only pipeline: iteration = (m + p - 1)(tf + tb); each stage computes m (tf + tb),
+  // so the bubble fraction is (p - 1) / (m + p - 1), for GPipe and 1F1B alike.
+  for (bool one_f_one_b : {false, true}) {
+    for (auto [p, m] : {std::pair{2, 4}, std::pair{4, 8}, std::pair{4, 4}, std::pair{8, 16}}) {
+      const topo::Cluster c = star(p, true);
+      Harness h(c);
+      const double total = ms(h.run(pipeline(p, m, one_f_one_b)));
+      EXPECT_NEAR(total, (m + p - 1) * 30.0, 1e-6) << (one_f_one_b ? "1F1B" : "GPipe") << " p=" << p << " m=" << m;
+      const double bubble = 1 - m * 30.0 / total;
+      EXPECT_NEAR(bubble, (p - 1.0) / (m + p - 1.0), 1e-9);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cs::rt

@@ -1,0 +1,43 @@
+// How a model is split over GPUs: the parallel plan and the training options.
+//
+//   DP x TP x PP x CP = number of GPUs; EP divides DP x CP (experts are sharded across the
+//   data-parallel ranks, as Megatron does). Micro-batches per iteration per pipeline:
+//   global_batch / (micro_batch x DP).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cs::wl {
+
+enum class ZeroStage { kNone = 0, kOptimizer = 1, kGradients = 2, kParameters = 3 };  // 3 = FSDP
+enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Precision { kBf16, kFp8 };
+
+struct ParallelPlan {
+  int dp = 1;   // data parallel
+  int tp = 1;   // tensor parallel (Megatron style)
+  int pp = 1;   // pipeline parallel
+  int cp = 1;   // context parallel (ring attention)
+  int ep = 1;   // expert parallel (MoE only)
+  bool sequence_parallel = false;                    // with TP: LayerNorm/dropout sharded over TP
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  int virtual_stages = 1;                            // interleaved 1F1B: model chunks per GPU
+  std::vector<int> layers_per_stage;                 // uneven split; empty = even
+  ZeroStage zero = ZeroStage::kNone;
+  int micro_batch = 1;                               // samples per micro-batch
+  int global_batch = 1;                              // samples per iteration (all DP ranks)
+  int sequence_length = 2048;                        // tokens per sample (transformers)
+  Recompute recompute = Recompute::kNone;
+  Precision precision = Precision::kBf16;
+  double dp_bucket_mib = 25;                         // gradient all-reduce bucket (DDP default 25 MiB)
+  // Rank order, innermost first: which parallel dimension varies fastest across GPU ranks.
+  std::vector<std::string> order = {"tp", "cp", "pp", "dp"};
+
+  int gpus() const { return dp * tp * pp * cp; }
+  int micro_batches() const { return global_batch / (micro_batch * dp); }
+};
+
+}  // namespace cs::wl
