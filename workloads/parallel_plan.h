@@ -31,6 +31,9 @@ struct ParallelPlan {
   int global_batch = 1;                              // samples per iteration (all DP ranks)
   int sequence_length = 2048;                        // tokens per sample (transformers)
   Recompute recompute = Recompute::kNone;
+  // Fused (Flash) attention: the a x s x s score tensors are never stored; backward recomputes
+  // the scores block by block (see workloads/layer_cost.h).
+  bool flash_attention = false;
   Precision precision = Precision::kBf16;
   double dp_bucket_mib = 25;                         // gradient all-reduce bucket (DDP default 25 MiB)
   // Rank order, innermost first: which parallel dimension varies fastest across GPU ranks.

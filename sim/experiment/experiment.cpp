@@ -1,0 +1,168 @@
+#include "sim/experiment/experiment.h"
+
+#include <filesystem>
+
+#include "core/errors.h"
+#include "topology/cluster_loader.h"
+#include "workloads/hf_config.h"
+#include "workloads/layer_cost.h"
+
+#ifndef CS_CONFIG_DIR
+#define CS_CONFIG_DIR "configs"
+#endif
+
+namespace cs::exp {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A path relative to the experiment file, or a bundled name under configs/<kind>/.
+std::string resolve(const std::string& ref, const std::string& base_dir, const char* kind) {
+  if (fs::path(ref).is_absolute()) return ref;
+  const fs::path beside = fs::path(base_dir) / ref;
+  if (fs::exists(beside)) return beside.string();
+  if (fs::exists(ref)) return ref;
+  const fs::path bundled = fs::path(CS_CONFIG_DIR) / kind / (ref + ".json");
+  if (ref.find('/') == std::string::npos && fs::exists(bundled)) return bundled.string();
+  return ref;
+}
+
+wl::ParallelPlan parse_plan(const ConfigNode& n) {
+  n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
+                 "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order"});
+  wl::ParallelPlan p;
+  auto degree = [&](const char* key, int& out) {
+    if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
+  };
+  degree("dp", p.dp);
+  degree("tp", p.tp);
+  degree("pp", p.pp);
+  degree("cp", p.cp);
+  degree("ep", p.ep);
+  degree("virtual_stages", p.virtual_stages);
+  if (auto v = n.find("sequence_parallel")) p.sequence_parallel = v->as_bool();
+  if (auto v = n.find("schedule")) {
+    static constexpr wl::PipelineSchedule kS[] = {wl::PipelineSchedule::kGpipe, wl::PipelineSchedule::kOneFOneB, wl::PipelineSchedule::kInterleaved};
+    p.schedule = kS[v->as_choice({"gpipe", "1f1b", "interleaved"})];
+  }
+  if (auto v = n.find("layers_per_stage")) {
+    for (const ConfigNode& e : v->elements()) p.layers_per_stage.push_back(static_cast<int>(e.as_int(1, 1 << 20)));
+  }
+  if (auto v = n.find("zero")) p.zero = static_cast<wl::ZeroStage>(v->as_int(0, 3));
+  p.micro_batch = static_cast<int>(n.at("micro_batch").as_int(1, 1 << 24));
+  p.global_batch = static_cast<int>(n.at("global_batch").as_int(1, 1 << 30));
+  if (auto v = n.find("sequence_length")) p.sequence_length = static_cast<int>(v->as_int(1, 1 << 24));
+  if (auto v = n.find("recompute")) {
+    static constexpr wl::Recompute kR[] = {wl::Recompute::kNone, wl::Recompute::kSelective, wl::Recompute::kFull};
+    p.recompute = kR[v->as_choice({"none", "selective", "full"})];
+  }
+  if (auto v = n.find("precision")) p.precision = v->as_choice({"bf16", "fp8"}) == 0 ? wl::Precision::kBf16 : wl::Precision::kFp8;
+  if (auto v = n.find("dp_bucket")) p.dp_bucket_mib = static_cast<double>(v->as_bytes().value()) / (1024.0 * 1024.0);
+  if (auto v = n.find("order")) {
+    p.order.clear();
+    for (const ConfigNode& e : v->elements()) p.order.push_back(e.as_string());
+  }
+  return p;
+}
+
+}  // namespace
+
+Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_dir) {
+  const ConfigNode root = doc.root();
+  root.expect_only({"name", "description", "cluster", "cluster_overrides", "model", "plan", "options"});
+  Experiment e;
+  e.file = doc.name();
+  e.name = root.has("name") ? root.at("name").as_string() : fs::path(doc.name()).stem().string();
+  if (auto d = root.find("description")) d->as_string();
+  e.cluster = resolve(root.at("cluster").as_string(), base_dir, "clusters");
+  if (auto o = root.find("cluster_overrides")) {
+    for (const ConfigNode& v : o->elements()) e.cluster_overrides.push_back(v.as_string());
+  }
+  const std::string model = root.at("model").as_string();
+  e.model = model.rfind("hf:", 0) == 0 ? "hf:" + resolve(model.substr(3), base_dir, "models") : resolve(model, base_dir, "models");
+  e.plan = parse_plan(root.at("plan"));
+  if (auto o = root.find("options")) {
+    o->expect_only({"allow_oom"});
+    if (auto v = o->find("allow_oom")) e.allow_oom = v->as_bool();
+  }
+  return e;
+}
+
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  ConfigDocument doc = ConfigDocument::load(path);
+  if (!overrides.empty()) {
+    nlohmann::json j = doc.json();
+    for (const auto& o : overrides) apply_override(j, path, o);
+    doc = ConfigDocument::from_json(std::move(j), path);
+  }
+  return parse_experiment(doc, fs::path(path).parent_path().string());
+}
+
+Simulation simulate(const Experiment& e) {
+  topo::Cluster cluster = topo::load_cluster(e.cluster, e.cluster_overrides);
+  wl::Model model = e.model.rfind("hf:", 0) == 0 ? wl::model_from_hf_config(e.model.substr(3)) : wl::load_model(e.model);
+  const int gpus = e.plan.gpus();
+  if (gpus > static_cast<int>(cluster.gpus().size())) {
+    throw ConfigError(e.file, "/plan", "the plan needs " + std::to_string(gpus) + " GPUs but the cluster has " + std::to_string(cluster.gpus().size()));
+  }
+  // Memory first: an out-of-memory plan is an input error unless the user asks to go on.
+  const topo::GpuSpec& gpu = cluster.gpu_spec(cluster.gpus()[0]);
+  const auto stages = wl::estimate_memory(model, e.plan, gpu);
+  const wl::MemoryEstimate worst = wl::peak_memory(stages);
+  wl::check_fits(worst, gpu.name, e.allow_oom);
+
+  wl::TrainingGraph graph = wl::build_training_graph(model, e.plan, e.file, "/plan");
+  sim::Simulator sim;
+  coll::NetworkLayout layout(cluster);
+  net::FlowNetwork net(sim, layout.capacities());
+  topo::Router router(cluster);
+  coll::CollectiveSimulator chooser(cluster);
+  compute::ComputeModel compute(e.plan.precision == wl::Precision::kFp8 ? "fp8" : "bf16");
+  std::vector<topo::NodeId> rank_gpus(cluster.gpus().begin(), cluster.gpus().begin() + gpus);
+  rt::Executor ex(sim, net, router, layout, chooser, compute, graph.graph, rank_gpus);
+  ex.start();
+  sim.run();
+  if (!ex.finished()) throw InternalError("the iteration did not finish (a dependency cycle or an unmatched transfer)");
+
+  IterationResult r;
+  r.iteration = ex.end_time() - kTimeZero;
+  r.gpus = gpus;
+  const double t = to_seconds(r.iteration);
+  r.samples_per_s = e.plan.global_batch / t;
+  if (model.family == wl::ModelFamily::kTransformer) r.tokens_per_s = r.samples_per_s * e.plan.sequence_length;
+  const Flops train = wl::training_flops(model, e.plan.global_batch, e.plan.sequence_length, e.plan.recompute);
+  const Flops useful = wl::model_flops(model, e.plan.global_batch, e.plan.sequence_length);
+  r.tflops_per_gpu = train.value() / t / gpus / 1e12;
+  r.model_tflops_per_gpu = useful.value() / t / gpus / 1e12;
+  r.mfu = useful.value() / t / gpus / compute.peak(gpu).value();
+  r.memory = worst;
+  r.ops = graph.graph.size();
+  r.events = sim.events_executed();
+  return Simulation{std::move(cluster), std::move(model), std::move(graph), ex.records(), r};
+}
+
+nlohmann::json summary_json(const Experiment& e, const Simulation& s) {
+  const IterationResult& r = s.result;
+  return {{"experiment", e.name},
+          {"cluster", s.cluster.name()},
+          {"model", s.model.name},
+          {"gpus", r.gpus},
+          {"plan", {{"dp", e.plan.dp}, {"tp", e.plan.tp}, {"pp", e.plan.pp}, {"cp", e.plan.cp}, {"ep", e.plan.ep},
+                    {"micro_batch", e.plan.micro_batch}, {"global_batch", e.plan.global_batch},
+                    {"micro_batches", e.plan.micro_batches()}, {"sequence_length", e.plan.sequence_length}}},
+          {"iteration_time_s", to_seconds(r.iteration)},
+          {"iteration_time_ps", r.iteration.count()},
+          {"samples_per_s", r.samples_per_s},
+          {"tokens_per_s", r.tokens_per_s},
+          {"tflops_per_gpu", r.tflops_per_gpu},
+          {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+          {"mfu", r.mfu},
+          {"memory_bytes", {{"weights", r.memory.weights.value()}, {"gradients", r.memory.gradients.value()},
+                            {"optimizer_state", r.memory.optimizer_state.value()}, {"activations", r.memory.activations.value()},
+                            {"workspace", r.memory.workspace.value()}, {"total", r.memory.total.value()},
+                            {"capacity", r.memory.capacity.value()}, {"worst_stage", r.memory.worst_stage}}},
+          {"ops", r.ops},
+          {"events", r.events}};
+}
+
+}  // namespace cs::exp

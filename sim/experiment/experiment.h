@@ -1,0 +1,62 @@
+// An experiment: a cluster, a model and a parallel plan, read from one JSON file
+// (docs/experiment-format.md), and its simulation: one training iteration on the cluster.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.h"
+#include "sim/runtime/executor.h"
+#include "topology/cluster.h"
+#include "workloads/memory.h"
+#include "workloads/model.h"
+#include "workloads/parallel_plan.h"
+#include "workloads/training_graph.h"
+
+namespace cs::exp {
+
+struct Experiment {
+  std::string file;                    // what errors call the experiment
+  std::string name;
+  std::string cluster;                 // path or bundled name
+  std::vector<std::string> cluster_overrides;
+  std::string model;                   // path, bundled name or "hf:PATH"
+  wl::ParallelPlan plan;
+  bool allow_oom = false;
+};
+
+// Parses an experiment document; `base_dir` resolves relative cluster and model paths.
+Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_dir);
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});
+
+struct IterationResult {
+  Duration iteration{0};
+  double samples_per_s = 0;
+  double tokens_per_s = 0;             // transformers
+  double tflops_per_gpu = 0;           // training FLOPs (recomputation counted, as Megatron's Eq. 3)
+  double model_tflops_per_gpu = 0;     // model FLOPs (no recomputation)
+  double mfu = 0;                      // model FLOPs / (peak x GPUs x time)
+  int gpus = 0;
+  wl::MemoryEstimate memory;           // the worst stage
+  std::size_t ops = 0;
+  std::uint64_t events = 0;
+};
+
+struct Simulation {
+  topo::Cluster cluster;
+  wl::Model model;
+  wl::TrainingGraph graph;
+  std::vector<rt::OpRecord> records;
+  IterationResult result;
+};
+
+// Loads everything the experiment names, checks memory (unless allow_oom), builds the
+// TaskGraph, runs one iteration on the first plan.gpus() GPUs of the cluster in rank order.
+Simulation simulate(const Experiment& e);
+
+nlohmann::json summary_json(const Experiment& e, const Simulation& s);
+
+}  // namespace cs::exp

@@ -1,0 +1,216 @@
+// Generated training graphs against closed forms, executed by the runtime.
+#include "workloads/training_graph.h"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "sim/runtime/executor.h"
+#include "tests/collectives/test_clusters.h"
+#include "workloads/layer_cost.h"
+
+namespace cs::wl {
+namespace {
+
+topo::GpuSpec test_gpu() {
+  topo::GpuSpec g;
+  g.name = "TestGPU";
+  g.peak["bf16"] = teraflops_per_second(100);
+  g.hbm_capacity = gibibytes(80);
+  g.hbm_bandwidth = bytes_per_second(1e12);
+  g.efficiency = {0.5, 0.5, 1.0, Duration{0}};
+  return g;
+}
+
+topo::Cluster star(int n, bool free_comm) {
+  testing::Uniform u;
+  if (free_comm) {  // transfers take (next to) no time at all
+    u.latency = u.step = u.ll_step = Duration{0};
+    u.bandwidth = bytes_per_second(1e18);
+  }
+  topo::Cluster c = testing::uniform_star(n, u);
+  for (topo::NodeId g : c.gpus()) c.set_gpu_spec(g, test_gpu());
+  topo::CollectiveModelParams m;
+  m.launch_latency = free_comm ? Duration{0} : microseconds(5);
+  c.set_collective_model(m);
+  return c;
+}
+
+// A small GPT: 8 blocks, h = 1024, 16 heads, vocab 8 (so the embedding and head are negligible).
+Model small_gpt() {
+  Model m;
+  m.name = "test-gpt";
+  m.family = ModelFamily::kTransformer;
+  auto& t = m.transformer;
+  t.layers = 8;
+  t.hidden = 1024;
+  t.heads = 16;
+  t.kv_heads = 16;
+  t.ffn_hidden = 4096;
+  t.vocab = 8;
+  t.max_sequence = 1024;
+  t.position = PositionEmbedding::kRotary;
+  return m;
+}
+
+struct Run {
+  double seconds;
+  std::vector<rt::OpRecord> records;
+};
+
+Run execute(const topo::Cluster& c, const TrainingGraph& tgraph) {
+  sim::Simulator sim;
+  coll::NetworkLayout layout(c);
+  net::FlowNetwork net(sim, layout.capacities());
+  topo::Router router(c);
+  coll::CollectiveSimulator chooser(c);
+  compute::ComputeModel compute("bf16");
+  std::vector<topo::NodeId> gpus(c.gpus().begin(), c.gpus().begin() + tgraph.graph.ranks());
+  rt::Executor ex(sim, net, router, layout, chooser, compute, tgraph.graph, gpus);
+  ex.start();
+  sim.run();
+  EXPECT_TRUE(ex.finished());
+  return {to_seconds(ex.end_time()), ex.records()};
+}
+
+// Sum of the compute times of one rank's ops, by the compute model.
+double compute_seconds(const TrainingGraph& t, std::uint32_t rank) {
+  compute::ComputeModel cm("bf16");
+  double s = 0;
+  for (const tg::Op& op : t.graph.ops()) {
+    if (op.rank == rank && op.kind == tg::OpKind::kCompute) s += to_seconds(cm.time(test_gpu(), op.compute_class, op.flops, op.bytes));
+  }
+  return s;
+}
+
+TEST(TrainingGraph, DataParallelIsComputePlusTheExposedAllReduce) {
+  // DP = 4, one gradient bucket (larger than all gradients): the all-reduce of every gradient
+  // starts when the backward ends and the optimizer waits for it, so
+  //   iteration = (compute before the optimizer) + T_allreduce(gradient bytes) + optimizer.
+  const topo::Cluster c = star(4, false);
+  const Model m = small_gpt();
+  ParallelPlan plan;
+  plan.dp = 4;
+  plan.micro_batch = 2;
+  plan.global_batch = 16;
+  plan.sequence_length = 1024;
+  plan.dp_bucket_mib = 1e6;
+  const TrainingGraph t = build_training_graph(m, plan, "test", "/plan");
+  Bytes grads{0};
+  double optimizer = 0;
+  compute::ComputeModel cm("bf16");
+  for (const tg::Op& op : t.graph.ops()) {
+    if (op.rank == 0 && op.kind == tg::OpKind::kCollective) grads += op.bytes;
+    if (op.rank == 0 && op.compute_class == tg::ComputeClass::kOptimizer) optimizer = to_seconds(cm.time(test_gpu(), op.compute_class, op.flops, op.bytes));
+  }
+  coll::CollectiveSpec spec;
+  spec.op = coll::Op::kAllReduce;
+  spec.size = grads;
+  spec.ranks.assign(c.gpus().begin(), c.gpus().end());
+  const double allreduce = to_seconds(coll::CollectiveSimulator(c).run(spec).time);
+  const double expected = compute_seconds(t, 0) - optimizer + allreduce + optimizer;
+  EXPECT_NEAR(execute(c, t).seconds, expected, expected * 1e-9);
+  // Small buckets overlap with the backward: never slower than one bucket, never faster than
+  // compute alone.
+  plan.dp_bucket_mib = 4;
+  const TrainingGraph bucketed = build_training_graph(m, plan, "test", "/plan");
+  const double overlapped = execute(c, bucketed).seconds;
+  EXPECT_LT(overlapped, expected);
+  EXPECT_GT(overlapped, compute_seconds(bucketed, 0));
+}
+
+// Eight identical layers and nothing else (no embedding, no head): every stage does the same work.
+Model uniform_layers() {
+  Model m;
+  m.name = "uniform";
+  m.family = ModelFamily::kCnn;
+  for (int i = 0; i < 8; ++i) m.cnn.layers.push_back({"layer" + std::to_string(i), flops(1e11), 1'000'000, 1'000'000, 100'000});
+  return m;
+}
+
+TEST(TrainingGraph, PipelineBubbleMatchesTheClosedForm) {
+  // Compute-only pipeline (free communication), p = 4 identical stages of 2 layers, m
+  // micro-batches: iteration = (m + p - 1)(t_f + t_b) + optimizer, with t_f and t_b one stage's
+  // forward and backward per micro-batch; the bubble is (p - 1) / (m + p - 1).
+  const Model m = uniform_layers();
+  for (auto schedule : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB}) {
+    for (int micro : {4, 8, 16}) {
+      const topo::Cluster c = star(4, true);
+      ParallelPlan plan;
+      plan.pp = 4;
+      plan.schedule = schedule;
+      plan.micro_batch = 1;
+      plan.global_batch = micro;
+      plan.sequence_length = 1024;
+      const TrainingGraph t = build_training_graph(m, plan, "test", "/plan");
+      compute::ComputeModel cm("bf16");
+      double per_micro = 0, optimizer = 0;  // stage 1 (no embedding, no head)
+      for (const tg::Op& op : t.graph.ops()) {
+        if (op.rank != 1 || op.kind != tg::OpKind::kCompute) continue;
+        const double d = to_seconds(cm.time(test_gpu(), op.compute_class, op.flops, op.bytes));
+        (op.compute_class == tg::ComputeClass::kOptimizer ? optimizer : per_micro) += d;
+      }
+      per_micro /= micro;
+      const double expected = (micro + 4 - 1) * per_micro + optimizer;
+      const double total = execute(c, t).seconds;
+      EXPECT_NEAR(total, expected, expected * 1e-9) << "m=" << micro;
+      EXPECT_NEAR(1 - (micro * per_micro) / (total - optimizer), 3.0 / (micro + 3), 1e-9);
+    }
+  }
+}
+
+TEST(TrainingGraph, TensorParallelCollectivesSitOnTheCriticalPath) {
+  // TP = 2 without sequence parallelism: every block runs two all-reduces forward and two
+  // backward; they add to the iteration (one rank's compute alone is a lower bound).
+  const topo::Cluster c = star(2, false);
+  ParallelPlan plan;
+  plan.tp = 2;
+  plan.micro_batch = 1;
+  plan.global_batch = 2;
+  plan.sequence_length = 1024;
+  const TrainingGraph t = build_training_graph(small_gpt(), plan, "test", "/plan");
+  int tp_collectives = 0;
+  for (const tg::Op& op : t.graph.ops()) tp_collectives += op.rank == 0 && op.kind == tg::OpKind::kCollective;
+  // Per micro-batch: every block's forward and backward TP collectives (2 + 2 all-reduces), and
+  // the embedding's and head's (vocab-parallel) ones, as the layer costs count them.
+  const CostParams cp = cost_params(small_gpt(), plan);
+  const LayerCost block = transformer_block_cost(small_gpt(), cp), emb = embedding_cost(small_gpt(), cp), head = head_cost(small_gpt(), cp);
+  EXPECT_EQ(block.tp_forward.all_reduce + block.tp_backward.all_reduce, 4);
+  const int per_micro = 8 * (block.tp_forward.count() + block.tp_backward.count()) + emb.tp_forward.count() +
+                        emb.tp_backward.count() + head.tp_forward.count() + head.tp_backward.count();
+  EXPECT_EQ(tp_collectives, 2 * per_micro);
+  EXPECT_GT(execute(c, t).seconds, compute_seconds(t, 0));
+}
+
+std::string plan_error(ParallelPlan plan, int gpus_unused = 0) {
+  (void)gpus_unused;
+  try {
+    build_training_graph(small_gpt(), plan, "exp.json", "/plan");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TrainingGraph, BadPlansNameTheFileAndPath) {
+  ParallelPlan p;
+  p.tp = 3;  // 16 heads
+  p.global_batch = 3;
+  EXPECT_NE(plan_error(p).find("exp.json at /plan/tp: the model's 16 attention heads are not divisible by tp = 3"), std::string::npos) << plan_error(p);
+  p = {};
+  p.pp = 3;  // 8 blocks
+  p.global_batch = 3;
+  EXPECT_NE(plan_error(p).find("at /plan/pp: the model's 8 layers are not divisible by pp = 3"), std::string::npos) << plan_error(p);
+  p.layers_per_stage = {3, 3, 2};
+  EXPECT_EQ(plan_error(p), "no error");
+  p = {};
+  p.pp = 4;
+  p.global_batch = 2;
+  EXPECT_NE(plan_error(p).find("at /plan/global_batch: 2 micro-batches are fewer than the 4 pipeline stages"), std::string::npos) << plan_error(p);
+  p = {};
+  p.dp = 2;
+  p.global_batch = 3;
+  EXPECT_NE(plan_error(p).find("at /plan/global_batch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cs::wl

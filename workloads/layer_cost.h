@@ -1,0 +1,144 @@
+// Per-layer costs of one micro-batch on one GPU: FLOPs, weights, saved activations, memory
+// traffic and the tensor-parallel / expert / context-parallel communication sizes.
+//
+// Notation: b micro-batch (samples), s sequence (tokens per sample; ViT: patches + 1),
+// c context-parallel degree, T = b s / c tokens on this GPU, h hidden, a heads, d = h/a,
+// k_v = kv_heads d, f MLP width, V vocabulary, t tensor-parallel degree, E experts, k top_k.
+//
+// FLOPs count matrix multiplications only, 2 per multiply-add (as Megatron does; norms, softmax
+// and activation functions appear only as memory traffic). Forward of a dense block:
+//   QKV 2Th(h + 2k_v)  +  scores and context 4T s h (c = 1: 4bs^2h)  +  output 2Th^2
+//   +  MLP 4Thf (gated: 6Thf)
+// GPT (k_v = h, f = 4h): 24bsh^2 + 4bs^2h, Narayanan et al. SC21 (arXiv:2104.04473) Sec. 5.1.
+// MoE blocks: router 2ThE + k x (MLP FLOPs of one expert per token). Backward = 2 x forward (the
+// input and the weight gradient). Tensor parallelism divides every GEMM by t (heads, MLP width
+// and the vocabulary are split; norms, biases of row-parallel layers and the router are
+// replicated); the causal mask is not exploited (full s x s scores, as in Eq. 3).
+//
+// Activations kept for backward, in bytes (Korthikanti et al. 2022, arXiv:2205.05198, Sec. 4):
+// a GPT block in bf16 with dropout keeps  s b h (34 + 5 a s / h)  without recompute;
+//   with TP: s b h (10 + 24/t + 5 a s/(h t));  with TP + sequence parallelism: all of it / t;
+//   selective recompute drops the 5 a s/h term (softmax and dropout of the attention scores);
+//   full recompute keeps only the block input, 2 s b h (/t with SP).
+// Here the same terms are summed tensor by tensor, which generalises to GQA (K and V are k_v
+// wide), f != 4h, gated MLPs (both gate and up outputs kept), no dropout (no masks, softmax
+// output only: the score term becomes 2as/h) and fp8 (GEMM inputs kept as 1 byte; everything
+// else, and all communication, stays bf16).
+//
+// Flash attention (Dao et al. 2022, arXiv:2205.14135) never stores the a s^2 score tensors: a
+// block keeps what selective recompute keeps plus the softmax statistics (4 bytes per row,
+// b a s/t), and its backward recomputes the scores QK^T (2 T s h/t FLOPs, in `recompute`).
+//
+// Memory traffic is an estimate for a roofline: weights read once plus every saved activation
+// written once and read once (2x); backward moves twice the forward's bytes.
+#pragma once
+
+#include <cstdint>
+
+#include "core/units.h"
+#include "workloads/model.h"
+#include "workloads/parallel_plan.h"
+
+namespace cs::wl {
+
+// The shape of one micro-batch on one GPU.
+struct CostParams {
+  std::int64_t micro_batch = 1;    // b, samples
+  std::int64_t sequence = 2048;    // s, tokens per sample before the context-parallel split
+  int tp = 1;                      // t
+  int cp = 1;                      // c: each GPU holds s/c tokens of every sample
+  int ep = 1;                      // experts are spread over ep GPUs (E/ep each)
+  bool sequence_parallel = false;  // with t > 1: norms, dropout and block inputs sharded over t
+  Recompute recompute = Recompute::kNone;
+  Precision precision = Precision::kBf16;
+  bool flash_attention = false;  // fused attention: scores never stored (see top of file)
+};
+
+// Parameters from a plan: b, t, c, ep, SP, recompute, precision and flash attention as planned; s
+// is the plan's sequence_length, or the model's patch tokens for vision transformers.
+CostParams cost_params(const Model& m, const ParallelPlan& plan);
+// Rejects shapes the formulas do not cover: InputError at /tp (t must divide heads, and divide or
+// be a multiple of kv_heads; CNN layers are not tensor-parallel), /cp (must divide s), /ep (must
+// divide the experts), /micro_batch (>= 1), /sequence_length (>= 1, <= max_sequence for learned
+// positions). The file is empty: the caller rethrows with its plan's file.
+void check_cost_params(const Model& m, const CostParams& p);
+
+// Tensor-parallel collectives of one layer in one direction. Without sequence parallelism a
+// Megatron block all-reduces twice in forward and twice in backward; with it, each all-reduce
+// becomes an all-gather plus a reduce-scatter moving the same bytes.
+struct TpCollectives {
+  int all_reduce = 0;
+  int all_gather = 0;
+  int reduce_scatter = 0;
+  int count() const { return all_reduce + all_gather + reduce_scatter; }
+};
+
+struct LayerCost {
+  Flops forward{0};   // this GPU, one micro-batch
+  Flops backward{0};  // 2 x forward
+  // Forward FLOPs run again during backward: 0 (none), the attention scores and context
+  // (selective), the whole forward (full); with flash attention and no full recompute, the
+  // scores QK^T. Full recompute also repeats tp_forward.
+  Flops recompute{0};
+  std::int64_t parameters = 0;         // held by this GPU
+  std::int64_t expert_parameters = 0;  // the MoE experts among them (data-parallel over dp c / ep)
+  Bytes weights{0};                    // parameters x 2 B (bf16; fp8 training keeps bf16 weights)
+  Bytes gradients{0};                  // parameters x 2 B
+  Bytes activations_saved{0};          // kept from forward to backward, per the recompute mode
+  // Rebuilt while this layer runs its backward and freed after: the no-recompute activations
+  // under full recompute, the attention-score tensors under selective, 0 without recompute.
+  Bytes recompute_transient{0};
+  Bytes forward_memory_traffic{0};  // HBM bytes, estimate (see top of file)
+  Bytes backward_memory_traffic{0};
+  // One tensor-parallel collective moves a T x h bf16 tensor: this is its full size (the
+  // all-gather's output, the reduce-scatter's input, the all-reduce's buffer); 0 when t = 1.
+  Bytes tp_collective_bytes{0};
+  TpCollectives tp_forward;
+  TpCollectives tp_backward;
+  // MoE: bytes of tokens this GPU sends in one dispatch all-to-all (k T h x 2 B, /t with SP); the
+  // combine sends the same. Forward: dispatch + combine; backward: the same two again.
+  Bytes moe_all_to_all_bytes{0};
+  // Context parallelism (ring attention): K and V bytes this GPU passes to its neighbour per ring
+  // step; c - 1 steps in forward, and in backward the same plus as many gradient steps.
+  Bytes cp_kv_bytes{0};
+  // The layer's output activation on this GPU (what crosses a pipeline cut after it):
+  // T h x 2 B, /t with SP; CNN: b x output_elements x 2 B.
+  Bytes output_bytes{0};
+};
+
+// One transformer block (attention + MLP or MoE). Every block of a model costs the same.
+LayerCost transformer_block_cost(const Model& m, const CostParams& p);
+// The input side: token (vocab-parallel), position and type tables, or ViT's patch projection.
+LayerCost embedding_cost(const Model& m, const CostParams& p);
+// The output side: final norm and head (lm logits over V/t with fp32 logits kept for the loss,
+// BERT's mlm head, or a classifier on the class token). A tied lm head holds no weights here
+// (see memory.h for the copy a last pipeline stage keeps).
+LayerCost head_cost(const Model& m, const CostParams& p);
+// CNN layer `index` of m.cnn.layers (not tensor-parallel; recompute is not modelled for CNNs).
+LayerCost cnn_layer_cost(const Model& m, std::size_t index, const CostParams& p);
+// Pipeline unit `index` (0 .. pipeline_layers(m) - 1): a transformer block or a CNN layer.
+LayerCost pipeline_layer_cost(const Model& m, int index, const CostParams& p);
+
+// ---- whole-model FLOPs per iteration --------------------------------------------------------
+// Megatron's Eq. 3 (Narayanan et al. SC21): training FLOPs of a GPT with full recompute, i.e.
+// forward, backward and the recomputed forward of every block; the logits layer 3 x.
+//   F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
+Flops megatron_eq3_flops(std::int64_t global_batch, std::int64_t sequence, std::int64_t layers,
+                         std::int64_t hidden, std::int64_t vocab);
+// "Model FLOPs" (Korthikanti et al. 2022, Sec. 6; the numerator of MFU): no recomputation.
+//   F = 72 B s l h^2 (1 + s/(6h) + V/(12 l h))
+Flops megatron_model_flops(std::int64_t global_batch, std::int64_t sequence, std::int64_t layers,
+                           std::int64_t hidden, std::int64_t vocab);
+// The same two closed forms with l, h, V taken from a transformer model (exact for GPT blocks
+// only: MHA, f = 4h, ungated).
+Flops megatron_eq3_flops(const Model& m, std::int64_t global_batch, std::int64_t sequence);
+Flops megatron_model_flops(const Model& m, std::int64_t global_batch, std::int64_t sequence);
+// Any model, from the layer costs (t = 1): global_batch x sum over all layers of forward +
+// backward + recompute. For a GPT: Recompute::kFull gives Eq. 3, kNone the model FLOPs.
+// `sequence` is ignored for CNNs and vision transformers.
+Flops training_flops(const Model& m, std::int64_t global_batch, std::int64_t sequence,
+                     Recompute recompute);
+// training_flops(..., Recompute::kNone): what MFU divides by time x GPUs x peak.
+Flops model_flops(const Model& m, std::int64_t global_batch, std::int64_t sequence);
+
+}  // namespace cs::wl

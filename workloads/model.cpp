@@ -1,0 +1,310 @@
+#include "workloads/model.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "workloads/hf_config.h"
+
+#ifndef CS_CONFIG_DIR
+#define CS_CONFIG_DIR "configs"
+#endif
+
+namespace cs::wl {
+namespace {
+
+constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;  // 16M: far above any real width
+constexpr std::int64_t kMaxVocab = std::int64_t{1} << 26;
+constexpr std::int64_t kMaxSequence = std::int64_t{1} << 26;
+
+std::int64_t norm_parameters(NormKind n, std::int64_t h) {
+  return n == NormKind::kLayerNorm ? 2 * h : h;
+}
+
+std::int64_t mlp_parameters(const TransformerConfig& t, std::int64_t f) {
+  const std::int64_t h = t.hidden;
+  if (t.gated_mlp) return 3 * h * f + (t.bias ? 2 * f + h : 0);
+  return 2 * h * f + (t.bias ? f + h : 0);
+}
+
+std::int64_t attention_parameters(const TransformerConfig& t) {
+  const std::int64_t h = t.hidden, kv = t.kv_hidden();
+  return 2 * h * h + 2 * h * kv + (t.bias ? 2 * h + 2 * kv : 0);
+}
+
+ConfigNode required(const ConfigNode& node, std::string_view key);
+
+TransformerConfig parse_transformer(const ConfigNode& root) {
+  TransformerConfig t;
+  t.layers = static_cast<int>(required(root, "layers").as_int(1, 1000000));
+  t.hidden = required(root, "hidden").as_int(1, kMaxWidth);
+  t.heads = static_cast<int>(required(root, "heads").as_int(1, kMaxWidth));
+  t.kv_heads = t.heads;
+  if (auto n = root.find("kv_heads")) t.kv_heads = static_cast<int>(n->as_int(1, kMaxWidth));
+  t.ffn_hidden = 4 * t.hidden;
+  if (auto n = root.find("ffn_hidden")) t.ffn_hidden = n->as_int(1, kMaxWidth);
+  t.max_sequence = required(root, "max_sequence").as_int(1, kMaxSequence);
+  if (auto n = root.find("gated_mlp")) t.gated_mlp = n->as_bool();
+  if (auto n = root.find("bias")) t.bias = n->as_bool();
+  if (auto n = root.find("dropout")) t.dropout = n->as_bool();
+  if (auto n = root.find("norm"))
+    t.norm =
+        n->as_choice({"layernorm", "rmsnorm"}) == 0 ? NormKind::kLayerNorm : NormKind::kRmsNorm;
+  if (auto n = root.find("position")) {
+    static constexpr PositionEmbedding kinds[] = {
+        PositionEmbedding::kLearned, PositionEmbedding::kRotary, PositionEmbedding::kNone};
+    t.position = kinds[n->as_choice({"learned", "rotary", "none"})];
+  }
+  if (auto n = root.find("type_vocab")) t.type_vocab = static_cast<int>(n->as_int(0, 1 << 20));
+  if (auto n = root.find("tied_embeddings")) t.tied_embeddings = n->as_bool();
+  if (auto moe = root.find("moe")) {
+    moe->expect_only({"experts", "top_k", "ffn_hidden"});
+    t.experts = static_cast<int>(required(*moe, "experts").as_int(1, 1 << 20));
+    t.top_k = static_cast<int>(required(*moe, "top_k").as_int(1, 1 << 20));
+    t.expert_ffn_hidden = t.ffn_hidden;
+    if (auto n = moe->find("ffn_hidden")) t.expert_ffn_hidden = n->as_int(1, kMaxWidth);
+  }
+  if (auto in = root.find("input")) {
+    const ConfigNode kind = required(*in, "kind");
+    if (kind.as_choice({"tokens", "patches"}) == 0) {
+      in->expect_only({"kind"});
+    } else {
+      in->expect_only({"kind", "image_size", "patch_size", "channels"});
+      t.input = InputKind::kPatches;
+      t.image_size = static_cast<int>(required(*in, "image_size").as_int(1, 1 << 20));
+      t.patch_size = static_cast<int>(required(*in, "patch_size").as_int(1, 1 << 20));
+      t.channels = static_cast<int>(required(*in, "channels").as_int(1, 1 << 16));
+    }
+  }
+  if (auto hd = root.find("head")) {
+    const ConfigNode kind = required(*hd, "kind");
+    static constexpr HeadKind kinds[] = {HeadKind::kLm, HeadKind::kMlm, HeadKind::kClassifier};
+    t.head = kinds[kind.as_choice({"lm", "mlm", "classifier"})];
+    if (t.head == HeadKind::kClassifier) {
+      hd->expect_only({"kind", "classes"});
+      t.classes = static_cast<int>(required(*hd, "classes").as_int(1, 1 << 24));
+    } else {
+      hd->expect_only({"kind"});
+    }
+  }
+  // The vocabulary is needed by a token input or a vocabulary head, and means nothing otherwise.
+  const bool needs_vocab = t.input == InputKind::kTokens || t.head != HeadKind::kClassifier;
+  if (needs_vocab) {
+    t.vocab = required(root, "vocab").as_int(1, kMaxVocab);
+  } else if (auto n = root.find("vocab")) {
+    n->fail("a model with patch input and a classifier head has no vocabulary");
+  }
+  return t;
+}
+
+CnnConfig parse_cnn(const ConfigNode& root) {
+  CnnConfig c;
+  if (auto n = root.find("image_size")) c.image_size = static_cast<int>(n->as_int(1, 1 << 20));
+  const ConfigNode layers = required(root, "layers");
+  if (!layers.is_array()) layers.fail_expected("an array of layers");
+  if (layers.size() == 0) layers.fail("a CNN needs at least one layer");
+  for (const ConfigNode& n : layers.elements()) {
+    n.expect_only({"name", "forward", "parameters", "activation_elements", "output_elements"});
+    CnnLayer l;
+    l.name = required(n, "name").as_string();
+    l.forward_per_sample = required(n, "forward").as_flops();
+    l.parameters = required(n, "parameters").as_int(0, std::int64_t{1} << 40);
+    l.activation_elements = required(n, "activation_elements").as_int(0, std::int64_t{1} << 40);
+    l.output_elements = required(n, "output_elements").as_int(1, std::int64_t{1} << 40);
+    c.layers.push_back(std::move(l));
+  }
+  return c;
+}
+
+// at() for a required key, failing at the path of the missing key itself.
+ConfigNode required(const ConfigNode& node, std::string_view key) {
+  if (auto n = node.find(key)) return *n;
+  throw ConfigError(node.file(), json_pointer_append(node.path(), key),
+                    "missing required key \"" + std::string(key) + "\"");
+}
+
+std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+}  // namespace
+
+const char* to_string(ModelFamily f) {
+  return f == ModelFamily::kTransformer ? "transformer" : "cnn";
+}
+const char* to_string(NormKind n) { return n == NormKind::kLayerNorm ? "layernorm" : "rmsnorm"; }
+
+std::int64_t TransformerConfig::patch_tokens() const {
+  if (input != InputKind::kPatches) return 0;
+  const std::int64_t side = image_size / patch_size;
+  return side * side + 1;
+}
+
+Model parse_model(const ConfigNode& root) {
+  Model m;
+  const std::size_t family = required(root, "family").as_choice({"transformer", "cnn"});
+  if (family == 0) {
+    root.expect_only(
+        {"name",  "description", "source",     "family",   "layers",       "hidden",
+         "heads", "kv_heads",    "ffn_hidden", "vocab",    "max_sequence", "gated_mlp",
+         "bias",  "dropout",     "norm",       "position", "type_vocab",   "tied_embeddings",
+         "moe",   "input",       "head"});
+  } else {
+    root.expect_only({"name", "description", "source", "family", "image_size", "layers"});
+  }
+  m.name = root.has("name") ? root.at("name").as_string() : stem_of(root.file());
+  if (auto n = root.find("description")) m.description = n->as_string();
+  if (auto n = root.find("source")) m.source = n->as_string();
+  if (family == 0) {
+    m.family = ModelFamily::kTransformer;
+    m.transformer = parse_transformer(root);
+  } else {
+    m.family = ModelFamily::kCnn;
+    m.cnn = parse_cnn(root);
+  }
+  validate_model(m, root.file());
+  return m;
+}
+
+void validate_model(const Model& m, const std::string& file) {
+  const auto fail = [&](const std::string& path, const std::string& msg) {
+    throw ConfigError(file, path, msg);
+  };
+  if (m.family == ModelFamily::kCnn) {
+    if (m.cnn.layers.empty()) fail("/layers", "a CNN needs at least one layer");
+    for (std::size_t i = 0; i < m.cnn.layers.size(); ++i) {
+      if (m.cnn.layers[i].forward_per_sample.value() < 0) {
+        fail("/layers/" + std::to_string(i) + "/forward", "must not be negative");
+      }
+    }
+    return;
+  }
+  const TransformerConfig& t = m.transformer;
+  if (t.layers < 1) fail("/layers", "must be at least 1; got " + std::to_string(t.layers));
+  if (t.hidden < 1) fail("/hidden", "must be at least 1; got " + std::to_string(t.hidden));
+  if (t.heads < 1) fail("/heads", "must be at least 1; got " + std::to_string(t.heads));
+  if (t.hidden % t.heads != 0) {
+    fail("/heads", "heads (" + std::to_string(t.heads) + ") must divide hidden (" +
+                       std::to_string(t.hidden) + ")");
+  }
+  if (t.kv_heads < 1 || t.heads % t.kv_heads != 0) {
+    fail("/kv_heads", "kv_heads (" + std::to_string(t.kv_heads) + ") must divide heads (" +
+                          std::to_string(t.heads) + ")");
+  }
+  if (t.ffn_hidden < 1) fail("/ffn_hidden", "must be at least 1");
+  if (t.max_sequence < 1) fail("/max_sequence", "must be at least 1");
+  if (t.is_moe()) {
+    if (t.experts < 2)
+      fail("/moe/experts", "a mixture needs at least 2 experts; got " + std::to_string(t.experts));
+    if (t.top_k < 1 || t.top_k > t.experts) {
+      fail("/moe/top_k", "top_k (" + std::to_string(t.top_k) + ") must be from 1 to experts (" +
+                             std::to_string(t.experts) + ")");
+    }
+    if (t.expert_ffn_hidden < 1) fail("/moe/ffn_hidden", "must be at least 1");
+  }
+  if (t.input == InputKind::kPatches) {
+    if (t.patch_size < 1 || t.image_size % t.patch_size != 0) {
+      fail("/input/patch_size", "patch_size (" + std::to_string(t.patch_size) +
+                                    ") must divide image_size (" + std::to_string(t.image_size) +
+                                    ")");
+    }
+    if (t.tied_embeddings && t.head != HeadKind::kClassifier) {
+      fail("/tied_embeddings", "a patch input has no token table to tie the output to");
+    }
+  }
+  if ((t.input == InputKind::kTokens || t.head != HeadKind::kClassifier) && t.vocab < 1) {
+    fail("/vocab", "must be at least 1");
+  }
+  if (t.head == HeadKind::kClassifier && t.classes < 1) fail("/head/classes", "must be at least 1");
+}
+
+Model load_model(const std::string& path_or_name) {
+  namespace fs = std::filesystem;
+  std::string path = path_or_name;
+  if (!fs::exists(path) && path_or_name.find('/') == std::string::npos) {
+    const fs::path bundled = fs::path(CS_CONFIG_DIR) / "models" / (path_or_name + ".json");
+    if (fs::exists(bundled)) {
+      path = bundled.string();
+    } else {
+      std::string known;
+      for (const auto& n : bundled_model_names()) known += (known.empty() ? "" : ", ") + n;
+      throw ConfigError(path_or_name, "",
+                        "no such file, and no bundled model of that name (bundled: " + known + ")");
+    }
+  }
+  const ConfigDocument doc = ConfigDocument::load(path);
+  if (doc.json().is_object() && doc.json().contains("model_type"))
+    return model_from_hf_config(doc.root());
+  return parse_model(doc.root());
+}
+
+std::vector<std::string> bundled_model_names() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(CS_CONFIG_DIR) / "models", ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+int pipeline_layers(const Model& m) {
+  return m.family == ModelFamily::kTransformer ? m.transformer.layers
+                                               : static_cast<int>(m.cnn.layers.size());
+}
+
+std::int64_t block_parameters(const TransformerConfig& t) {
+  std::int64_t p = 2 * norm_parameters(t.norm, t.hidden) + attention_parameters(t);
+  if (t.is_moe())
+    return p + t.hidden * t.experts + t.experts * mlp_parameters(t, t.expert_ffn_hidden);
+  return p + mlp_parameters(t, t.ffn_hidden);
+}
+
+std::int64_t block_active_parameters(const TransformerConfig& t) {
+  if (!t.is_moe()) return block_parameters(t);
+  return 2 * norm_parameters(t.norm, t.hidden) + attention_parameters(t) + t.hidden * t.experts +
+         t.top_k * mlp_parameters(t, t.expert_ffn_hidden);
+}
+
+std::int64_t embedding_parameters(const TransformerConfig& t) {
+  const std::int64_t h = t.hidden;
+  if (t.input == InputKind::kPatches) {
+    const std::int64_t patch = std::int64_t{t.channels} * t.patch_size * t.patch_size;
+    const std::int64_t positions =
+        t.position == PositionEmbedding::kLearned ? t.patch_tokens() * h : 0;
+    return patch * h + (t.bias ? h : 0) + h /* class token */ + positions;
+  }
+  const std::int64_t positions = t.position == PositionEmbedding::kLearned ? t.max_sequence * h : 0;
+  return t.vocab * h + positions + std::int64_t{t.type_vocab} * h;
+}
+
+std::int64_t head_parameters(const TransformerConfig& t) {
+  const std::int64_t h = t.hidden;
+  const std::int64_t norm = norm_parameters(t.norm, h);
+  switch (t.head) {
+    case HeadKind::kLm:
+      return norm + (t.tied_embeddings ? 0 : t.vocab * h);
+    case HeadKind::kMlm:
+      return norm + h * h + (t.bias ? h : 0) + norm_parameters(t.norm, h) +
+             (t.tied_embeddings ? 0 : t.vocab * h) + t.vocab /* decoder bias */;
+    case HeadKind::kClassifier:
+      return norm + h * t.classes + (t.bias ? t.classes : 0);
+  }
+  return norm;
+}
+
+std::int64_t parameter_count(const Model& m) {
+  if (m.family == ModelFamily::kCnn) {
+    std::int64_t p = 0;
+    for (const auto& l : m.cnn.layers) p += l.parameters;
+    return p;
+  }
+  const TransformerConfig& t = m.transformer;
+  return t.layers * block_parameters(t) + embedding_parameters(t) + head_parameters(t);
+}
+
+std::int64_t active_parameter_count(const Model& m) {
+  if (m.family == ModelFamily::kCnn || !m.transformer.is_moe()) return parameter_count(m);
+  const TransformerConfig& t = m.transformer;
+  return t.layers * block_active_parameters(t) + embedding_parameters(t) + head_parameters(t);
+}
+
+}  // namespace cs::wl

@@ -1,0 +1,338 @@
+#include "workloads/training_graph.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "core/errors.h"
+#include "workloads/layer_cost.h"
+
+namespace cs::wl {
+namespace {
+
+using tg::OpId;
+
+std::vector<int> split_layers(const Model& model, const ParallelPlan& plan) {
+  if (!plan.layers_per_stage.empty()) return plan.layers_per_stage;
+  const int units = pipeline_layers(model);
+  return std::vector<int>(static_cast<std::size_t>(plan.pp), units / plan.pp);
+}
+
+// Emits the ranks' ops. One instance of this class builds one rank at a time; collective
+// instance ids are (group, per-group sequence number), identical on every member because every
+// member emits the same sequence of collectives on a group.
+class Builder {
+ public:
+  Builder(const Model& model, const ParallelPlan& plan, TrainingGraph& out)
+      : model_(model), plan_(plan), out_(out), g_(out.graph), params_(cost_params(model, plan)) {
+    const int units = pipeline_layers(model);
+    for (int u = 0; u < units; ++u) unit_cost_.push_back(pipeline_layer_cost(model, u, params_));
+    if (model.family == ModelFamily::kTransformer) {
+      embedding_ = embedding_cost(model, params_);
+      head_ = head_cost(model, params_);
+    }
+    first_unit_.push_back(0);
+    for (int n : out.stage_layers) first_unit_.push_back(first_unit_.back() + n);
+    make_groups();
+  }
+
+  void build_rank(int rank) {
+    rank_ = static_cast<std::uint32_t>(rank);
+    coord_ = out_.grid.coord(rank);
+    const int s = coord_.pp;
+    const int m = out_.micro_batches;
+    fwd_last_.assign(static_cast<std::size_t>(m), 0);
+    dp_ops_.clear();
+    pending_grad_ = Bytes{0};
+    if (plan_.schedule == PipelineSchedule::kGpipe) {
+      for (int j = 0; j < m; ++j) forward(j);
+      for (int j = 0; j < m; ++j) backward(j);
+    } else {  // 1F1B: p - 1 - s warm-up forwards, then one forward and one backward in turn
+      const int warmup = std::min(m, plan_.pp - 1 - s);
+      int f = 0, b = 0;
+      for (; f < warmup; ++f) forward(f);
+      while (b < m) {
+        if (f < m) forward(f++);
+        backward(b++);
+      }
+    }
+    optimizer();
+  }
+
+ private:
+  OpId collective(std::uint32_t group, const char* name, coll::Op op, Bytes size, std::vector<OpId> deps) {
+    const std::uint64_t seq = seq_[{rank_, group}]++;
+    const std::uint64_t instance = (static_cast<std::uint64_t>(group) << 32) | seq;
+    return g_.add_collective(rank_, group, name, op, size, instance, deps);
+  }
+
+  OpId compute(const char* name, Flops f, Bytes mem, tg::ComputeClass cls, std::vector<OpId> deps) {
+    return g_.add_compute(rank_, name, f, mem, cls, deps);
+  }
+
+  // A block's forward (or backward) compute, split around its TP collectives.
+  OpId pieces(const char* name, Flops f, Bytes mem, const TpCollectives& c, Bytes coll_bytes,
+              std::vector<OpId> deps) {
+    const std::uint32_t tp = plan_.tp > 1 ? tp_group() : 0;
+    const int n = std::max(1, c.all_reduce + c.reduce_scatter);
+    OpId last = 0;
+    for (int i = 0; i < n; ++i) {
+      if (plan_.tp > 1 && i < c.all_gather) deps = {collective(tp, "tp all-gather", coll::Op::kAllGather, coll_bytes, deps)};
+      last = compute(name, Flops{f.value() / n}, Bytes{mem.value() / n}, tg::ComputeClass::kGemm, deps);
+      deps = {last};
+      if (plan_.tp > 1 && i < c.all_reduce) {
+        last = collective(tp, "tp all-reduce", coll::Op::kAllReduce, coll_bytes, deps);
+      } else if (plan_.tp > 1 && i < c.all_reduce + c.reduce_scatter) {
+        last = collective(tp, "tp reduce-scatter", coll::Op::kReduceScatter, coll_bytes, deps);
+      }
+      deps = {last};
+    }
+    return last;
+  }
+
+  // An expert all-to-all after `deps`; returns the new dependency list.
+  std::vector<OpId> moe_all_to_all(const char* name, const LayerCost& c, std::vector<OpId> deps) {
+    if (plan_.ep <= 1 || c.moe_all_to_all_bytes.value() == 0) return deps;
+    return {collective(ep_group(), name, coll::Op::kAllToAll, c.moe_all_to_all_bytes, deps)};
+  }
+
+  void forward(int j) {
+    const int s = coord_.pp;
+    std::vector<OpId> deps;
+    if (s > 0) deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, prev_rank(), stage_input_bytes(s), tag(j, 0), "recv activations"));
+    if (s == 0 && model_.family == ModelFamily::kTransformer) {
+      deps = {pieces("embedding fwd", embedding_.forward, embedding_.forward_memory_traffic, embedding_.tp_forward, embedding_.tp_collective_bytes, deps)};
+    }
+    for (int u = first_unit_[static_cast<std::size_t>(s)]; u < first_unit_[static_cast<std::size_t>(s) + 1]; ++u) {
+      const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
+      if (plan_.zero == ZeroStage::kParameters && plan_.dp > 1) {
+        deps = {collective(dp_group(), "fsdp all-gather", coll::Op::kAllGather, c.weights, deps)};
+      }
+      if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
+        deps = {collective(cp_group(), "cp kv all-gather", coll::Op::kAllGather, c.cp_kv_bytes, deps)};
+      }
+      deps = moe_all_to_all("ep dispatch", c, deps);
+      deps = {pieces("block fwd", c.forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps)};
+      deps = moe_all_to_all("ep combine", c, deps);
+    }
+    if (s == plan_.pp - 1 && model_.family == ModelFamily::kTransformer) {
+      deps = {pieces("head fwd", head_.forward, head_.forward_memory_traffic, head_.tp_forward, head_.tp_collective_bytes, deps)};
+    }
+    if (s + 1 < plan_.pp) g_.add_send(rank_, tg::Stream::kPp, next_rank(), stage_output_bytes(s), tag(j, 0), "send activations", deps);
+    fwd_last_[static_cast<std::size_t>(j)] = deps.back();
+  }
+
+  void backward(int j) {
+    const int s = coord_.pp;
+    const bool last_micro = j == out_.micro_batches - 1;
+    std::vector<OpId> deps{fwd_last_[static_cast<std::size_t>(j)]};
+    if (s + 1 < plan_.pp) {
+      deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, next_rank(), stage_output_bytes(s), tag(j, 1), "recv gradients"));
+    }
+    if (s == plan_.pp - 1 && model_.family == ModelFamily::kTransformer) {
+      deps = {pieces("head bwd", head_.backward, head_.backward_memory_traffic, head_.tp_backward, head_.tp_collective_bytes, deps)};
+      if (last_micro) gradients_ready(head_.gradients, deps.back());
+    }
+    for (int u = first_unit_[static_cast<std::size_t>(s) + 1] - 1; u >= first_unit_[static_cast<std::size_t>(s)]; --u) {
+      const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
+      if (plan_.zero == ZeroStage::kParameters && plan_.dp > 1) {
+        deps = {collective(dp_group(), "fsdp all-gather", coll::Op::kAllGather, c.weights, deps)};
+      }
+      if (c.recompute.value() > 0) {
+        const TpCollectives none{};
+        const bool full = plan_.recompute == Recompute::kFull;
+        deps = {pieces("block recompute", c.recompute, c.forward_memory_traffic, full ? c.tp_forward : none, c.tp_collective_bytes, deps)};
+      }
+      deps = moe_all_to_all("ep combine bwd", c, deps);
+      deps = {pieces("block bwd", c.backward, c.backward_memory_traffic, c.tp_backward, c.tp_collective_bytes, deps)};
+      deps = moe_all_to_all("ep dispatch bwd", c, deps);
+      if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
+        deps = {collective(cp_group(), "cp kv reduce-scatter", coll::Op::kReduceScatter, c.cp_kv_bytes, deps)};
+      }
+      if (last_micro) gradients_ready(c.gradients, deps.back());
+    }
+    if (s == 0 && model_.family == ModelFamily::kTransformer) {
+      deps = {pieces("embedding bwd", embedding_.backward, embedding_.backward_memory_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
+      if (last_micro) gradients_ready(embedding_.gradients, deps.back());
+    }
+    if (s > 0) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), stage_input_bytes(s), tag(j, 1), "send gradients", deps);
+    if (last_micro) flush_bucket(deps.back());
+    bwd_last_ = deps.back();
+  }
+
+  // Gradients of the last micro-batch go to the DP reduction in buckets as they are produced.
+  void gradients_ready(Bytes grads, OpId producer) {
+    pending_grad_ += grads;
+    if (pending_grad_ >= bucket_bytes()) flush_bucket(producer);
+  }
+
+  void flush_bucket(OpId producer) {
+    if (plan_.dp * plan_.cp <= 1 || pending_grad_.value() == 0) {
+      pending_grad_ = Bytes{0};
+      return;
+    }
+    const bool sharded = plan_.zero != ZeroStage::kNone;
+    dp_ops_.push_back(collective(dp_group(), sharded ? "dp reduce-scatter" : "dp all-reduce",
+                                 sharded ? coll::Op::kReduceScatter : coll::Op::kAllReduce, pending_grad_, {producer}));
+    reduced_ += pending_grad_;
+    pending_grad_ = Bytes{0};
+  }
+
+  Bytes bucket_bytes() const {
+    return Bytes{static_cast<std::int64_t>(plan_.dp_bucket_mib * 1024 * 1024)};
+  }
+
+  void optimizer() {
+    // Adam over this rank's (ZeRO-sharded) parameters: read weights, gradients and 12 bytes of
+    // fp32 state, write them back: 2 + 2 + 12 + 12 + 2 = 30 bytes per parameter.
+    std::int64_t params = 0;
+    const int s = coord_.pp;
+    for (int u = first_unit_[static_cast<std::size_t>(s)]; u < first_unit_[static_cast<std::size_t>(s) + 1]; ++u) {
+      params += unit_cost_[static_cast<std::size_t>(u)].parameters;
+    }
+    if (s == 0) params += embedding_.parameters;
+    if (s == plan_.pp - 1) params += head_.parameters;
+    const int shards = plan_.zero == ZeroStage::kNone ? 1 : plan_.dp * plan_.cp;
+    std::vector<OpId> deps = dp_ops_;
+    deps.push_back(bwd_last_);
+    const OpId step = compute("optimizer step", Flops{0}, Bytes{params * 30 / shards}, tg::ComputeClass::kOptimizer, deps);
+    if (plan_.zero == ZeroStage::kOptimizer || plan_.zero == ZeroStage::kGradients) {
+      if (plan_.dp * plan_.cp > 1) collective(dp_group(), "dp param all-gather", coll::Op::kAllGather, Bytes{params * 2}, {step});
+    }
+    reduced_ = Bytes{0};
+  }
+
+  Bytes stage_output_bytes(int s) const {
+    return unit_cost_[static_cast<std::size_t>(first_unit_[static_cast<std::size_t>(s) + 1] - 1)].output_bytes;
+  }
+  Bytes stage_input_bytes(int s) const { return stage_output_bytes(s - 1); }
+
+  std::uint64_t tag(int micro, int dir) const { return static_cast<std::uint64_t>(micro) * 2 + static_cast<std::uint64_t>(dir); }
+  std::uint32_t prev_rank() const { return static_cast<std::uint32_t>(out_.grid.rank({coord_.dp, coord_.pp - 1, coord_.cp, coord_.tp})); }
+  std::uint32_t next_rank() const { return static_cast<std::uint32_t>(out_.grid.rank({coord_.dp, coord_.pp + 1, coord_.cp, coord_.tp})); }
+
+  std::uint32_t tp_group() const { return tp_groups_.at({coord_.dp, coord_.pp, coord_.cp}); }
+  std::uint32_t dp_group() const { return dp_groups_.at({coord_.pp, coord_.tp, 0}); }
+  std::uint32_t cp_group() const { return cp_groups_.at({coord_.dp, coord_.pp, coord_.tp}); }
+  std::uint32_t ep_group() const { return ep_groups_.at({coord_.pp, coord_.tp, (coord_.dp * plan_.cp + coord_.cp) / plan_.ep}); }
+
+  void make_groups() {
+    const RankGrid& grid = out_.grid;
+    auto add = [&](const std::string& name, tg::Stream stream, std::vector<std::uint32_t> ranks) {
+      return g_.add_group({name, stream, std::move(ranks)});
+    };
+    for (int d = 0; d < plan_.dp; ++d) {
+      for (int p = 0; p < plan_.pp; ++p) {
+        for (int c = 0; c < plan_.cp; ++c) {
+          if (plan_.tp > 1) {
+            std::vector<std::uint32_t> r;
+            for (int t = 0; t < plan_.tp; ++t) r.push_back(static_cast<std::uint32_t>(grid.rank({d, p, c, t})));
+            tp_groups_[{d, p, c}] = add("tp", tg::Stream::kTp, r);
+          }
+        }
+      }
+    }
+    for (int p = 0; p < plan_.pp; ++p) {
+      for (int t = 0; t < plan_.tp; ++t) {
+        if (plan_.dp * plan_.cp > 1) {
+          std::vector<std::uint32_t> r;  // gradients are reduced over data and context parallelism
+          for (int d = 0; d < plan_.dp; ++d) {
+            for (int c = 0; c < plan_.cp; ++c) r.push_back(static_cast<std::uint32_t>(grid.rank({d, p, c, t})));
+          }
+          dp_groups_[{p, t, 0}] = add("dp", tg::Stream::kDp, r);
+        }
+        if (plan_.cp > 1) {
+          for (int d = 0; d < plan_.dp; ++d) {
+            std::vector<std::uint32_t> r;
+            for (int c = 0; c < plan_.cp; ++c) r.push_back(static_cast<std::uint32_t>(grid.rank({d, p, c, t})));
+            cp_groups_[{d, p, t}] = add("cp", tg::Stream::kCp, r);
+          }
+        }
+        if (plan_.ep > 1) {
+          // Experts are sharded over blocks of ep consecutive data-parallel (x context) ranks.
+          const int n = plan_.dp * plan_.cp;
+          for (int b = 0; b < n / plan_.ep; ++b) {
+            std::vector<std::uint32_t> r;
+            for (int k = b * plan_.ep; k < (b + 1) * plan_.ep; ++k) {
+              r.push_back(static_cast<std::uint32_t>(grid.rank({k / plan_.cp, p, k % plan_.cp, t})));
+            }
+            ep_groups_[{p, t, b}] = add("ep", tg::Stream::kEp, r);
+          }
+        }
+      }
+    }
+  }
+
+  const Model& model_;
+  const ParallelPlan& plan_;
+  TrainingGraph& out_;
+  tg::TaskGraph& g_;
+  CostParams params_;
+  std::vector<LayerCost> unit_cost_;
+  LayerCost embedding_, head_;
+  std::vector<int> first_unit_;
+  std::map<std::array<int, 3>, std::uint32_t> tp_groups_, dp_groups_, cp_groups_, ep_groups_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> seq_;
+  std::uint32_t rank_ = 0;
+  GridCoord coord_;
+  std::vector<OpId> fwd_last_;
+  std::vector<OpId> dp_ops_;
+  OpId bwd_last_ = 0;
+  Bytes pending_grad_{0}, reduced_{0};
+};
+
+}  // namespace
+
+void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const std::string& file,
+                   const std::string& at) {
+  auto fail = [&](const std::string& key, const std::string& msg) { throw ConfigError(file, at + "/" + key, msg); };
+  if (plan.dp < 1 || plan.tp < 1 || plan.pp < 1 || plan.cp < 1 || plan.ep < 1) fail("dp", "parallel degrees must be at least 1");
+  if (plan.gpus() != gpus) {
+    fail("dp", "dp x tp x pp x cp = " + std::to_string(plan.dp) + " x " + std::to_string(plan.tp) + " x " + std::to_string(plan.pp) +
+                   " x " + std::to_string(plan.cp) + " = " + std::to_string(plan.gpus()) + ", but the job has " + std::to_string(gpus) + " GPUs");
+  }
+  if (model.family == ModelFamily::kTransformer) {
+    const auto& t = model.transformer;
+    if (t.heads % plan.tp != 0) fail("tp", "the model's " + std::to_string(t.heads) + " attention heads are not divisible by tp = " + std::to_string(plan.tp));
+    if (t.is_moe() && (t.experts % plan.ep != 0)) fail("ep", "the model's " + std::to_string(t.experts) + " experts are not divisible by ep = " + std::to_string(plan.ep));
+  } else if (plan.tp > 1 || plan.cp > 1) {
+    fail("tp", "tensor and context parallelism apply to transformers only");
+  }
+  if (!model.transformer.is_moe() && plan.ep > 1) fail("ep", "expert parallelism needs a mixture-of-experts model");
+  if ((plan.dp * plan.cp) % plan.ep != 0) fail("ep", "ep = " + std::to_string(plan.ep) + " must divide dp x cp = " + std::to_string(plan.dp * plan.cp));
+  const int units = pipeline_layers(model);
+  if (!plan.layers_per_stage.empty()) {
+    if (static_cast<int>(plan.layers_per_stage.size()) != plan.pp) fail("layers_per_stage", "expected one entry per pipeline stage (" + std::to_string(plan.pp) + ")");
+    if (std::accumulate(plan.layers_per_stage.begin(), plan.layers_per_stage.end(), 0) != units) {
+      fail("layers_per_stage", "the stages hold " + std::to_string(std::accumulate(plan.layers_per_stage.begin(), plan.layers_per_stage.end(), 0)) +
+                                   " layers but the model has " + std::to_string(units));
+    }
+    for (int n : plan.layers_per_stage) {
+      if (n < 1) fail("layers_per_stage", "every stage needs at least one layer");
+    }
+  } else if (units % plan.pp != 0) {
+    fail("pp", "the model's " + std::to_string(units) + " layers are not divisible by pp = " + std::to_string(plan.pp) + " (give layers_per_stage for an uneven split)");
+  }
+  if (plan.micro_batch < 1) fail("micro_batch", "expected at least 1 sample per micro-batch");
+  if (plan.global_batch % (plan.micro_batch * plan.dp) != 0 || plan.global_batch < plan.micro_batch * plan.dp) {
+    fail("global_batch", "the global batch " + std::to_string(plan.global_batch) + " is not a positive multiple of micro_batch x dp = " +
+                             std::to_string(plan.micro_batch * plan.dp));
+  }
+  if (plan.schedule != PipelineSchedule::kGpipe && plan.pp > 1 && plan.micro_batches() < plan.pp) {
+    fail("global_batch", std::to_string(plan.micro_batches()) + " micro-batches are fewer than the " + std::to_string(plan.pp) +
+                             " pipeline stages that 1F1B needs");
+  }
+  if (plan.schedule == PipelineSchedule::kInterleaved) fail("schedule", "the interleaved 1F1B schedule is not implemented yet (use \"1f1b\" or \"gpipe\")");
+}
+
+TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan, const std::string& file,
+                                   const std::string& plan_path) {
+  validate_plan(model, plan, plan.gpus(), file, plan_path);
+  TrainingGraph out{tg::TaskGraph(static_cast<std::uint32_t>(plan.gpus())), RankGrid(plan, file, plan_path + "/order"),
+                    split_layers(model, plan), plan.micro_batches()};
+  Builder b(model, plan, out);
+  for (int r = 0; r < out.grid.size(); ++r) b.build_rank(r);
+  return out;
+}
+
+}  // namespace cs::wl

@@ -1,0 +1,47 @@
+// One training iteration of a model under a parallel plan, as a TaskGraph.
+//
+// Per rank (grid position dp, pp, cp, tp), for every micro-batch and every transformer block (or
+// CNN layer) of its pipeline stage:
+//   forward   the block's compute split around its tensor-parallel collectives (Megatron: two
+//             all-reduces per block, or with sequence parallelism an all-gather before and a
+//             reduce-scatter after each half), on the compute and TP streams;
+//   backward  the recomputed forward (per the recompute mode, with its TP collectives under full
+//             recompute), then the backward compute (2x forward) and its TP collectives;
+//   pipeline  activations sent to the next stage and gradients to the previous one (isend/irecv
+//             on the PP stream), in GPipe or 1F1B order;
+//   experts   MoE blocks add an all-to-all dispatch and combine over the EP group, forward and
+//             backward;
+//   data      gradients of the last micro-batch's backward are reduced over the DP group in
+//             buckets as they are produced (all-reduce; reduce-scatter under ZeRO-1/2/3, which
+//             then all-gather the updated parameters after the optimizer step);
+//   optimizer an elementwise pass over this rank's optimizer state once the reduction is done.
+// The first stage also runs the embedding, the last the output head.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/taskgraph/task_graph.h"
+#include "workloads/model.h"
+#include "workloads/parallel_plan.h"
+#include "workloads/rank_grid.h"
+
+namespace cs::wl {
+
+struct TrainingGraph {
+  tg::TaskGraph graph;
+  RankGrid grid;
+  std::vector<int> stage_layers;  // pipeline units per stage
+  int micro_batches = 0;
+};
+
+// Validates the plan against the model (heads divisible by TP, layers by PP unless
+// layers_per_stage is given, DP x TP x PP x CP = gpus, micro-batches >= stages for 1F1B, ...)
+// and throws ConfigError naming `file` and the JSON path under `plan_path` on a violation.
+void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const std::string& file,
+                   const std::string& plan_path);
+
+TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
+                                   const std::string& file, const std::string& plan_path);
+
+}  // namespace cs::wl
