@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/cmd_collective.h"
+#include "apps/cmd_run.h"
 #include "apps/cmd_topo.h"
 #include "core/errors.h"
 
@@ -28,7 +29,8 @@ int dispatch(int argc, char** argv) {
   app.set_version_flag("--version", "clustersim 0.1.0");
   app.require_subcommand(1);
 
-  auto* run = app.add_subcommand("run", "Run the built-in default experiment and print its result");
+  cs::cli::RunOptions run_opts;
+  auto* run = cs::cli::add_run_command(app, run_opts);
   cs::cli::CollectiveOptions collective;
   cs::cli::add_collective_command(app, collective);
   cs::cli::TopoOptions info, exp;
@@ -55,7 +57,7 @@ int dispatch(int argc, char** argv) {
     std::cerr << "clustersim: command-line error: " << e.what() << " (see --help)\n";
     return 2;
   }
-  if (run->parsed()) return run_default();
+  if (run->parsed()) return run_opts.experiment.empty() ? run_default() : cs::cli::run_experiment_command(run_opts);
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);
   auto* topo = app.get_subcommand("topo");
   if (topo->got_subcommand("info")) return cs::cli::run_topo_info(info);

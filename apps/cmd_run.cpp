@@ -1,0 +1,68 @@
+#include "apps/cmd_run.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "core/atomic_file.h"
+#include "core/errors.h"
+#include "sim/experiment/experiment.h"
+
+namespace cs::cli {
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+void print_table(const exp::Experiment& e, const exp::Simulation& s) {
+  const auto& r = s.result;
+  const auto& p = e.plan;
+  std::cout << "clustersim run: " << e.name << "\n"
+            << "  model            " << s.model.name << "\n"
+            << "  cluster          " << s.cluster.name() << " (" << r.gpus << " of " << s.cluster.gpus().size() << " GPUs)\n"
+            << "  plan             dp " << p.dp << " x tp " << p.tp << " x pp " << p.pp << " x cp " << p.cp
+            << ", micro-batch " << p.micro_batch << ", global batch " << p.global_batch << " (" << p.micro_batches()
+            << " micro-batches)\n"
+            << "  iteration        " << format_duration(r.iteration) << "\n"
+            << "  throughput       " << fixed(r.samples_per_s, 1) << " samples/s";
+  if (r.tokens_per_s > 0) std::cout << ", " << fixed(r.tokens_per_s, 0) << " tokens/s";
+  std::cout << "\n"
+            << "  TFLOP/s per GPU  " << fixed(r.tflops_per_gpu, 1) << " (with recomputation), " << fixed(r.model_tflops_per_gpu, 1)
+            << " (model)\n"
+            << "  MFU              " << fixed(100 * r.mfu, 1) << "%\n"
+            << "  memory per GPU   " << format_bytes(r.memory.total) << " of " << format_bytes(r.memory.capacity) << " (weights "
+            << format_bytes(r.memory.weights) << ", gradients " << format_bytes(r.memory.gradients) << ", optimizer "
+            << format_bytes(r.memory.optimizer_state) << ", activations " << format_bytes(r.memory.activations) << ")\n";
+}
+
+}  // namespace
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
+  auto* cmd = app.add_subcommand("run", "Simulate one training iteration of an experiment (default: the built-in one)");
+  cmd->add_option("experiment", o.experiment, "Experiment file (docs/experiment-format.md)");
+  cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
+  cmd->add_option("--out", o.out, "Write summary.json to this folder");
+  cmd->add_flag("--json", o.json, "Print the summary as JSON");
+  return cmd;
+}
+
+int run_experiment_command(const RunOptions& o) {
+  const exp::Experiment e = exp::load_experiment(o.experiment, o.overrides);
+  if (!o.out.empty() && !std::filesystem::is_directory(o.out)) {
+    throw ConfigError("", "--out", "\"" + o.out + "\" is not a folder");
+  }
+  const exp::Simulation s = exp::simulate(e);
+  const nlohmann::json summary = exp::summary_json(e, s);
+  if (!o.out.empty()) write_file_atomically((std::filesystem::path(o.out) / "summary.json").string(), summary.dump(2) + "\n");
+  if (o.json) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    print_table(e, s);
+  }
+  return 0;
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,22 @@
+// `clustersim run [EXPERIMENT.json]`: one training iteration of an experiment, or the built-in
+// default experiment when none is given.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace cs::cli {
+
+struct RunOptions {
+  std::string experiment;              // empty: the built-in default
+  std::vector<std::string> overrides;  // --set on the experiment file
+  std::string out;                     // --out DIR: write summary.json there
+  bool json = false;
+};
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& opts);
+int run_experiment_command(const RunOptions& opts);
+
+}  // namespace cs::cli
