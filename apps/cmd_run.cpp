@@ -36,6 +36,18 @@ void print_table(const exp::Experiment& e, const exp::Simulation& s) {
             << "  memory per GPU   " << format_bytes(r.memory.total) << " of " << format_bytes(r.memory.capacity) << " (weights "
             << format_bytes(r.memory.weights) << ", gradients " << format_bytes(r.memory.gradients) << ", optimizer "
             << format_bytes(r.memory.optimizer_state) << ", activations " << format_bytes(r.memory.activations) << ")\n";
+  // Where the time goes, averaged over GPUs (per GPU in per_gpu.csv with --out).
+  std::cout << "  time per GPU (mean over GPUs):\n";
+  const double t = to_seconds(r.iteration);
+  for (int k = 0; k < report::kStallCount; ++k) {
+    double sum = 0;
+    for (const auto& b : s.stalls) sum += to_seconds(b.time[static_cast<std::size_t>(k)]);
+    const double mean = sum / static_cast<double>(s.stalls.size());
+    if (mean <= 0) continue;
+    std::string label = report::to_string(static_cast<report::Stall>(k));
+    label.resize(18, ' ');
+    std::cout << "    " << label << format_duration(duration_from_seconds(mean)) << "  (" << fixed(100 * mean / t, 1) << "%)\n";
+  }
 }
 
 }  // namespace
@@ -56,7 +68,10 @@ int run_experiment_command(const RunOptions& o) {
   }
   const exp::Simulation s = exp::simulate(e);
   const nlohmann::json summary = exp::summary_json(e, s);
-  if (!o.out.empty()) write_file_atomically((std::filesystem::path(o.out) / "summary.json").string(), summary.dump(2) + "\n");
+  if (!o.out.empty()) {
+    write_file_atomically((std::filesystem::path(o.out) / "summary.json").string(), summary.dump(2) + "\n");
+    write_file_atomically((std::filesystem::path(o.out) / "per_gpu.csv").string(), exp::per_gpu_csv(s));
+  }
   if (o.json) {
     std::cout << summary.dump(2) << "\n";
   } else {

@@ -138,8 +138,22 @@ Simulation simulate(const Experiment& e) {
   r.memory = worst;
   r.ops = graph.graph.size();
   r.events = sim.events_executed();
-  return Simulation{std::move(cluster), std::move(model), std::move(graph), ex.records(), r};
+  auto stalls = report::attribute_stalls(graph.graph, ex.records(), ex.end_time());
+  return Simulation{std::move(cluster), std::move(model), std::move(graph), ex.records(), std::move(stalls), r};
 }
+
+namespace {
+// Mean over ranks of each stall category, seconds.
+nlohmann::json stall_means(const Simulation& s) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int k = 0; k < report::kStallCount; ++k) {
+    double sum = 0;
+    for (const auto& b : s.stalls) sum += to_seconds(b.time[static_cast<std::size_t>(k)]);
+    j[report::to_string(static_cast<report::Stall>(k))] = s.stalls.empty() ? 0.0 : sum / static_cast<double>(s.stalls.size());
+  }
+  return j;
+}
+}  // namespace
 
 nlohmann::json summary_json(const Experiment& e, const Simulation& s) {
   const IterationResult& r = s.result;
@@ -161,8 +175,28 @@ nlohmann::json summary_json(const Experiment& e, const Simulation& s) {
                             {"optimizer_state", r.memory.optimizer_state.value()}, {"activations", r.memory.activations.value()},
                             {"workspace", r.memory.workspace.value()}, {"total", r.memory.total.value()},
                             {"capacity", r.memory.capacity.value()}, {"worst_stage", r.memory.worst_stage}}},
+          {"stalls_s", stall_means(s)},
           {"ops", r.ops},
           {"events", r.events}};
+}
+
+std::string per_gpu_csv(const Simulation& s) {
+  std::string out = "rank,gpu,dp,pp,cp,tp";
+  for (int k = 0; k < report::kStallCount; ++k) out += std::string(",") + report::to_string(static_cast<report::Stall>(k)) + "_s";
+  out += ",total_s\n";
+  char buf[64];
+  for (std::size_t r = 0; r < s.stalls.size(); ++r) {
+    const wl::GridCoord c = s.graph.grid.coord(static_cast<int>(r));
+    out += std::to_string(r) + "," + s.cluster.node(s.cluster.gpus()[r]).name + "," + std::to_string(c.dp) + "," +
+           std::to_string(c.pp) + "," + std::to_string(c.cp) + "," + std::to_string(c.tp);
+    for (Duration d : s.stalls[r].time) {
+      std::snprintf(buf, sizeof buf, ",%.12g", to_seconds(d));
+      out += buf;
+    }
+    std::snprintf(buf, sizeof buf, ",%.12g\n", to_seconds(s.stalls[r].total()));
+    out += buf;
+  }
+  return out;
 }
 
 }  // namespace cs::exp

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "sim/report/stall_attribution.h"
 #include "sim/runtime/executor.h"
 #include "topology/cluster.h"
 #include "workloads/memory.h"
@@ -50,6 +51,7 @@ struct Simulation {
   wl::Model model;
   wl::TrainingGraph graph;
   std::vector<rt::OpRecord> records;
+  std::vector<report::RankBreakdown> stalls;  // per rank, adds up to the iteration time
   IterationResult result;
 };
 
@@ -58,5 +60,7 @@ struct Simulation {
 Simulation simulate(const Experiment& e);
 
 nlohmann::json summary_json(const Experiment& e, const Simulation& s);
+// One row per rank: grid position, GPU, and seconds per stall category (docs/outputs.md).
+std::string per_gpu_csv(const Simulation& s);
 
 }  // namespace cs::exp

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
+#include "sim/report/stall_attribution.h"
 #include "sim/runtime/executor.h"
 #include "tests/collectives/test_clusters.h"
 #include "workloads/layer_cost.h"
@@ -52,12 +53,13 @@ Model small_gpt() {
   return m;
 }
 
-struct Run {
+struct Execution {
   double seconds;
+  SimTime end;
   std::vector<rt::OpRecord> records;
 };
 
-Run execute(const topo::Cluster& c, const TrainingGraph& tgraph) {
+Execution execute(const topo::Cluster& c, const TrainingGraph& tgraph) {
   sim::Simulator sim;
   coll::NetworkLayout layout(c);
   net::FlowNetwork net(sim, layout.capacities());
@@ -69,7 +71,7 @@ Run execute(const topo::Cluster& c, const TrainingGraph& tgraph) {
   ex.start();
   sim.run();
   EXPECT_TRUE(ex.finished());
-  return {to_seconds(ex.end_time()), ex.records()};
+  return {to_seconds(ex.end_time()), ex.end_time(), ex.records()};
 }
 
 // Sum of the compute times of one rank's ops, by the compute model.
@@ -108,7 +110,14 @@ TEST(TrainingGraph, DataParallelIsComputePlusTheExposedAllReduce) {
   spec.ranks.assign(c.gpus().begin(), c.gpus().end());
   const double allreduce = to_seconds(coll::CollectiveSimulator(c).run(spec).time);
   const double expected = compute_seconds(t, 0) - optimizer + allreduce + optimizer;
-  EXPECT_NEAR(execute(c, t).seconds, expected, expected * 1e-9);
+  const Execution run = execute(c, t);
+  EXPECT_NEAR(run.seconds, expected, expected * 1e-9);
+  // Stall attribution: compute, then the whole all-reduce exposed as DP communication.
+  for (const auto& b : report::attribute_stalls(t.graph, run.records, run.end)) {
+    EXPECT_NEAR(to_seconds(b.total()), run.seconds, 1e-9);
+    EXPECT_NEAR(to_seconds(b.time[static_cast<int>(report::Stall::kDp)]), allreduce, 1e-9);
+    EXPECT_NEAR(to_seconds(b.time[static_cast<int>(report::Stall::kCompute)]), compute_seconds(t, 0), 1e-9);
+  }
   // Small buckets overlap with the backward: never slower than one bucket, never faster than
   // compute alone.
   plan.dp_bucket_mib = 4;
@@ -151,9 +160,18 @@ TEST(TrainingGraph, PipelineBubbleMatchesTheClosedForm) {
       }
       per_micro /= micro;
       const double expected = (micro + 4 - 1) * per_micro + optimizer;
-      const double total = execute(c, t).seconds;
+      const Execution run = execute(c, t);
+      const double total = run.seconds;
       EXPECT_NEAR(total, expected, expected * 1e-9) << "m=" << micro;
       EXPECT_NEAR(1 - (micro * per_micro) / (total - optimizer), 3.0 / (micro + 3), 1e-9);
+      // Stall attribution: every stage computes m (t_f + t_b) + optimizer and spends the rest in
+      // the pipeline bubble, (p - 1)(t_f + t_b); the categories add up to the iteration.
+      const auto stalls = report::attribute_stalls(t.graph, run.records, run.end);
+      for (const auto& b : stalls) {
+        EXPECT_NEAR(to_seconds(b.total()), total, 1e-9);
+        EXPECT_NEAR(to_seconds(b.time[static_cast<int>(report::Stall::kBubble)]), 3 * per_micro, 1e-6);
+        EXPECT_NEAR(to_seconds(b.time[static_cast<int>(report::Stall::kCompute)]), micro * per_micro + optimizer, 1e-6);
+      }
     }
   }
 }
