@@ -8,20 +8,31 @@
 
 #include "apps/cmd_collective.h"
 #include "apps/cmd_run.h"
+#include "apps/cmd_scale.h"
 #include "apps/cmd_topo.h"
 #include "core/errors.h"
 
+#ifndef CS_CONFIG_DIR
+#define CS_CONFIG_DIR "configs"
+#endif
+
 namespace {
 
-// `clustersim run` with no arguments: the built-in default experiment. For now an all-reduce
-// sweep on one DGX H100 node, nccl-tests style (-b 8 -e 8G -f 2).
+// `clustersim run` with no arguments: the built-in story. ResNet-50 data-parallel training
+// scaled from 1 to 32 GPUs on a fast fabric (HDR InfiniBand) and on 10 Gb Ethernet: near-linear
+// speedup on the first, a network bottleneck on the second.
 int run_default() {
-  cs::cli::CollectiveOptions o;
-  o.cluster = "dgx-h100";
-  o.op = "all_reduce";
-  o.sweep = "8B:8GiB";
-  std::cout << "clustersim: default experiment: all_reduce sweep on dgx-h100 (8x H100 SXM, NVLink4 + NVSwitch)\n";
-  return cs::cli::run_collective_command(o);
+  std::cout << "clustersim: default experiment: ResNet-50 data-parallel training, 256 images per GPU, 1 to 32 A100 GPUs,\n"
+               "            on a fast fabric (HDR InfiniBand) and on 10 Gb Ethernet\n\n";
+  for (const char* name : {"resnet50-ib", "resnet50-10gbe"}) {
+    cs::cli::ScaleOptions o;
+    o.experiment = std::string(CS_CONFIG_DIR) + "/examples/" + name + ".json";
+    o.gpus = "1,2,4,8,16,32";
+    o.weak = true;
+    cs::cli::print_scaling(o, false);
+    std::cout << "\n";
+  }
+  return 0;
 }
 
 int dispatch(int argc, char** argv) {
@@ -31,6 +42,8 @@ int dispatch(int argc, char** argv) {
 
   cs::cli::RunOptions run_opts;
   auto* run = cs::cli::add_run_command(app, run_opts);
+  cs::cli::ScaleOptions scale_opts;
+  cs::cli::add_scale_command(app, scale_opts);
   cs::cli::CollectiveOptions collective;
   cs::cli::add_collective_command(app, collective);
   cs::cli::TopoOptions info, exp;
@@ -38,9 +51,9 @@ int dispatch(int argc, char** argv) {
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "collective" && first != "topo") {
+    if (first != "run" && first != "collective" && first != "topo" && first != "scale") {
       std::cerr << "clustersim: command-line error: unknown command \"" << first
-                << "\" (run, collective, topo; see --help)\n";
+                << "\" (run, scale, collective, topo; see --help)\n";
       return 2;
     }
   }
@@ -59,6 +72,7 @@ int dispatch(int argc, char** argv) {
   }
   if (run->parsed()) return run_opts.experiment.empty() ? run_default() : cs::cli::run_experiment_command(run_opts);
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);
+  if (app.got_subcommand("scale")) return cs::cli::run_scale_command(scale_opts);
   auto* topo = app.get_subcommand("topo");
   if (topo->got_subcommand("info")) return cs::cli::run_topo_info(info);
   if (topo->got_subcommand("export")) return cs::cli::run_topo_export(exp);
