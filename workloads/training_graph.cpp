@@ -23,8 +23,8 @@ std::vector<int> split_layers(const Model& model, const ParallelPlan& plan) {
 // member emits the same sequence of collectives on a group.
 class Builder {
  public:
-  Builder(const Model& model, const ParallelPlan& plan, TrainingGraph& out)
-      : model_(model), plan_(plan), out_(out), g_(out.graph), params_(cost_params(model, plan)) {
+  Builder(const Model& model, const ParallelPlan& plan, TrainingGraph& out, std::vector<std::uint32_t> graph_rank_of)
+      : model_(model), plan_(plan), out_(out), g_(out.graph), params_(cost_params(model, plan)), graph_rank_of_(std::move(graph_rank_of)) {
     const int units = pipeline_layers(model);
     for (int u = 0; u < units; ++u) unit_cost_.push_back(pipeline_layer_cost(model, u, params_));
     if (model.family == ModelFamily::kTransformer) {
@@ -36,9 +36,10 @@ class Builder {
     make_groups();
   }
 
-  void build_rank(int rank) {
-    rank_ = static_cast<std::uint32_t>(rank);
-    coord_ = out_.grid.coord(rank);
+  // Emits the ops of grid rank `grid_rank`.
+  void build_rank(int grid_rank) {
+    rank_ = graph_rank_of_[static_cast<std::size_t>(grid_rank)];
+    coord_ = out_.grid.coord(grid_rank);
     const int s = coord_.pp;
     const int m = out_.micro_batches;
     fwd_last_.assign(static_cast<std::size_t>(m), 0);
@@ -208,8 +209,9 @@ class Builder {
   Bytes stage_input_bytes(int s) const { return stage_output_bytes(s - 1); }
 
   std::uint64_t tag(int micro, int dir) const { return static_cast<std::uint64_t>(micro) * 2 + static_cast<std::uint64_t>(dir); }
-  std::uint32_t prev_rank() const { return static_cast<std::uint32_t>(out_.grid.rank({coord_.dp, coord_.pp - 1, coord_.cp, coord_.tp})); }
-  std::uint32_t next_rank() const { return static_cast<std::uint32_t>(out_.grid.rank({coord_.dp, coord_.pp + 1, coord_.cp, coord_.tp})); }
+  std::uint32_t graph_rank(GridCoord c) const { return graph_rank_of_[static_cast<std::size_t>(out_.grid.rank(c))]; }
+  std::uint32_t prev_rank() const { return graph_rank({coord_.dp, coord_.pp - 1, coord_.cp, coord_.tp}); }
+  std::uint32_t next_rank() const { return graph_rank({coord_.dp, coord_.pp + 1, coord_.cp, coord_.tp}); }
 
   std::uint32_t tp_group() const { return tp_groups_.at({coord_.dp, coord_.pp, coord_.cp}); }
   std::uint32_t dp_group() const { return dp_groups_.at({coord_.pp, coord_.tp, 0}); }
@@ -217,7 +219,6 @@ class Builder {
   std::uint32_t ep_group() const { return ep_groups_.at({coord_.pp, coord_.tp, (coord_.dp * plan_.cp + coord_.cp) / plan_.ep}); }
 
   void make_groups() {
-    const RankGrid& grid = out_.grid;
     auto add = [&](const std::string& name, tg::Stream stream, std::vector<std::uint32_t> ranks) {
       return g_.add_group({name, stream, std::move(ranks)});
     };
@@ -226,7 +227,7 @@ class Builder {
         for (int c = 0; c < plan_.cp; ++c) {
           if (plan_.tp > 1) {
             std::vector<std::uint32_t> r;
-            for (int t = 0; t < plan_.tp; ++t) r.push_back(static_cast<std::uint32_t>(grid.rank({d, p, c, t})));
+            for (int t = 0; t < plan_.tp; ++t) r.push_back(graph_rank({d, p, c, t}));
             tp_groups_[{d, p, c}] = add("tp", tg::Stream::kTp, r);
           }
         }
@@ -237,14 +238,14 @@ class Builder {
         if (plan_.dp * plan_.cp > 1) {
           std::vector<std::uint32_t> r;  // gradients are reduced over data and context parallelism
           for (int d = 0; d < plan_.dp; ++d) {
-            for (int c = 0; c < plan_.cp; ++c) r.push_back(static_cast<std::uint32_t>(grid.rank({d, p, c, t})));
+            for (int c = 0; c < plan_.cp; ++c) r.push_back(graph_rank({d, p, c, t}));
           }
           dp_groups_[{p, t, 0}] = add("dp", tg::Stream::kDp, r);
         }
         if (plan_.cp > 1) {
           for (int d = 0; d < plan_.dp; ++d) {
             std::vector<std::uint32_t> r;
-            for (int c = 0; c < plan_.cp; ++c) r.push_back(static_cast<std::uint32_t>(grid.rank({d, p, c, t})));
+            for (int c = 0; c < plan_.cp; ++c) r.push_back(graph_rank({d, p, c, t}));
             cp_groups_[{d, p, t}] = add("cp", tg::Stream::kCp, r);
           }
         }
@@ -254,7 +255,7 @@ class Builder {
           for (int b = 0; b < n / plan_.ep; ++b) {
             std::vector<std::uint32_t> r;
             for (int k = b * plan_.ep; k < (b + 1) * plan_.ep; ++k) {
-              r.push_back(static_cast<std::uint32_t>(grid.rank({k / plan_.cp, p, k % plan_.cp, t})));
+              r.push_back(graph_rank({k / plan_.cp, p, k % plan_.cp, t}));
             }
             ep_groups_[{p, t, b}] = add("ep", tg::Stream::kEp, r);
           }
@@ -273,6 +274,7 @@ class Builder {
   std::vector<int> first_unit_;
   std::map<std::array<int, 3>, std::uint32_t> tp_groups_, dp_groups_, cp_groups_, ep_groups_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> seq_;
+  std::vector<std::uint32_t> graph_rank_of_;  // grid rank -> graph rank
   std::uint32_t rank_ = 0;
   GridCoord coord_;
   std::vector<OpId> fwd_last_;
@@ -326,12 +328,40 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
 }
 
 TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan, const std::string& file,
-                                   const std::string& plan_path) {
+                                   const std::string& plan_path, bool symmetry) {
   validate_plan(model, plan, plan.gpus(), file, plan_path);
-  TrainingGraph out{tg::TaskGraph(static_cast<std::uint32_t>(plan.gpus())), RankGrid(plan, file, plan_path + "/order"),
-                    split_layers(model, plan), plan.micro_batches()};
-  Builder b(model, plan, out);
-  for (int r = 0; r < out.grid.size(); ++r) b.build_rank(r);
+  RankGrid grid(plan, file, plan_path + "/order");
+  // Simulated ranks first (in grid order), then the mirrored ones.
+  std::vector<int> simulated, mirrored;
+  for (int r = 0; r < grid.size(); ++r) {
+    const GridCoord c = grid.coord(r);
+    (!symmetry || (c.dp == 0 && c.tp == 0 && c.cp == 0) ? simulated : mirrored).push_back(r);
+  }
+  std::vector<int> order = simulated;
+  order.insert(order.end(), mirrored.begin(), mirrored.end());
+  std::vector<std::uint32_t> graph_rank_of(static_cast<std::size_t>(grid.size()));
+  for (std::size_t i = 0; i < order.size(); ++i) graph_rank_of[static_cast<std::size_t>(order[i])] = static_cast<std::uint32_t>(i);
+  TrainingGraph out{tg::TaskGraph(static_cast<std::uint32_t>(simulated.size()), static_cast<std::uint32_t>(mirrored.size())),
+                    grid, split_layers(model, plan), plan.micro_batches(), order};
+  Builder b(model, plan, out, graph_rank_of);
+  for (int r : simulated) b.build_rank(r);
+  if (symmetry) {
+    // The job is invariant under shifting the data-, context- and tensor-parallel coordinates.
+    for (int dd = 0; dd < plan.dp; ++dd) {
+      for (int cc = 0; cc < plan.cp; ++cc) {
+        for (int tt = 0; tt < plan.tp; ++tt) {
+          if (dd == 0 && cc == 0 && tt == 0) continue;
+          std::vector<std::uint32_t> sigma(static_cast<std::size_t>(grid.size()));
+          for (int r = 0; r < grid.size(); ++r) {
+            const GridCoord c = grid.coord(r);
+            const int image = grid.rank({(c.dp + dd) % plan.dp, c.pp, (c.cp + cc) % plan.cp, (c.tp + tt) % plan.tp});
+            sigma[graph_rank_of[static_cast<std::size_t>(r)]] = graph_rank_of[static_cast<std::size_t>(image)];
+          }
+          out.graph.add_symmetry(std::move(sigma));
+        }
+      }
+    }
+  }
   return out;
 }
 

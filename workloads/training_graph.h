@@ -33,6 +33,8 @@ struct TrainingGraph {
   RankGrid grid;
   std::vector<int> stage_layers;  // pipeline units per stage
   int micro_batches = 0;
+  // Graph rank -> grid rank (and so GPU index in rank order), for simulated then mirrored ranks.
+  std::vector<int> grid_rank;
 };
 
 // Validates the plan against the model (heads divisible by TP, layers by PP unless
@@ -41,7 +43,12 @@ struct TrainingGraph {
 void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const std::string& file,
                    const std::string& plan_path);
 
+// With `symmetry`, only one rank per pipeline stage is simulated (data-parallel replica 0,
+// tensor- and context-parallel rank 0); the others are mirrored (task_graph.h): identical
+// replicas and groups behave identically, and their collectives still move every GPU's bytes
+// over the network. Without it, every rank is simulated.
 TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
-                                   const std::string& file, const std::string& plan_path);
+                                   const std::string& file, const std::string& plan_path,
+                                   bool symmetry = false);
 
 }  // namespace cs::wl

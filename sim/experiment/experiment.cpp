@@ -82,8 +82,9 @@ Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_d
   e.model = model.rfind("hf:", 0) == 0 ? "hf:" + resolve(model.substr(3), base_dir, "models") : resolve(model, base_dir, "models");
   e.plan = parse_plan(root.at("plan"));
   if (auto o = root.find("options")) {
-    o->expect_only({"allow_oom"});
+    o->expect_only({"allow_oom", "symmetry"});
     if (auto v = o->find("allow_oom")) e.allow_oom = v->as_bool();
+    if (auto v = o->find("symmetry")) e.symmetry = v->as_bool();
   }
   return e;
 }
@@ -111,14 +112,15 @@ Simulation simulate(const Experiment& e) {
   const wl::MemoryEstimate worst = wl::peak_memory(stages);
   wl::check_fits(worst, gpu.name, e.allow_oom);
 
-  wl::TrainingGraph graph = wl::build_training_graph(model, e.plan, e.file, "/plan");
+  wl::TrainingGraph graph = wl::build_training_graph(model, e.plan, e.file, "/plan", e.symmetry);
   sim::Simulator sim;
   coll::NetworkLayout layout(cluster);
   net::FlowNetwork net(sim, layout.capacities());
   topo::Router router(cluster);
   coll::CollectiveSimulator chooser(cluster);
   compute::ComputeModel compute(e.plan.precision == wl::Precision::kFp8 ? "fp8" : "bf16");
-  std::vector<topo::NodeId> rank_gpus(cluster.gpus().begin(), cluster.gpus().begin() + gpus);
+  std::vector<topo::NodeId> rank_gpus;
+  for (int grid_rank : graph.grid_rank) rank_gpus.push_back(cluster.gpus()[static_cast<std::size_t>(grid_rank)]);
   rt::Executor ex(sim, net, router, layout, chooser, compute, graph.graph, rank_gpus);
   ex.start();
   sim.run();
@@ -137,6 +139,7 @@ Simulation simulate(const Experiment& e) {
   r.mfu = useful.value() / t / gpus / compute.peak(gpu).value();
   r.memory = worst;
   r.ops = graph.graph.size();
+  r.simulated_ranks = static_cast<int>(graph.graph.ranks());
   r.events = sim.events_executed();
   auto stalls = report::attribute_stalls(graph.graph, ex.records(), ex.end_time());
   return Simulation{std::move(cluster), std::move(model), std::move(graph), ex.records(), std::move(stalls), r};
@@ -176,6 +179,7 @@ nlohmann::json summary_json(const Experiment& e, const Simulation& s) {
                             {"workspace", r.memory.workspace.value()}, {"total", r.memory.total.value()},
                             {"capacity", r.memory.capacity.value()}, {"worst_stage", r.memory.worst_stage}}},
           {"stalls_s", stall_means(s)},
+          {"simulated_ranks", r.simulated_ranks},
           {"ops", r.ops},
           {"events", r.events}};
 }
@@ -186,8 +190,9 @@ std::string per_gpu_csv(const Simulation& s) {
   out += ",total_s\n";
   char buf[64];
   for (std::size_t r = 0; r < s.stalls.size(); ++r) {
-    const wl::GridCoord c = s.graph.grid.coord(static_cast<int>(r));
-    out += std::to_string(r) + "," + s.cluster.node(s.cluster.gpus()[r]).name + "," + std::to_string(c.dp) + "," +
+    const int grid_rank = s.graph.grid_rank[r];
+    const wl::GridCoord c = s.graph.grid.coord(grid_rank);
+    out += std::to_string(grid_rank) + "," + s.cluster.node(s.cluster.gpus()[static_cast<std::size_t>(grid_rank)]).name + "," + std::to_string(c.dp) + "," +
            std::to_string(c.pp) + "," + std::to_string(c.cp) + "," + std::to_string(c.tp);
     for (Duration d : s.stalls[r].time) {
       std::snprintf(buf, sizeof buf, ",%.12g", to_seconds(d));

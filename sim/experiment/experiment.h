@@ -27,6 +27,7 @@ struct Experiment {
   std::string model;                   // path, bundled name or "hf:PATH"
   wl::ParallelPlan plan;
   bool allow_oom = false;
+  bool symmetry = true;                // simulate one rank per pipeline stage (training_graph.h)
 };
 
 // Parses an experiment document; `base_dir` resolves relative cluster and model paths.
@@ -43,6 +44,7 @@ struct IterationResult {
   int gpus = 0;
   wl::MemoryEstimate memory;           // the worst stage
   std::size_t ops = 0;
+  int simulated_ranks = 0;
   std::uint64_t events = 0;
 };
 

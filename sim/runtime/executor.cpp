@@ -1,6 +1,10 @@
 #include "sim/runtime/executor.h"
 
 #include "core/errors.h"
+#include "core/random.h"
+
+#include <memory>
+#include <set>
 
 namespace cs::rt {
 
@@ -17,10 +21,11 @@ Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& rou
       compute_(compute),
       graph_(graph),
       rank_gpus_(std::move(rank_gpus)) {
-  if (rank_gpus_.size() != graph.ranks()) {
+  if (rank_gpus_.size() != graph.all_ranks()) {
     throw InternalError("Executor: " + std::to_string(rank_gpus_.size()) + " GPUs for " +
-                        std::to_string(graph.ranks()) + " ranks");
+                        std::to_string(graph.all_ranks()) + " ranks");
   }
+  for (std::uint32_t g = 0; g < graph.groups().size(); ++g) simulated_members_.push_back(graph.simulated_members(g));
   const std::size_t n = graph.size();
   records_.assign(n, OpRecord{});
   waiting_deps_.assign(n, 0);
@@ -72,7 +77,7 @@ void Executor::arrive(tg::OpId id) {
     case tg::OpKind::kCollective: {
       auto& members = collective_arrivals_[op.instance];
       members.push_back(id);
-      if (members.size() == graph_.groups()[op.group].ranks.size()) {
+      if (members.size() == simulated_members_[op.group]) {  // mirrored ranks arrive with them
         const std::vector<tg::OpId> all = std::move(members);
         collective_arrivals_.erase(op.instance);
         start_collective(all);
@@ -102,6 +107,29 @@ void Executor::arrive(tg::OpId id) {
   }
 }
 
+std::vector<std::vector<std::uint32_t>> Executor::images(const std::vector<std::uint32_t>& ranks, bool as_set) const {
+  auto key = [&](std::vector<std::uint32_t> v) {
+    if (as_set) std::sort(v.begin(), v.end());
+    return v;
+  };
+  std::vector<std::vector<std::uint32_t>> out{ranks};
+  std::set<std::vector<std::uint32_t>> seen{key(ranks)};
+  for (const auto& sigma : graph_.symmetries()) {
+    std::vector<std::uint32_t> image;
+    image.reserve(ranks.size());
+    for (std::uint32_t r : ranks) image.push_back(sigma[r]);
+    if (seen.insert(key(image)).second) out.push_back(std::move(image));
+  }
+  return out;
+}
+
+std::vector<topo::NodeId> Executor::gpus_of(const std::vector<std::uint32_t>& ranks) const {
+  std::vector<topo::NodeId> g;
+  g.reserve(ranks.size());
+  for (std::uint32_t r : ranks) g.push_back(rank_gpus_[r]);
+  return g;
+}
+
 void Executor::start_collective(const std::vector<tg::OpId>& members) {
   const tg::Op& first = graph_.op(members.front());
   const tg::ProcessGroup& group = graph_.groups()[first.group];
@@ -109,9 +137,7 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
   spec.op = first.collective;
   spec.size = first.bytes;
   spec.label = first.instance;
-  for (std::uint32_t r : group.ranks) spec.ranks.push_back(rank_gpus_[r]);
-  coll::Algorithm algo = first.algorithm;
-  coll::Protocol proto = coll::Protocol::kSimple;
+  spec.ranks = gpus_of(group.ranks);
   const auto key = std::make_tuple(first.group, first.collective, first.bytes.value());
   auto it = choices_.find(key);
   if (it == choices_.end()) {
@@ -119,30 +145,47 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
     const coll::CollectiveResult best = chooser_.run(spec, "/groups/" + std::to_string(first.group));
     it = choices_.emplace(key, std::make_pair(best.algorithm, best.protocol)).first;
   }
-  algo = it->second.first;
-  proto = it->second.second;
-  auto schedule = coll::build_schedule(layout_.schedules(), spec, algo, nullptr);
-  if (!schedule) throw InternalError("Executor: the chosen collective algorithm does not apply");
+  const coll::Algorithm algo = it->second.first;
+  const coll::Protocol proto = it->second.second;
   for (tg::OpId m : members) records_[m].start = sim_.now();
-  runner_.start(spec, std::move(*schedule), algo, proto, [this, members](const coll::CollectiveOutcome&) {
-    for (tg::OpId m : members) complete(m);
-  });
+  // The collective and its images under the graph's symmetries run together; the members
+  // finish when the last of them does.
+  auto cached = group_images_.find(first.group);
+  if (cached == group_images_.end()) cached = group_images_.emplace(first.group, images(group.ranks, true)).first;
+  const auto& lists = cached->second;
+  auto remaining = std::make_shared<std::size_t>(lists.size());
+  for (std::size_t k = 0; k < lists.size(); ++k) {
+    coll::CollectiveSpec s = spec;
+    s.ranks = gpus_of(lists[k]);
+    s.label = hash_combine(spec.label, k);
+    auto schedule = coll::build_schedule(layout_.schedules(), s, algo, nullptr);
+    if (!schedule) throw InternalError("Executor: the chosen collective algorithm does not apply");
+    runner_.start(s, std::move(*schedule), algo, proto, [this, members, remaining](const coll::CollectiveOutcome&) {
+      if (--*remaining > 0) return;
+      for (tg::OpId m : members) complete(m);
+    });
+  }
 }
 
 void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
   const tg::Op& s = graph_.op(send);
-  coll::CollectiveSpec spec;
-  spec.op = coll::Op::kSendRecv;
-  spec.size = s.bytes;
-  spec.ranks = {rank_gpus_[s.rank], rank_gpus_[s.peer]};
-  spec.label = s.tag;
-  auto schedule = coll::build_schedule(layout_.schedules(), spec, coll::Algorithm::kDirect, nullptr);
   records_[send].start = records_[recv].start = sim_.now();
-  runner_.start(spec, std::move(*schedule), coll::Algorithm::kDirect, coll::Protocol::kSimple,
-                [this, send, recv](const coll::CollectiveOutcome&) {
-                  complete(send);
-                  complete(recv);
-                });
+  const auto pairs = images({s.rank, s.peer}, false);
+  auto remaining = std::make_shared<std::size_t>(pairs.size());
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    coll::CollectiveSpec spec;
+    spec.op = coll::Op::kSendRecv;
+    spec.size = s.bytes;
+    spec.ranks = gpus_of(pairs[k]);
+    spec.label = hash_combine(s.tag, k);
+    auto schedule = coll::build_schedule(layout_.schedules(), spec, coll::Algorithm::kDirect, nullptr);
+    runner_.start(spec, std::move(*schedule), coll::Algorithm::kDirect, coll::Protocol::kSimple,
+                  [this, send, recv, remaining](const coll::CollectiveOutcome&) {
+                    if (--*remaining > 0) return;
+                    complete(send);
+                    complete(recv);
+                  });
+  }
 }
 
 void Executor::complete(tg::OpId id) {

@@ -31,8 +31,8 @@ struct OpRecord {
 
 class Executor {
  public:
-  // `rank_gpus[r]` is the GPU that runs rank r. The graph and every reference must outlive the
-  // executor.
+  // `rank_gpus[r]` is the GPU that runs rank r, for the simulated and the mirrored ranks. The
+  // graph and every reference must outlive the executor.
   Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
            const coll::NetworkLayout& layout, coll::CollectiveSimulator& chooser,
            const compute::ComputeModel& compute, const tg::TaskGraph& graph,
@@ -51,6 +51,11 @@ class Executor {
   void try_head(std::uint32_t queue);
   void start_collective(const std::vector<tg::OpId>& members);
   void start_p2p(tg::OpId send, tg::OpId recv);
+  // The rank lists the graph's symmetries map `ranks` onto, `ranks` first, without repeats:
+  // compared as sets for a collective's group (a group in another order is the same
+  // collective), as sequences for a sender-receiver pair.
+  std::vector<std::vector<std::uint32_t>> images(const std::vector<std::uint32_t>& ranks, bool as_set) const;
+  std::vector<topo::NodeId> gpus_of(const std::vector<std::uint32_t>& ranks) const;
   std::uint32_t queue_of(const tg::Op& op) const {
     return op.rank * tg::kStreamCount + static_cast<std::uint32_t>(op.stream);
   }
@@ -72,6 +77,8 @@ class Executor {
   std::vector<std::vector<tg::OpId>> queues_;  // per (rank, stream), in graph order
   std::vector<std::uint32_t> heads_;
   std::vector<bool> arrived_;
+  std::vector<std::uint32_t> simulated_members_;  // per group
+  std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> group_images_;  // cache
   std::map<std::uint64_t, std::vector<tg::OpId>> collective_arrivals_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, std::vector<tg::OpId>> sends_, recvs_;
   std::map<std::tuple<std::uint32_t, coll::Op, std::int64_t>, std::pair<coll::Algorithm, coll::Protocol>> choices_;

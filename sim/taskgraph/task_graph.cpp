@@ -43,6 +43,16 @@ const char* to_string(ComputeClass c) {
   return "unknown";
 }
 
+std::uint32_t TaskGraph::simulated_members(std::uint32_t group) const {
+  std::uint32_t n = 0;
+  for (std::uint32_t r : groups_.at(group).ranks) n += r < ranks_;
+  return n;
+}
+
+void TaskGraph::add_symmetry(std::vector<std::uint32_t> permutation) {
+  symmetries_.push_back(std::move(permutation));
+}
+
 std::uint32_t TaskGraph::add_group(ProcessGroup g) {
   groups_.push_back(std::move(g));
   return static_cast<std::uint32_t>(groups_.size() - 1);
@@ -140,7 +150,17 @@ void TaskGraph::validate(const std::string& file) const {
     std::vector<std::uint32_t> sorted = groups_[g].ranks;
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) fail(path + "/ranks", "a rank appears twice");
-    if (sorted.back() >= ranks_) fail(path + "/ranks", "rank " + std::to_string(sorted.back()) + " is not below ranks = " + std::to_string(ranks_));
+    if (sorted.back() >= all_ranks()) {
+      fail(path + "/ranks", "rank " + std::to_string(sorted.back()) + " is not below ranks + mirrored = " + std::to_string(all_ranks()));
+    }
+    if (sorted.front() >= ranks_) fail(path + "/ranks", "a process group needs at least one simulated rank (below ranks = " + std::to_string(ranks_) + ")");
+  }
+  for (std::size_t k = 0; k < symmetries_.size(); ++k) {
+    std::vector<std::uint32_t> sorted = symmetries_[k];
+    std::sort(sorted.begin(), sorted.end());
+    bool ok = sorted.size() == all_ranks();
+    for (std::uint32_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == i;
+    if (!ok) fail("/symmetries/" + std::to_string(k), "expected a permutation of the ranks 0.." + std::to_string(all_ranks() - 1));
   }
   // Collective members: for each instance, one op per group member, all with the same group,
   // op and size. Send/recv: every send has exactly one matching recv.
@@ -164,10 +184,10 @@ void TaskGraph::validate(const std::string& file) const {
   }
   for (const auto& [instance, ids] : instances) {
     const Op& first = ops_[ids[0]];
-    const auto& members = groups_[first.group].ranks;
-    if (ids.size() != members.size()) {
+    const std::uint32_t members = simulated_members(first.group);
+    if (ids.size() != members) {
       fail("/ops/" + std::to_string(ids[0]) + "/instance", "collective instance " + std::to_string(instance) + " has " +
-           std::to_string(ids.size()) + " member ops but its group has " + std::to_string(members.size()) + " ranks");
+           std::to_string(ids.size()) + " member ops but its group has " + std::to_string(members) + " simulated ranks");
     }
     for (OpId id : ids) {
       const Op& o = ops_[id];
@@ -217,6 +237,8 @@ nlohmann::json TaskGraph::to_json() const {
   nlohmann::json j;
   j["schema"] = "clustersim.taskgraph/1";
   j["ranks"] = ranks_;
+  if (mirrored_ > 0) j["mirrored"] = mirrored_;
+  if (!symmetries_.empty()) j["symmetries"] = symmetries_;
   j["groups"] = nlohmann::json::array();
   for (const auto& g : groups_) j["groups"].push_back({{"name", g.name}, {"stream", to_string(g.stream)}, {"ranks", g.ranks}});
   j["ops"] = nlohmann::json::array();
@@ -257,9 +279,17 @@ nlohmann::json TaskGraph::to_json() const {
 TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& file) {
   const ConfigDocument doc = ConfigDocument::from_json(json, file);
   const ConfigNode root = doc.root();
-  root.expect_only({"schema", "ranks", "groups", "ops"});
+  root.expect_only({"schema", "ranks", "mirrored", "symmetries", "groups", "ops"});
   if (root.at("schema").as_string() != "clustersim.taskgraph/1") root.at("schema").fail_expected("\"clustersim.taskgraph/1\"");
-  TaskGraph g(static_cast<std::uint32_t>(root.at("ranks").as_int(1, 1 << 24)));
+  TaskGraph g(static_cast<std::uint32_t>(root.at("ranks").as_int(1, 1 << 24)),
+              root.has("mirrored") ? static_cast<std::uint32_t>(root.at("mirrored").as_int(0, 1 << 24)) : 0);
+  if (auto sym = root.find("symmetries")) {
+    for (const ConfigNode& perm : sym->elements()) {
+      std::vector<std::uint32_t> p;
+      for (const ConfigNode& r : perm.elements()) p.push_back(as_u32(r));
+      g.add_symmetry(std::move(p));
+    }
+  }
   for (const ConfigNode& gn : root.at("groups").elements()) {
     gn.expect_only({"name", "stream", "ranks"});
     ProcessGroup pg;

@@ -1,7 +1,14 @@
 // The TaskGraph: the contract between workloads and the runtime (what Chakra execution traces
 // are to ASTRA-sim), small, documented and serializable (docs/taskgraph-format.md).
 //
-// A graph holds, for `ranks` ranks (GPUs of one job, numbered 0..ranks-1):
+// A graph holds, for `ranks` ranks (GPUs of one job, numbered 0..ranks-1), and optionally
+// `mirrored` further ranks (numbered ranks..ranks+mirrored-1) that are identical to simulated
+// ones and have no ops of their own: they take part in the transfers of the collectives whose
+// groups list them, arriving with the group's simulated members (symmetry: identical
+// data-parallel replicas and tensor-parallel ranks are simulated once). `symmetries` are
+// permutations of all ranks under which the job is invariant: every transfer a simulated op
+// makes is also made by each of its images (deduplicated), so the network carries what the full
+// job would; only the bookkeeping of ops is done once:
 //   - process groups: ordered rank lists that run collectives together (one per TP, DP, ... group);
 //   - ops, each on one rank and one stream, with dependencies on earlier ops:
 //       compute     FLOPs and memory traffic of one kernel or a fused group of kernels;
@@ -67,9 +74,16 @@ struct Op {
 
 class TaskGraph {
  public:
-  explicit TaskGraph(std::uint32_t ranks = 0) : ranks_(ranks) {}
+  explicit TaskGraph(std::uint32_t ranks = 0, std::uint32_t mirrored = 0) : ranks_(ranks), mirrored_(mirrored) {}
 
-  std::uint32_t ranks() const { return ranks_; }
+  std::uint32_t ranks() const { return ranks_; }           // simulated ranks (they have ops)
+  std::uint32_t mirrored() const { return mirrored_; }     // ranks only in collective groups
+  std::uint32_t all_ranks() const { return ranks_ + mirrored_; }
+  // How many of a group's ranks are simulated (the member ops a collective instance has).
+  std::uint32_t simulated_members(std::uint32_t group) const;
+  // A permutation of all ranks that maps the job onto itself (see the header comment).
+  void add_symmetry(std::vector<std::uint32_t> permutation);
+  const std::vector<std::vector<std::uint32_t>>& symmetries() const { return symmetries_; }
   std::uint32_t add_group(ProcessGroup g);
   OpId add_compute(std::uint32_t rank, std::string_view name, Flops flops, Bytes memory,
                    ComputeClass cls, std::span<const OpId> deps = {});
@@ -105,6 +119,8 @@ class TaskGraph {
   std::uint32_t intern(std::string_view name);
 
   std::uint32_t ranks_;
+  std::uint32_t mirrored_;
+  std::vector<std::vector<std::uint32_t>> symmetries_;
   std::vector<ProcessGroup> groups_;
   std::vector<Op> ops_;
   std::vector<OpId> deps_;

@@ -57,13 +57,13 @@ TEST(TaskGraph, BadGraphsNameTheFileAndPath) {
   j = good;
   j["ops"].erase(3);  // rank 1's all-reduce member
   for (std::size_t i = 0; i < j["ops"].size(); ++i) j["ops"][i]["id"] = i;
-  EXPECT_NE(error_of(j).find("has 1 member ops but its group has 2 ranks"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("has 1 member ops but its group has 2 simulated ranks"), std::string::npos) << error_of(j);
   j = good;
   j["ops"][5]["tag"] = 4;  // the recv no longer matches the send
   EXPECT_NE(error_of(j).find("is not matched one to one"), std::string::npos);
   j = good;
   j["groups"][0]["ranks"] = {0, 2};
-  EXPECT_EQ(error_of(j), "config error in g.json at /groups/0/ranks: rank 2 is not below ranks = 2");
+  EXPECT_EQ(error_of(j), "config error in g.json at /groups/0/ranks: rank 2 is not below ranks + mirrored = 2");
   j = good;
   j["ops"][0]["colour"] = "red";
   EXPECT_NE(error_of(j).find("at /ops/0/colour: unknown key"), std::string::npos);
