@@ -58,11 +58,13 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
   cmd->add_option("--out", o.out, "Write summary.json to this folder");
   cmd->add_flag("--json", o.json, "Print the summary as JSON");
+  cmd->add_flag("--allow-oom", o.allow_oom, "Simulate even when the memory estimate exceeds the GPU");
   return cmd;
 }
 
 int run_experiment_command(const RunOptions& o) {
-  const exp::Experiment e = exp::load_experiment(o.experiment, o.overrides);
+  exp::Experiment e = exp::load_experiment(o.experiment, o.overrides);
+  e.allow_oom = e.allow_oom || o.allow_oom;
   if (!o.out.empty() && !std::filesystem::is_directory(o.out)) {
     throw ConfigError("", "--out", "\"" + o.out + "\" is not a folder");
   }

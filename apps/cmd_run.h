@@ -14,6 +14,7 @@ struct RunOptions {
   std::vector<std::string> overrides;  // --set on the experiment file
   std::string out;                     // --out DIR: write summary.json there
   bool json = false;
+  bool allow_oom = false;              // simulate even when the memory estimate does not fit
 };
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& opts);

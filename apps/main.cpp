@@ -10,6 +10,7 @@
 #include "apps/cmd_run.h"
 #include "apps/cmd_scale.h"
 #include "apps/cmd_topo.h"
+#include "apps/cmd_validate.h"
 #include "core/errors.h"
 
 #ifndef CS_CONFIG_DIR
@@ -46,14 +47,16 @@ int dispatch(int argc, char** argv) {
   cs::cli::add_scale_command(app, scale_opts);
   cs::cli::CollectiveOptions collective;
   cs::cli::add_collective_command(app, collective);
+  cs::cli::ValidateOptions validate_opts;
+  auto* validate = cs::cli::add_validate_command(app, validate_opts);
   cs::cli::TopoOptions info, exp;
   cs::cli::add_topo_commands(app, info, exp);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "collective" && first != "topo" && first != "scale") {
+    if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate") {
       std::cerr << "clustersim: command-line error: unknown command \"" << first
-                << "\" (run, scale, collective, topo; see --help)\n";
+                << "\" (run, scale, collective, topo, validate; see --help)\n";
       return 2;
     }
   }
@@ -73,6 +76,7 @@ int dispatch(int argc, char** argv) {
   if (run->parsed()) return run_opts.experiment.empty() ? run_default() : cs::cli::run_experiment_command(run_opts);
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);
   if (app.got_subcommand("scale")) return cs::cli::run_scale_command(scale_opts);
+  if (validate->parsed()) return cs::cli::run_validate_megatron(validate_opts);
   auto* topo = app.get_subcommand("topo");
   if (topo->got_subcommand("info")) return cs::cli::run_topo_info(info);
   if (topo->got_subcommand("export")) return cs::cli::run_topo_export(exp);

@@ -75,11 +75,17 @@ Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_d
   e.name = root.has("name") ? root.at("name").as_string() : fs::path(doc.name()).stem().string();
   if (auto d = root.find("description")) d->as_string();
   e.cluster = resolve(root.at("cluster").as_string(), base_dir, "clusters");
+  if (!fs::exists(e.cluster)) root.at("cluster").fail("no cluster file \"" + e.cluster + "\" and no bundled cluster of that name");
   if (auto o = root.find("cluster_overrides")) {
     for (const ConfigNode& v : o->elements()) e.cluster_overrides.push_back(v.as_string());
   }
   const std::string model = root.at("model").as_string();
   e.model = model.rfind("hf:", 0) == 0 ? "hf:" + resolve(model.substr(3), base_dir, "models") : resolve(model, base_dir, "models");
+  if (!fs::exists(e.model.rfind("hf:", 0) == 0 ? e.model.substr(3) : e.model)) {
+    std::string names;
+    for (const auto& n : wl::bundled_model_names()) names += (names.empty() ? "" : ", ") + n;
+    root.at("model").fail("no model file \"" + model + "\" and no bundled model of that name (bundled: " + names + ")");
+  }
   e.plan = parse_plan(root.at("plan"));
   if (auto o = root.find("options")) {
     o->expect_only({"allow_oom", "symmetry"});
@@ -106,11 +112,18 @@ Simulation simulate(const Experiment& e) {
   if (gpus > static_cast<int>(cluster.gpus().size())) {
     throw ConfigError(e.file, "/plan", "the plan needs " + std::to_string(gpus) + " GPUs but the cluster has " + std::to_string(cluster.gpus().size()));
   }
-  // Memory first: an out-of-memory plan is an input error unless the user asks to go on.
+  // The plan against the model first, then memory: an out-of-memory plan is an input error
+  // unless the user asks to go on. Errors from the workload formulas name the plan's path.
+  wl::validate_plan(model, e.plan, gpus, e.file, "/plan");
   const topo::GpuSpec& gpu = cluster.gpu_spec(cluster.gpus()[0]);
-  const auto stages = wl::estimate_memory(model, e.plan, gpu);
-  const wl::MemoryEstimate worst = wl::peak_memory(stages);
-  wl::check_fits(worst, gpu.name, e.allow_oom);
+  wl::MemoryEstimate worst;
+  try {
+    worst = wl::peak_memory(wl::estimate_memory(model, e.plan, gpu));
+    wl::check_fits(worst, gpu.name, e.allow_oom);
+  } catch (const InputError& err) {
+    if (!err.file().empty()) throw;
+    throw ConfigError(e.file, "/plan" + (err.json_path() == "/" ? std::string() : err.json_path()), err.message());
+  }
 
   wl::TrainingGraph graph = wl::build_training_graph(model, e.plan, e.file, "/plan", e.symmetry);
   sim::Simulator sim;

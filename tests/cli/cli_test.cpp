@@ -496,3 +496,22 @@ TEST(CliRun, SymmetryKeepsTheResultOnARealFabric) {
   const double a = full["iteration_time_s"].get<double>(), b = sym["iteration_time_s"].get<double>();
   EXPECT_NEAR(b, a, 0.01 * a) << "full " << a << " s, symmetric " << b << " s";
 }
+
+TEST(CliValidate, MegatronJsonRowsCarryPublishedPredictedAndError) {
+  // Rows 1 and 4 of the SC21 table (32 and 256 GPUs): the published values are the file's, the
+  // error is (predicted - published) / published.
+  const std::vector<std::string> args{"validate", "megatron", "--rows", "1,4", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json rows = parse_json(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_EQ(rows[0]["params_billion"], 1.7);
+  EXPECT_EQ(rows[0]["published_tflops_per_gpu"], 137);
+  EXPECT_EQ(rows[1]["params_billion"], 18.4);
+  EXPECT_EQ(rows[1]["published_tflops_per_gpu"], 135);
+  for (const auto& row : rows) {
+    const double p = row["published_tflops_per_gpu"].get<double>(), q = row["predicted_tflops_per_gpu"].get<double>();
+    EXPECT_GT(q, 0);
+    EXPECT_NEAR(row["error_pct"].get<double>(), 100 * (q - p) / p, 1e-9);
+  }
+}
