@@ -56,7 +56,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   auto* cmd = app.add_subcommand("run", "Simulate one training iteration of an experiment (default: the built-in one)");
   cmd->add_option("experiment", o.experiment, "Experiment file (docs/experiment-format.md)");
   cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
-  cmd->add_option("--out", o.out, "Write summary.json to this folder");
+  cmd->add_option("--out", o.out, "Write summary.json, per_gpu.csv, links.csv and trace.json to this folder");
   cmd->add_flag("--json", o.json, "Print the summary as JSON");
   cmd->add_flag("--allow-oom", o.allow_oom, "Simulate even when the memory estimate exceeds the GPU");
   return cmd;
@@ -73,6 +73,8 @@ int run_experiment_command(const RunOptions& o) {
   if (!o.out.empty()) {
     write_file_atomically((std::filesystem::path(o.out) / "summary.json").string(), summary.dump(2) + "\n");
     write_file_atomically((std::filesystem::path(o.out) / "per_gpu.csv").string(), exp::per_gpu_csv(s));
+    write_file_atomically((std::filesystem::path(o.out) / "links.csv").string(), exp::links_csv(s));
+    write_file_atomically((std::filesystem::path(o.out) / "trace.json").string(), exp::trace_json(s));
   }
   if (o.json) {
     std::cout << summary.dump(2) << "\n";

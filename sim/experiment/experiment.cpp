@@ -1,6 +1,9 @@
 #include "sim/experiment/experiment.h"
 
 #include <filesystem>
+#include <map>
+
+#include "sim/report/chrome_trace.h"
 
 #include "core/errors.h"
 #include "topology/cluster_loader.h"
@@ -155,7 +158,16 @@ Simulation simulate(const Experiment& e) {
   r.simulated_ranks = static_cast<int>(graph.graph.ranks());
   r.events = sim.events_executed();
   auto stalls = report::attribute_stalls(graph.graph, ex.records(), ex.end_time());
-  return Simulation{std::move(cluster), std::move(model), std::move(graph), ex.records(), std::move(stalls), r};
+  std::vector<LinkUse> links;
+  const double seconds = to_seconds(r.iteration);
+  for (std::uint32_t l = 0; l < cluster.link_count(); ++l) {
+    const net::LinkStats st = net.link_stats(topo::LinkId{l});
+    if (st.bytes.value() == 0) continue;
+    const double capacity = net.capacity(topo::LinkId{l}).value();
+    links.push_back({topo::LinkId{l}, st.bytes, st.busy, static_cast<double>(st.bytes.value()) / (capacity * seconds)});
+  }
+  std::stable_sort(links.begin(), links.end(), [](const LinkUse& a, const LinkUse& b) { return a.utilization > b.utilization; });
+  return Simulation{std::move(cluster), std::move(model), std::move(graph), ex.records(), std::move(stalls), std::move(links), r};
 }
 
 namespace {
@@ -168,6 +180,24 @@ nlohmann::json stall_means(const Simulation& s) {
     j[report::to_string(static_cast<report::Stall>(k))] = s.stalls.empty() ? 0.0 : sum / static_cast<double>(s.stalls.size());
   }
   return j;
+}
+}  // namespace
+
+namespace {
+// Bytes per link tier and the most utilized links.
+nlohmann::json network_summary(const Simulation& s) {
+  std::map<int, std::int64_t> per_tier;
+  for (const LinkUse& u : s.links) per_tier[s.cluster.link(u.link).tier] += u.bytes.value();
+  nlohmann::json tiers = nlohmann::json::object();
+  static const char* kTierNames[] = {"in_server", "endpoint_leaf", "leaf_spine", "spine_core"};
+  for (const auto& [tier, bytes] : per_tier) tiers[tier >= 0 && tier < 4 ? kTierNames[tier] : std::to_string(tier)] = bytes;
+  nlohmann::json top = nlohmann::json::array();
+  for (std::size_t i = 0; i < s.links.size() && i < 10; ++i) {
+    const topo::LinkInfo& l = s.cluster.link(s.links[i].link);
+    top.push_back({{"src", s.cluster.node(l.src).name}, {"dst", s.cluster.node(l.dst).name}, {"class", topo::to_string(l.link_class)},
+                   {"bytes", s.links[i].bytes.value()}, {"utilization", s.links[i].utilization}});
+  }
+  return {{"bytes_by_tier", tiers}, {"busiest_links", top}};
 }
 }  // namespace
 
@@ -192,9 +222,44 @@ nlohmann::json summary_json(const Experiment& e, const Simulation& s) {
                             {"workspace", r.memory.workspace.value()}, {"total", r.memory.total.value()},
                             {"capacity", r.memory.capacity.value()}, {"worst_stage", r.memory.worst_stage}}},
           {"stalls_s", stall_means(s)},
+          {"network", network_summary(s)},
           {"simulated_ranks", r.simulated_ranks},
           {"ops", r.ops},
           {"events", r.events}};
+}
+
+std::string links_csv(const Simulation& s) {
+  std::string out = "src,dst,class,tier,bytes,busy_s,utilization\n";
+  char buf[96];
+  for (const LinkUse& u : s.links) {
+    const topo::LinkInfo& l = s.cluster.link(u.link);
+    std::snprintf(buf, sizeof buf, ",%s,%d,%lld,%.12g,%.6f\n", topo::to_string(l.link_class), l.tier,
+                  static_cast<long long>(u.bytes.value()), to_seconds(u.busy), u.utilization);
+    out += s.cluster.node(l.src).name + "," + s.cluster.node(l.dst).name + buf;
+  }
+  return out;
+}
+
+std::string trace_json(const Simulation& s) {
+  report::ChromeTrace trace;
+  const tg::TaskGraph& g = s.graph.graph;
+  for (std::uint32_t r = 0; r < g.ranks(); ++r) {
+    const int grid_rank = s.graph.grid_rank[r];
+    trace.name_process(static_cast<int>(r), "rank " + std::to_string(grid_rank) + " " +
+                                                s.cluster.node(s.cluster.gpus()[static_cast<std::size_t>(grid_rank)]).name);
+    for (int k = 0; k < tg::kStreamCount; ++k) trace.name_track(static_cast<int>(r), k, tg::to_string(static_cast<tg::Stream>(k)));
+  }
+  for (tg::OpId id = 0; id < g.size(); ++id) {
+    const tg::Op& op = g.op(id);
+    const rt::OpRecord& rec = s.records[id];
+    if (rec.end <= rec.start) continue;
+    nlohmann::json args = {{"kind", tg::to_string(op.kind)}};
+    if (op.kind == tg::OpKind::kCompute) args["flops"] = op.flops.value();
+    if (op.bytes.value() > 0) args["bytes"] = op.bytes.value();
+    if (op.kind == tg::OpKind::kCollective) args["waited_for_peers_us"] = to_seconds(rec.start - rec.arrival) * 1e6;
+    trace.span(static_cast<int>(op.rank), static_cast<int>(op.stream), g.name_of(id), rec.start, rec.end - rec.start, std::move(args));
+  }
+  return trace.dump();
 }
 
 std::string per_gpu_csv(const Simulation& s) {

@@ -48,12 +48,21 @@ struct IterationResult {
   std::uint64_t events = 0;
 };
 
+// What one link carried during the iteration (links that carried nothing are left out).
+struct LinkUse {
+  topo::LinkId link;
+  Bytes bytes{0};
+  Duration busy{0};
+  double utilization = 0;  // bytes / (usable capacity x iteration time)
+};
+
 struct Simulation {
   topo::Cluster cluster;
   wl::Model model;
   wl::TrainingGraph graph;
   std::vector<rt::OpRecord> records;
   std::vector<report::RankBreakdown> stalls;  // per rank, adds up to the iteration time
+  std::vector<LinkUse> links;                 // sorted by utilization, highest first
   IterationResult result;
 };
 
@@ -64,5 +73,9 @@ Simulation simulate(const Experiment& e);
 nlohmann::json summary_json(const Experiment& e, const Simulation& s);
 // One row per rank: grid position, GPU, and seconds per stall category (docs/outputs.md).
 std::string per_gpu_csv(const Simulation& s);
+// One row per link that carried bytes (docs/outputs.md).
+std::string links_csv(const Simulation& s);
+// The simulated ranks' ops on one track per (rank, stream), Chrome/Perfetto trace JSON.
+std::string trace_json(const Simulation& s);
 
 }  // namespace cs::exp

@@ -515,3 +515,48 @@ TEST(CliValidate, MegatronJsonRowsCarryPublishedPredictedAndError) {
     EXPECT_NEAR(row["error_pct"].get<double>(), 100 * (q - p) / p, 1e-9);
   }
 }
+
+TEST(CliRun, OutFolderHoldsSummaryPerGpuLinksAndTrace) {
+  // GPT 1.7B, DP 8 x TP 4 on 32 GPUs: every file is written; no link runs above its capacity;
+  // the per-GPU categories add up to the iteration; the trace holds spans of the simulated ranks.
+  TempDir out("run_out");
+  const std::vector<std::string> args{"run", std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json",
+                                      "--set", "/plan/dp=8", "--set", "/plan/tp=4", "--set", "/plan/global_batch=64",
+                                      "--set", "/plan/micro_batch=2", "--out", out.str()};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  for (const char* f : {"summary.json", "per_gpu.csv", "links.csv", "trace.json"}) {
+    EXPECT_TRUE(fs::exists(out.path() / f)) << f;
+  }
+  std::ifstream links(out.path() / "links.csv");
+  std::string line;
+  std::getline(links, line);
+  EXPECT_EQ(line, "src,dst,class,tier,bytes,busy_s,utilization");
+  int rows = 0;
+  while (std::getline(links, line)) {
+    const double utilization = std::stod(line.substr(line.rfind(',') + 1));
+    EXPECT_LE(utilization, 1.0 + 1e-9) << line;
+    EXPECT_GT(utilization, 0.0) << line;
+    ++rows;
+  }
+  EXPECT_GT(rows, 0);
+  std::ifstream per_gpu(out.path() / "per_gpu.csv");
+  std::getline(per_gpu, line);
+  while (std::getline(per_gpu, line)) {
+    std::vector<double> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    int column = 0;
+    while (std::getline(ss, cell, ',')) {
+      if (column++ >= 6) cells.push_back(std::stod(cell));
+    }
+    double sum = 0;
+    for (std::size_t k = 0; k + 1 < cells.size(); ++k) sum += cells[k];
+    EXPECT_NEAR(sum, cells.back(), 1e-9 * cells.back()) << line;
+  }
+  std::ifstream trace_file(out.path() / "trace.json");
+  const json trace = json::parse(trace_file);
+  int spans = 0;
+  for (const auto& ev : trace["traceEvents"]) spans += ev["ph"] == "X";
+  EXPECT_GT(spans, 100);
+}
