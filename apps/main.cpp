@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/cmd_collective.h"
+#include "apps/cmd_plan.h"
 #include "apps/cmd_run.h"
 #include "apps/cmd_scale.h"
 #include "apps/cmd_topo.h"
@@ -43,6 +44,8 @@ int dispatch(int argc, char** argv) {
 
   cs::cli::RunOptions run_opts;
   auto* run = cs::cli::add_run_command(app, run_opts);
+  cs::cli::PlanOptions plan_opts;
+  cs::cli::add_plan_command(app, plan_opts);
   cs::cli::ScaleOptions scale_opts;
   cs::cli::add_scale_command(app, scale_opts);
   cs::cli::CollectiveOptions collective;
@@ -54,9 +57,10 @@ int dispatch(int argc, char** argv) {
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate") {
+    if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
+        first != "plan") {
       std::cerr << "clustersim: command-line error: unknown command \"" << first
-                << "\" (run, scale, collective, topo, validate; see --help)\n";
+                << "\" (run, scale, plan, collective, topo, validate; see --help)\n";
       return 2;
     }
   }
@@ -76,6 +80,7 @@ int dispatch(int argc, char** argv) {
   if (run->parsed()) return run_opts.experiment.empty() ? run_default() : cs::cli::run_experiment_command(run_opts);
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);
   if (app.got_subcommand("scale")) return cs::cli::run_scale_command(scale_opts);
+  if (app.got_subcommand("plan")) return cs::cli::run_plan_command(plan_opts);
   if (validate->parsed()) return cs::cli::run_validate_megatron(validate_opts);
   auto* topo = app.get_subcommand("topo");
   if (topo->got_subcommand("info")) return cs::cli::run_topo_info(info);

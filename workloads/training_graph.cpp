@@ -218,9 +218,14 @@ class Builder {
   std::uint32_t cp_group() const { return cp_groups_.at({coord_.dp, coord_.pp, coord_.tp}); }
   std::uint32_t ep_group() const { return ep_groups_.at({coord_.pp, coord_.tp, (coord_.dp * plan_.cp + coord_.cp) / plan_.ep}); }
 
+  // Groups that contain a simulated rank (only those issue collectives).
   void make_groups() {
     auto add = [&](const std::string& name, tg::Stream stream, std::vector<std::uint32_t> ranks) {
-      return g_.add_group({name, stream, std::move(ranks)});
+      const bool simulated = std::any_of(ranks.begin(), ranks.end(), [&](std::uint32_t r) { return r < g_.ranks(); });
+      return simulated ? g_.add_group({name, stream, std::move(ranks)}) : UINT32_MAX;
+    };
+    auto tag = [](const char* kind, int a, int b, int c) {
+      return std::string(kind) + "." + std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c);
     };
     for (int d = 0; d < plan_.dp; ++d) {
       for (int p = 0; p < plan_.pp; ++p) {
@@ -228,7 +233,7 @@ class Builder {
           if (plan_.tp > 1) {
             std::vector<std::uint32_t> r;
             for (int t = 0; t < plan_.tp; ++t) r.push_back(graph_rank({d, p, c, t}));
-            tp_groups_[{d, p, c}] = add("tp", tg::Stream::kTp, r);
+            tp_groups_[{d, p, c}] = add(tag("tp", d, p, c).c_str(), tg::Stream::kTp, r);
           }
         }
       }
@@ -240,13 +245,13 @@ class Builder {
           for (int d = 0; d < plan_.dp; ++d) {
             for (int c = 0; c < plan_.cp; ++c) r.push_back(graph_rank({d, p, c, t}));
           }
-          dp_groups_[{p, t, 0}] = add("dp", tg::Stream::kDp, r);
+          dp_groups_[{p, t, 0}] = add(tag("dp", p, t, 0).c_str(), tg::Stream::kDp, r);
         }
         if (plan_.cp > 1) {
           for (int d = 0; d < plan_.dp; ++d) {
             std::vector<std::uint32_t> r;
             for (int c = 0; c < plan_.cp; ++c) r.push_back(graph_rank({d, p, c, t}));
-            cp_groups_[{d, p, t}] = add("cp", tg::Stream::kCp, r);
+            cp_groups_[{d, p, t}] = add(tag("cp", d, p, t).c_str(), tg::Stream::kCp, r);
           }
         }
         if (plan_.ep > 1) {
@@ -257,7 +262,7 @@ class Builder {
             for (int k = b * plan_.ep; k < (b + 1) * plan_.ep; ++k) {
               r.push_back(graph_rank({k / plan_.cp, p, k % plan_.cp, t}));
             }
-            ep_groups_[{p, t, b}] = add("ep", tg::Stream::kEp, r);
+            ep_groups_[{p, t, b}] = add(tag("ep", p, t, b).c_str(), tg::Stream::kEp, r);
           }
         }
       }

@@ -271,6 +271,12 @@ TEST(TrainingGraphSymmetry, OneRankPerStageGivesTheFullSimulationsResult) {
   const double full = iteration_seconds(c, small_gpt(), plan, false);
   const double sym = iteration_seconds(c, small_gpt(), plan, true);
   EXPECT_NEAR(sym, full, full * 1e-12);
+  // The graph survives a JSON round trip (as `clustersim plan --emit-graph` writes it) and
+  // validates: a user can hand-write or import one.
+  folded.graph.validate("folded");
+  const tg::TaskGraph back = tg::TaskGraph::from_json(folded.graph.to_json(), "folded.json");
+  EXPECT_EQ(back.to_json().dump(), folded.graph.to_json().dump());
+  EXPECT_EQ(back.symmetries().size(), 3u);  // (dp, tp) shifts other than the identity
 }
 
 }  // namespace
