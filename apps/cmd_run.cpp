@@ -36,6 +36,7 @@ void print_table(const exp::Experiment& e, const exp::Simulation& s) {
             << "  memory per GPU   " << format_bytes(r.memory.total) << " of " << format_bytes(r.memory.capacity) << " (weights "
             << format_bytes(r.memory.weights) << ", gradients " << format_bytes(r.memory.gradients) << ", optimizer "
             << format_bytes(r.memory.optimizer_state) << ", activations " << format_bytes(r.memory.activations) << ")\n";
+  if (!r.imbalance.empty()) std::cout << "  finding          " << r.imbalance << "\n";
   // Where the time goes, averaged over GPUs (per GPU in per_gpu.csv with --out).
   std::cout << "  time per GPU (mean over GPUs):\n";
   const double t = to_seconds(r.iteration);

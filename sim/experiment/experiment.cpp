@@ -91,9 +91,19 @@ Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_d
   }
   e.plan = parse_plan(root.at("plan"));
   if (auto o = root.find("options")) {
-    o->expect_only({"allow_oom", "symmetry"});
+    o->expect_only({"allow_oom", "symmetry", "stragglers"});
     if (auto v = o->find("allow_oom")) e.allow_oom = v->as_bool();
     if (auto v = o->find("symmetry")) e.symmetry = v->as_bool();
+    if (auto v = o->find("stragglers")) {
+      for (const ConfigNode& sn : v->elements()) {
+        sn.expect_only({"rank", "slowdown"});
+        Experiment::Straggler st;
+        st.rank = static_cast<int>(sn.at("rank").as_int(0, e.plan.gpus() - 1));
+        st.slowdown = sn.at("slowdown").as_number();
+        if (!(st.slowdown >= 1 && st.slowdown <= 100)) sn.at("slowdown").fail_expected("a slowdown factor from 1 to 100");
+        e.stragglers.push_back(st);
+      }
+    }
   }
   return e;
 }
@@ -107,6 +117,37 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   }
   return parse_experiment(doc, fs::path(path).parent_path().string());
 }
+
+namespace {
+
+// Names the busiest GPU and the most idle one when their compute differs by more than 2%, with
+// the likely cause: pipeline stages of unequal work, or one rank slower than its peers.
+std::string imbalance_finding(const wl::TrainingGraph& g, const std::vector<report::RankBreakdown>& stalls, Duration iteration) {
+  if (stalls.size() < 2) return "";
+  auto compute = [&](std::size_t r) { return to_seconds(stalls[r].time[static_cast<int>(report::Stall::kCompute)]); };
+  std::size_t busiest = 0, idlest = 0;
+  for (std::size_t r = 1; r < stalls.size(); ++r) {
+    if (compute(r) > compute(busiest)) busiest = r;
+    if (compute(r) < compute(idlest)) idlest = r;
+  }
+  const double hi = compute(busiest), lo = compute(idlest);
+  if (hi <= 0 || (hi - lo) / hi < 0.02) return "";
+  const wl::GridCoord cb = g.grid.coord(g.grid_rank[busiest]), ci = g.grid.coord(g.grid_rank[idlest]);
+  char buf[400];
+  const double idle_share = 100 * (1 - lo / to_seconds(iteration));
+  if (cb.pp != ci.pp) {
+    std::snprintf(buf, sizeof buf,
+                  "uneven pipeline stages: rank %d (stage %d) computes %.0f%% longer than rank %d (stage %d), which is idle %.0f%% of the iteration",
+                  g.grid_rank[busiest], cb.pp, 100 * (hi / lo - 1), g.grid_rank[idlest], ci.pp, idle_share);
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "a straggler: rank %d computes %.0f%% longer than its peers (rank %d is idle %.0f%% of the iteration, waiting for it)",
+                  g.grid_rank[busiest], 100 * (hi / lo - 1), g.grid_rank[idlest], idle_share);
+  }
+  return buf;
+}
+
+}  // namespace
 
 Simulation simulate(const Experiment& e) {
   topo::Cluster cluster = topo::load_cluster(e.cluster, e.cluster_overrides);
@@ -128,7 +169,8 @@ Simulation simulate(const Experiment& e) {
     throw ConfigError(e.file, "/plan" + (err.json_path() == "/" ? std::string() : err.json_path()), err.message());
   }
 
-  wl::TrainingGraph graph = wl::build_training_graph(model, e.plan, e.file, "/plan", e.symmetry);
+  // A straggler makes ranks differ: then every rank is simulated.
+  wl::TrainingGraph graph = wl::build_training_graph(model, e.plan, e.file, "/plan", e.symmetry && e.stragglers.empty());
   sim::Simulator sim;
   coll::NetworkLayout layout(cluster);
   net::FlowNetwork net(sim, layout.capacities());
@@ -138,6 +180,7 @@ Simulation simulate(const Experiment& e) {
   std::vector<topo::NodeId> rank_gpus;
   for (int grid_rank : graph.grid_rank) rank_gpus.push_back(cluster.gpus()[static_cast<std::size_t>(grid_rank)]);
   rt::Executor ex(sim, net, router, layout, chooser, compute, graph.graph, rank_gpus);
+  for (const auto& st : e.stragglers) ex.set_compute_slowdown(static_cast<std::uint32_t>(st.rank), st.slowdown);
   ex.start();
   sim.run();
   if (!ex.finished()) throw InternalError("the iteration did not finish (a dependency cycle or an unmatched transfer)");
@@ -158,6 +201,7 @@ Simulation simulate(const Experiment& e) {
   r.simulated_ranks = static_cast<int>(graph.graph.ranks());
   r.events = sim.events_executed();
   auto stalls = report::attribute_stalls(graph.graph, ex.records(), ex.end_time());
+  r.imbalance = imbalance_finding(graph, stalls, r.iteration);
   std::vector<LinkUse> links;
   const double seconds = to_seconds(r.iteration);
   for (std::uint32_t l = 0; l < cluster.link_count(); ++l) {
@@ -224,6 +268,7 @@ nlohmann::json summary_json(const Experiment& e, const Simulation& s) {
           {"stalls_s", stall_means(s)},
           {"network", network_summary(s)},
           {"simulated_ranks", r.simulated_ranks},
+          {"load_imbalance", r.imbalance.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.imbalance)},
           {"ops", r.ops},
           {"events", r.events}};
 }

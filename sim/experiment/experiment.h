@@ -28,6 +28,11 @@ struct Experiment {
   wl::ParallelPlan plan;
   bool allow_oom = false;
   bool symmetry = true;                // simulate one rank per pipeline stage (training_graph.h)
+  struct Straggler {
+    int rank = 0;                      // grid rank (= GPU index in rank order)
+    double slowdown = 1;               // its compute takes this many times as long
+  };
+  std::vector<Straggler> stragglers;   // what-if; breaks symmetry, so it turns it off
 };
 
 // Parses an experiment document; `base_dir` resolves relative cluster and model paths.
@@ -45,6 +50,7 @@ struct IterationResult {
   wl::MemoryEstimate memory;           // the worst stage
   std::size_t ops = 0;
   int simulated_ranks = 0;
+  std::string imbalance;               // a finding on load imbalance, or empty when balanced
   std::uint64_t events = 0;
 };
 

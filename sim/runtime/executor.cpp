@@ -47,6 +47,12 @@ Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& rou
   for (tg::OpId id = 0; id < n; ++id) queues_[queue_of(graph.op(id))].push_back(id);
 }
 
+void Executor::set_compute_slowdown(std::uint32_t rank, double factor) {
+  if (rank >= graph_.ranks() || !(factor > 0)) throw InternalError("Executor: bad compute slowdown");
+  slowdown_.resize(graph_.ranks(), 1.0);
+  slowdown_[rank] = factor;
+}
+
 void Executor::start() {
   for (std::uint32_t q = 0; q < queues_.size(); ++q) try_head(q);
 }
@@ -66,8 +72,9 @@ void Executor::arrive(tg::OpId id) {
     case tg::OpKind::kCompute: {
       rec.start = sim_.now();
       const auto& gpu = layout_.cluster().gpu_spec(rank_gpus_[op.rank]);
-      sim_.schedule_after(compute_.time(gpu, op.compute_class, op.flops, op.bytes), sim::Phase::kCompletion,
-                          [this, id] { complete(id); });
+      Duration d = compute_.time(gpu, op.compute_class, op.flops, op.bytes);
+      if (!slowdown_.empty() && slowdown_[op.rank] != 1.0) d = duration_from_seconds(to_seconds(d) * slowdown_[op.rank]);
+      sim_.schedule_after(d, sim::Phase::kCompletion, [this, id] { complete(id); });
       break;
     }
     case tg::OpKind::kDelay:

@@ -38,6 +38,9 @@ class Executor {
            const compute::ComputeModel& compute, const tg::TaskGraph& graph,
            std::vector<topo::NodeId> rank_gpus);
 
+  // A what-if: rank `rank`'s compute ops take `factor` times as long (a straggler).
+  void set_compute_slowdown(std::uint32_t rank, double factor);
+
   // Starts the graph now; run the simulator to execute it.
   void start();
   bool finished() const { return completed_ == graph_.size(); }
@@ -78,6 +81,7 @@ class Executor {
   std::vector<std::uint32_t> heads_;
   std::vector<bool> arrived_;
   std::vector<std::uint32_t> simulated_members_;  // per group
+  std::vector<double> slowdown_;                  // per simulated rank
   std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> group_images_;  // cache
   std::map<std::uint64_t, std::vector<tg::OpId>> collective_arrivals_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, std::vector<tg::OpId>> sends_, recvs_;

@@ -560,3 +560,24 @@ TEST(CliRun, OutFolderHoldsSummaryPerGpuLinksAndTrace) {
   for (const auto& ev : trace["traceEvents"]) spans += ev["ph"] == "X";
   EXPECT_GT(spans, 100);
 }
+
+TEST(CliRun, StragglerAndUnevenStagesAreNamed) {
+  // A GPU computing 30% slower makes its 31 data-parallel peers wait in the gradient
+  // all-reduce; an uneven pipeline split (16 + 8 blocks) leaves stage 1 idle.
+  const std::string resnet = std::string(CS_SOURCE_DIR) + "/configs/examples/resnet50-ib.json";
+  const std::vector<std::string> a{"run", resnet, "--set", "/options={\"stragglers\":[{\"rank\":5,\"slowdown\":1.3}]}", "--json"};
+  const RunResult slow = run_clustersim(a);
+  ASSERT_EQ(slow.exit_code, 0) << describe(a, slow);
+  const json s = parse_json(slow.out);
+  EXPECT_NE(s["load_imbalance"].get<std::string>().find("a straggler: rank 5"), std::string::npos) << s["load_imbalance"];
+  EXPECT_GT(s["stalls_s"]["waiting_on_peers"].get<double>(), 0.0);
+  const RunResult even = run_clustersim({"run", resnet, "--json"});
+  const json b = parse_json(even.out);
+  EXPECT_TRUE(b["load_imbalance"].is_null());
+  EXPECT_GT(s["iteration_time_s"].get<double>(), b["iteration_time_s"].get<double>() * 1.2);
+  const std::vector<std::string> u{"run", std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json", "--set", "/plan/pp=2",
+                                   "--set", "/plan/dp=16", "--set", "/plan/layers_per_stage=[16,8]", "--json"};
+  const RunResult uneven = run_clustersim(u);
+  ASSERT_EQ(uneven.exit_code, 0) << describe(u, uneven);
+  EXPECT_NE(parse_json(uneven.out)["load_imbalance"].get<std::string>().find("uneven pipeline stages"), std::string::npos) << uneven.out;
+}
