@@ -1,0 +1,75 @@
+// Training-iteration benchmarks of issue 3: wall time and peak memory of one simulated
+// iteration per experiment, each in its own process (so the peak RSS is the case's own).
+// Usage: bench_training [EXPERIMENT.json ...]   (default: the four reference cases)
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "sim/experiment/experiment.h"
+
+#ifndef CS_CONFIG_DIR
+#define CS_CONFIG_DIR "configs"
+#endif
+
+namespace {
+
+struct Case {
+  const char* file;
+  const char* target;  // from the issue
+};
+
+const Case kCases[] = {
+    {"resnet50-512.json", "<= 1 s"},
+    {"megatron-145b-1536.json", "<= 5 s, 2 GiB"},
+    {"megatron-1t-3072.json", "<= 30 s"},
+    {"llama3-405b-16384.json", "<= 60 s, 8 GiB"},
+};
+
+int run_one(const std::string& path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const cs::exp::Experiment e = cs::exp::load_experiment(path);
+  const cs::exp::Simulation s = cs::exp::simulate(e);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("{\"bench\":\"training\",\"experiment\":\"%s\",\"gpus\":%d,\"simulated_ranks\":%d,\"ops\":%zu,\"events\":%llu,"
+              "\"wall_s\":%.3f,\"peak_rss_mib\":%.1f,\"iteration_s\":%.6f,\"tflops_per_gpu\":%.2f}\n",
+              e.name.c_str(), s.result.gpus, s.result.simulated_ranks, s.result.ops,
+              static_cast<unsigned long long>(s.result.events), wall, static_cast<double>(ru.ru_maxrss) / 1024.0,
+              cs::to_seconds(s.result.iteration), s.result.tflops_per_gpu);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::pair<std::string, std::string>> cases;
+  if (argc > 1) {
+    for (int i = 1; i < argc; ++i) cases.emplace_back(argv[i], "");
+  } else {
+    for (const Case& c : kCases) cases.emplace_back(std::string(CS_CONFIG_DIR) + "/examples/" + c.file, c.target);
+  }
+  int status = 0;
+  for (const auto& [path, target] : cases) {
+    if (!target.empty()) std::printf("# %s (target %s)\n", path.c_str(), target.c_str());
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      try {
+        _exit(run_one(path));
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "bench_training: %s: %s\n", path.c_str(), ex.what());
+        _exit(1);
+      }
+    }
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) status = 1;
+  }
+  return status;
+}
