@@ -42,19 +42,39 @@ class Builder {
     coord_ = out_.grid.coord(grid_rank);
     const int s = coord_.pp;
     const int m = out_.micro_batches;
-    fwd_last_.assign(static_cast<std::size_t>(m), 0);
+    const int v = chunks();
+    fwd_last_.assign(static_cast<std::size_t>(m * v), 0);
     dp_ops_.clear();
     pending_grad_ = Bytes{0};
     if (plan_.schedule == PipelineSchedule::kGpipe) {
-      for (int j = 0; j < m; ++j) forward(j);
-      for (int j = 0; j < m; ++j) backward(j);
-    } else {  // 1F1B: p - 1 - s warm-up forwards, then one forward and one backward in turn
+      for (int j = 0; j < m; ++j) forward(j, 0);
+      for (int j = 0; j < m; ++j) backward(j, 0);
+    } else if (plan_.schedule == PipelineSchedule::kOneFOneB) {
+      // 1F1B: p - 1 - s warm-up forwards, then one forward and one backward in turn.
       const int warmup = std::min(m, plan_.pp - 1 - s);
       int f = 0, b = 0;
-      for (; f < warmup; ++f) forward(f);
+      for (; f < warmup; ++f) forward(f, 0);
       while (b < m) {
-        if (f < m) forward(f++);
-        backward(b++);
+        if (f < m) forward(f++, 0);
+        backward(b++, 0);
+      }
+    } else {
+      // Interleaved 1F1B (Narayanan et al. SC21, Sec. 2.2): v model chunks per GPU; micro-batches
+      // go in groups of p through chunk 0, then chunk 1, ...; backward in reverse chunk order.
+      // Warm-up: 2 (p - s - 1) + (v - 1) p forwards, then one forward and one backward in turn.
+      const int p = plan_.pp, total = m * v;
+      auto fwd_step = [&](int i) { return std::pair{(i / (p * v)) * p + i % p, (i % (p * v)) / p}; };
+      auto bwd_step = [&](int i) { return std::pair{(i / (p * v)) * p + i % p, v - 1 - (i % (p * v)) / p}; };
+      const int warmup = std::min(total, 2 * (p - s - 1) + (v - 1) * p);
+      int f = 0, b = 0;
+      for (; f < warmup; ++f) forward(fwd_step(f).first, fwd_step(f).second);
+      while (b < total) {
+        if (f < total) {
+          forward(fwd_step(f).first, fwd_step(f).second);
+          ++f;
+        }
+        backward(bwd_step(b).first, bwd_step(b).second);
+        ++b;
       }
     }
     optimizer();
@@ -97,14 +117,15 @@ class Builder {
     return {collective(ep_group(), name, coll::Op::kAllToAll, c.moe_all_to_all_bytes, deps)};
   }
 
-  void forward(int j) {
+  void forward(int j, int k) {
     const int s = coord_.pp;
+    const auto [first, last] = units_of(s, k);
     std::vector<OpId> deps;
-    if (s > 0) deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, prev_rank(), stage_input_bytes(s), tag(j, 0), "recv activations"));
-    if (s == 0 && model_.family == ModelFamily::kTransformer) {
+    if (!first_chunk(s, k)) deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, prev_rank(k), output_bytes(first - 1), tag(j, 0, k), "recv activations"));
+    if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = {pieces("embedding fwd", embedding_.forward, embedding_.forward_memory_traffic, embedding_.tp_forward, embedding_.tp_collective_bytes, deps)};
     }
-    for (int u = first_unit_[static_cast<std::size_t>(s)]; u < first_unit_[static_cast<std::size_t>(s) + 1]; ++u) {
+    for (int u = first; u < last; ++u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
       if (plan_.zero == ZeroStage::kParameters && plan_.dp > 1) {
         deps = {collective(dp_group(), "fsdp all-gather", coll::Op::kAllGather, c.weights, deps)};
@@ -116,25 +137,26 @@ class Builder {
       deps = {pieces("block fwd", c.forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps)};
       deps = moe_all_to_all("ep combine", c, deps);
     }
-    if (s == plan_.pp - 1 && model_.family == ModelFamily::kTransformer) {
+    if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = {pieces("head fwd", head_.forward, head_.forward_memory_traffic, head_.tp_forward, head_.tp_collective_bytes, deps)};
     }
-    if (s + 1 < plan_.pp) g_.add_send(rank_, tg::Stream::kPp, next_rank(), stage_output_bytes(s), tag(j, 0), "send activations", deps);
-    fwd_last_[static_cast<std::size_t>(j)] = deps.back();
+    if (!last_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, next_rank(k), output_bytes(last - 1), tag(j, 0, k + (s + 1 == plan_.pp ? 1 : 0)), "send activations", deps);
+    fwd_last_[static_cast<std::size_t>(j * chunks() + k)] = deps.back();
   }
 
-  void backward(int j) {
+  void backward(int j, int k) {
     const int s = coord_.pp;
+    const auto [first, last] = units_of(s, k);
     const bool last_micro = j == out_.micro_batches - 1;
-    std::vector<OpId> deps{fwd_last_[static_cast<std::size_t>(j)]};
-    if (s + 1 < plan_.pp) {
-      deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, next_rank(), stage_output_bytes(s), tag(j, 1), "recv gradients"));
+    std::vector<OpId> deps{fwd_last_[static_cast<std::size_t>(j * chunks() + k)]};
+    if (!last_chunk(s, k)) {
+      deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, next_rank(k), output_bytes(last - 1), tag(j, 1, k), "recv gradients"));
     }
-    if (s == plan_.pp - 1 && model_.family == ModelFamily::kTransformer) {
+    if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = {pieces("head bwd", head_.backward, head_.backward_memory_traffic, head_.tp_backward, head_.tp_collective_bytes, deps)};
       if (last_micro) gradients_ready(head_.gradients, deps.back());
     }
-    for (int u = first_unit_[static_cast<std::size_t>(s) + 1] - 1; u >= first_unit_[static_cast<std::size_t>(s)]; --u) {
+    for (int u = last - 1; u >= first; --u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
       if (plan_.zero == ZeroStage::kParameters && plan_.dp > 1) {
         deps = {collective(dp_group(), "fsdp all-gather", coll::Op::kAllGather, c.weights, deps)};
@@ -152,11 +174,11 @@ class Builder {
       }
       if (last_micro) gradients_ready(c.gradients, deps.back());
     }
-    if (s == 0 && model_.family == ModelFamily::kTransformer) {
+    if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = {pieces("embedding bwd", embedding_.backward, embedding_.backward_memory_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
       if (last_micro) gradients_ready(embedding_.gradients, deps.back());
     }
-    if (s > 0) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), stage_input_bytes(s), tag(j, 1), "send gradients", deps);
+    if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(k), output_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
     if (last_micro) flush_bucket(deps.back());
     bwd_last_ = deps.back();
   }
@@ -188,8 +210,9 @@ class Builder {
     // fp32 state, write them back: 2 + 2 + 12 + 12 + 2 = 30 bytes per parameter.
     std::int64_t params = 0;
     const int s = coord_.pp;
-    for (int u = first_unit_[static_cast<std::size_t>(s)]; u < first_unit_[static_cast<std::size_t>(s) + 1]; ++u) {
-      params += unit_cost_[static_cast<std::size_t>(u)].parameters;
+    for (int k = 0; k < chunks(); ++k) {
+      const auto [first, last] = units_of(s, k);
+      for (int u = first; u < last; ++u) params += unit_cost_[static_cast<std::size_t>(u)].parameters;
     }
     if (s == 0) params += embedding_.parameters;
     if (s == plan_.pp - 1) params += head_.parameters;
@@ -203,15 +226,37 @@ class Builder {
     reduced_ = Bytes{0};
   }
 
-  Bytes stage_output_bytes(int s) const {
-    return unit_cost_[static_cast<std::size_t>(first_unit_[static_cast<std::size_t>(s) + 1] - 1)].output_bytes;
+  // Model chunks per GPU: v for the interleaved schedule, else 1. Chunk k of stage s is the
+  // (k p + s)-th slice of the units; without interleaving, the stage's (possibly uneven) share.
+  int chunks() const { return plan_.schedule == PipelineSchedule::kInterleaved ? plan_.virtual_stages : 1; }
+  std::pair<int, int> units_of(int s, int k) const {
+    if (chunks() == 1) return {first_unit_[static_cast<std::size_t>(s)], first_unit_[static_cast<std::size_t>(s) + 1]};
+    const int per = pipeline_layers(model_) / (plan_.pp * chunks());
+    const int c = k * plan_.pp + s;
+    return {c * per, (c + 1) * per};
   }
-  Bytes stage_input_bytes(int s) const { return stage_output_bytes(s - 1); }
+  bool first_chunk(int s, int k) const { return s == 0 && k == 0; }
+  bool last_chunk(int s, int k) const { return s == plan_.pp - 1 && k == chunks() - 1; }
+  Bytes output_bytes(int unit) const { return unit_cost_[static_cast<std::size_t>(unit)].output_bytes; }
 
-  std::uint64_t tag(int micro, int dir) const { return static_cast<std::uint64_t>(micro) * 2 + static_cast<std::uint64_t>(dir); }
+  // A transfer's tag: micro-batch, direction (0 activations, 1 gradients) and the chunk index of
+  // the receiver's side for activations (the sender's for gradients), so both ends agree.
+  std::uint64_t tag(int micro, int dir, int chunk) const {
+    return (static_cast<std::uint64_t>(micro) * 2 + static_cast<std::uint64_t>(dir)) * 4096 + static_cast<std::uint64_t>(chunk);
+  }
   std::uint32_t graph_rank(GridCoord c) const { return graph_rank_of_[static_cast<std::size_t>(out_.grid.rank(c))]; }
-  std::uint32_t prev_rank() const { return graph_rank({coord_.dp, coord_.pp - 1, coord_.cp, coord_.tp}); }
-  std::uint32_t next_rank() const { return graph_rank({coord_.dp, coord_.pp + 1, coord_.cp, coord_.tp}); }
+  // The stage before chunk k of this stage (wrapping to the last stage's previous chunk), and
+  // the one after it.
+  std::uint32_t prev_rank(int k) const {
+    (void)k;
+    const int p = coord_.pp == 0 ? plan_.pp - 1 : coord_.pp - 1;
+    return graph_rank({coord_.dp, p, coord_.cp, coord_.tp});
+  }
+  std::uint32_t next_rank(int k) const {
+    (void)k;
+    const int p = coord_.pp == plan_.pp - 1 ? 0 : coord_.pp + 1;
+    return graph_rank({coord_.dp, p, coord_.cp, coord_.tp});
+  }
 
   std::uint32_t tp_group() const { return tp_groups_.at({coord_.dp, coord_.pp, coord_.cp}); }
   std::uint32_t dp_group() const { return dp_groups_.at({coord_.pp, coord_.tp, 0}); }
@@ -317,7 +362,7 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
     for (int n : plan.layers_per_stage) {
       if (n < 1) fail("layers_per_stage", "every stage needs at least one layer");
     }
-  } else if (units % plan.pp != 0) {
+  } else if (units % plan.pp != 0 && plan.schedule != PipelineSchedule::kInterleaved) {
     fail("pp", "the model's " + std::to_string(units) + " layers are not divisible by pp = " + std::to_string(plan.pp) + " (give layers_per_stage for an uneven split)");
   }
   if (plan.micro_batch < 1) fail("micro_batch", "expected at least 1 sample per micro-batch");
@@ -329,7 +374,18 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
     fail("global_batch", std::to_string(plan.micro_batches()) + " micro-batches are fewer than the " + std::to_string(plan.pp) +
                              " pipeline stages that 1F1B needs");
   }
-  if (plan.schedule == PipelineSchedule::kInterleaved) fail("schedule", "the interleaved 1F1B schedule is not implemented yet (use \"1f1b\" or \"gpipe\")");
+  if (plan.schedule == PipelineSchedule::kInterleaved) {
+    const int v = plan.virtual_stages;
+    if (v < 2) fail("virtual_stages", "the interleaved schedule needs virtual_stages >= 2 (model chunks per GPU)");
+    if (plan.pp < 2) fail("pp", "the interleaved schedule needs pp >= 2");
+    if (!plan.layers_per_stage.empty()) fail("layers_per_stage", "the interleaved schedule splits the layers evenly; remove layers_per_stage");
+    if (units % (plan.pp * v) != 0) {
+      fail("virtual_stages", "the model's " + std::to_string(units) + " layers do not split into pp x virtual_stages = " + std::to_string(plan.pp * v) + " equal chunks");
+    }
+    if (plan.micro_batches() % plan.pp != 0) {
+      fail("global_batch", "the interleaved schedule needs the " + std::to_string(plan.micro_batches()) + " micro-batches to be a multiple of pp = " + std::to_string(plan.pp));
+    }
+  }
 }
 
 TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan, const std::string& file,

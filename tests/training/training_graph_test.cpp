@@ -176,6 +176,46 @@ TEST(TrainingGraph, PipelineBubbleMatchesTheClosedForm) {
   }
 }
 
+TEST(TrainingGraph, InterleavedBubbleIsPMinusOneOverVmPlusPMinusOne) {
+  // v model chunks per GPU: a chunk's forward and backward per micro-batch take t_c = (t_f + t_b)
+  // / v, and the iteration is (v m + p - 1) t_c + optimizer: bubble (p - 1) / (v m + p - 1).
+  const Model m = uniform_layers();
+  for (auto [p, v, micro] : {std::tuple{2, 2, 4}, std::tuple{2, 4, 8}, std::tuple{4, 2, 8}, std::tuple{4, 2, 16}}) {
+    const topo::Cluster c = star(p, true);
+    ParallelPlan plan;
+    plan.pp = p;
+    plan.schedule = PipelineSchedule::kInterleaved;
+    plan.virtual_stages = v;
+    plan.micro_batch = 1;
+    plan.global_batch = micro;
+    const TrainingGraph t = build_training_graph(m, plan, "test", "/plan");
+    compute::ComputeModel cm("bf16");
+    double work = 0, optimizer = 0;  // stage 0: all its chunks, all micro-batches
+    for (const tg::Op& op : t.graph.ops()) {
+      if (op.rank != 0 || op.kind != tg::OpKind::kCompute) continue;
+      const double d = to_seconds(cm.time(test_gpu(), op.compute_class, op.flops, op.bytes));
+      (op.compute_class == tg::ComputeClass::kOptimizer ? optimizer : work) += d;
+    }
+    const double t_chunk = work / (micro * v);
+    const Execution run = execute(c, t);
+    const double expected = (v * micro + p - 1) * t_chunk + optimizer;
+    EXPECT_NEAR(run.seconds, expected, expected * 1e-9) << "p=" << p << " v=" << v << " m=" << micro;
+    EXPECT_NEAR(1 - work / (run.seconds - optimizer), (p - 1.0) / (v * micro + p - 1.0), 1e-9);
+  }
+  // Bad interleaved plans name their key.
+  ParallelPlan bad;
+  bad.pp = 2;
+  bad.schedule = PipelineSchedule::kInterleaved;
+  bad.virtual_stages = 3;  // 8 layers do not split into 6 chunks
+  bad.global_batch = 4;
+  try {
+    build_training_graph(m, bad, "exp.json", "/plan");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("at /plan/virtual_stages"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TrainingGraph, TensorParallelCollectivesSitOnTheCriticalPath) {
   // TP = 2 without sequence parallelism: every block runs two all-reduces forward and two
   // backward; they add to the iteration (one rank's compute alone is a lower bound).
