@@ -39,6 +39,10 @@ struct ParallelPlan {
   // Rank order, innermost first: which parallel dimension varies fastest across GPU ranks.
   std::vector<std::string> order = {"tp", "cp", "pp", "dp"};
 
+  // Input data read from the cluster's storage per sample, before the first stage's forward
+  // (two micro-batches prefetched); 0 when the data is already local.
+  std::int64_t data_bytes_per_sample = 0;
+
   int gpus() const { return dp * tp * pp * cp; }
   int micro_batches() const { return global_batch / (micro_batch * dp); }
 };

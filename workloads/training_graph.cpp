@@ -44,6 +44,7 @@ class Builder {
     const int m = out_.micro_batches;
     const int v = chunks();
     fwd_last_.assign(static_cast<std::size_t>(m * v), 0);
+    fwd_first_.assign(static_cast<std::size_t>(m), 0);
     dp_ops_.clear();
     pending_grad_ = Bytes{0};
     if (plan_.schedule == PipelineSchedule::kGpipe) {
@@ -122,6 +123,13 @@ class Builder {
     const auto [first, last] = units_of(s, k);
     std::vector<OpId> deps;
     if (!first_chunk(s, k)) deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, prev_rank(k), output_bytes(first - 1), tag(j, 0, k), "recv activations"));
+    if (first_chunk(s, k) && plan_.data_bytes_per_sample > 0) {
+      // The loader keeps two micro-batches ahead: load j waits for forward j - 2 to start.
+      std::vector<OpId> after;
+      if (j >= 2) after.push_back(fwd_first_[static_cast<std::size_t>(j - 2)]);
+      deps.push_back(g_.add_load(rank_, "load batch", Bytes{plan_.data_bytes_per_sample * plan_.micro_batch}, after));
+    }
+    const OpId next_op = static_cast<OpId>(g_.size());
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = {pieces("embedding fwd", embedding_.forward, embedding_.forward_memory_traffic, embedding_.tp_forward, embedding_.tp_collective_bytes, deps)};
     }
@@ -142,6 +150,7 @@ class Builder {
     }
     if (!last_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, next_rank(k), output_bytes(last - 1), tag(j, 0, k + (s + 1 == plan_.pp ? 1 : 0)), "send activations", deps);
     fwd_last_[static_cast<std::size_t>(j * chunks() + k)] = deps.back();
+    if (first_chunk(s, k)) fwd_first_[static_cast<std::size_t>(j)] = next_op;
   }
 
   void backward(int j, int k) {
@@ -328,6 +337,7 @@ class Builder {
   std::uint32_t rank_ = 0;
   GridCoord coord_;
   std::vector<OpId> fwd_last_;
+  std::vector<OpId> fwd_first_;  // per micro-batch: the first op of its forward on the first stage
   std::vector<OpId> dp_ops_;
   OpId bwd_last_ = 0;
   Bytes pending_grad_{0}, reduced_{0};

@@ -74,7 +74,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
 
 Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_dir) {
   const ConfigNode root = doc.root();
-  root.expect_only({"name", "description", "cluster", "cluster_overrides", "model", "plan", "options"});
+  root.expect_only({"name", "description", "cluster", "cluster_overrides", "model", "plan", "data", "options"});
   Experiment e;
   e.file = doc.name();
   e.name = root.has("name") ? root.at("name").as_string() : fs::path(doc.name()).stem().string();
@@ -92,6 +92,11 @@ Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_d
     root.at("model").fail("no model file \"" + model + "\" and no bundled model of that name (bundled: " + names + ")");
   }
   e.plan = parse_plan(root.at("plan"));
+  if (auto d = root.find("data")) {
+    d->expect_only({"source", "bytes_per_sample"});
+    const bool storage = d->at("source").as_choice({"local", "storage"}) == 1;
+    if (storage) e.plan.data_bytes_per_sample = d->at("bytes_per_sample").as_bytes().value();
+  }
   if (auto o = root.find("options")) {
     o->expect_only({"allow_oom", "symmetry", "stragglers"});
     if (auto v = o->find("allow_oom")) e.allow_oom = v->as_bool();
@@ -183,6 +188,14 @@ Simulation simulate(const Experiment& e) {
   for (int grid_rank : graph.grid_rank) rank_gpus.push_back(cluster.gpus()[static_cast<std::size_t>(grid_rank)]);
   rt::Executor ex(sim, net, router, layout, chooser, compute, graph.graph, rank_gpus);
   for (const auto& st : e.stragglers) ex.set_compute_slowdown(static_cast<std::uint32_t>(st.rank), st.slowdown);
+  if (e.plan.data_bytes_per_sample > 0) {
+    std::vector<topo::NodeId> storage;
+    for (std::uint32_t i = 0; i < cluster.node_count(); ++i) {
+      if (cluster.node(topo::NodeId{i}).kind == topo::NodeKind::kStorage) storage.push_back(topo::NodeId{i});
+    }
+    if (storage.empty()) throw ConfigError(e.file, "/data/source", "the data comes from storage but the cluster has no storage device");
+    ex.set_storage(std::move(storage));
+  }
   ex.start();
   sim.run();
   if (!ex.finished()) throw InternalError("the iteration did not finish (a dependency cycle or an unmatched transfer)");

@@ -75,6 +75,7 @@ class Attributor {
       switch (o.kind) {
         case OpKind::kCompute: charge(r.start, Stall::kCompute); break;
         case OpKind::kDelay: charge(r.start, o.stream == tg::Stream::kData ? Stall::kData : Stall::kIdle); break;
+        case OpKind::kLoad: charge(r.start, Stall::kData); break;
         case OpKind::kCollective:
           charge(r.start, comm_stall(o.stream));
           charge(r.arrival, Stall::kWaitingPeers);

@@ -77,6 +77,10 @@ void Executor::arrive(tg::OpId id) {
       sim_.schedule_after(d, sim::Phase::kCompletion, [this, id] { complete(id); });
       break;
     }
+    case tg::OpKind::kLoad:
+      rec.start = sim_.now();
+      start_load(id);
+      break;
     case tg::OpKind::kDelay:
       rec.start = sim_.now();
       sim_.schedule_after(op.duration, sim::Phase::kCompletion, [this, id] { complete(id); });
@@ -191,6 +195,27 @@ void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
                     if (--*remaining > 0) return;
                     complete(send);
                     complete(recv);
+                  });
+  }
+}
+
+void Executor::start_load(tg::OpId id) {
+  const tg::Op& op = graph_.op(id);
+  if (storage_.empty()) throw InternalError("Executor: a load op but no storage device");
+  // The rank and its images under the symmetries each read their own share.
+  const auto readers = images({op.rank}, false);
+  auto remaining = std::make_shared<std::size_t>(readers.size());
+  for (std::size_t k = 0; k < readers.size(); ++k) {
+    const std::uint32_t r = readers[k][0];
+    coll::CollectiveSpec spec;
+    spec.op = coll::Op::kSendRecv;
+    spec.size = op.bytes;
+    spec.ranks = {storage_[r % storage_.size()], rank_gpus_[r]};
+    spec.label = hash_combine(id, r);
+    auto schedule = coll::build_schedule(layout_.schedules(), spec, coll::Algorithm::kDirect, nullptr);
+    runner_.start(spec, std::move(*schedule), coll::Algorithm::kDirect, coll::Protocol::kSimple,
+                  [this, id, remaining](const coll::CollectiveOutcome&) {
+                    if (--*remaining == 0) complete(id);
                   });
   }
 }

@@ -38,6 +38,10 @@ class Executor {
            const compute::ComputeModel& compute, const tg::TaskGraph& graph,
            std::vector<topo::NodeId> rank_gpus);
 
+  // Storage devices that load ops read from (rank r reads from sources[r % n]); without any,
+  // a graph with load ops is an error.
+  void set_storage(std::vector<topo::NodeId> sources) { storage_ = std::move(sources); }
+
   // A what-if: rank `rank`'s compute ops take `factor` times as long (a straggler).
   void set_compute_slowdown(std::uint32_t rank, double factor);
 
@@ -54,6 +58,7 @@ class Executor {
   void try_head(std::uint32_t queue);
   void start_collective(const std::vector<tg::OpId>& members);
   void start_p2p(tg::OpId send, tg::OpId recv);
+  void start_load(tg::OpId id);
   // The rank lists the graph's symmetries map `ranks` onto, `ranks` first, without repeats:
   // compared as sets for a collective's group (a group in another order is the same
   // collective), as sequences for a sender-receiver pair.
@@ -82,6 +87,7 @@ class Executor {
   std::vector<bool> arrived_;
   std::vector<std::uint32_t> simulated_members_;  // per group
   std::vector<double> slowdown_;                  // per simulated rank
+  std::vector<topo::NodeId> storage_;
   std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> group_images_;  // cache
   std::map<std::uint64_t, std::vector<tg::OpId>> collective_arrivals_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, std::vector<tg::OpId>> sends_, recvs_;

@@ -29,6 +29,7 @@ const char* to_string(OpKind k) {
     case OpKind::kSend: return "send";
     case OpKind::kRecv: return "recv";
     case OpKind::kDelay: return "delay";
+    case OpKind::kLoad: return "load";
   }
   return "unknown";
 }
@@ -115,6 +116,15 @@ OpId TaskGraph::add_collective(std::uint32_t rank, std::uint32_t group, std::str
   op.group = group;
   op.bytes = size;
   op.instance = instance;
+  return push(op, name, deps);
+}
+
+OpId TaskGraph::add_load(std::uint32_t rank, std::string_view name, Bytes bytes, std::span<const OpId> deps) {
+  Op op;
+  op.kind = OpKind::kLoad;
+  op.stream = Stream::kData;
+  op.rank = rank;
+  op.bytes = bytes;
   return push(op, name, deps);
 }
 
@@ -224,7 +234,7 @@ E parse_enum(const ConfigNode& node, const E (&values)[N]) {
 }
 
 constexpr Stream kStreams[] = {Stream::kCompute, Stream::kTp, Stream::kCp, Stream::kPp, Stream::kDp, Stream::kEp, Stream::kData};
-constexpr OpKind kKinds[] = {OpKind::kCompute, OpKind::kCollective, OpKind::kSend, OpKind::kRecv, OpKind::kDelay};
+constexpr OpKind kKinds[] = {OpKind::kCompute, OpKind::kCollective, OpKind::kSend, OpKind::kRecv, OpKind::kDelay, OpKind::kLoad};
 constexpr ComputeClass kClasses[] = {ComputeClass::kGemm, ComputeClass::kAttention, ComputeClass::kElementwise, ComputeClass::kOptimizer};
 
 std::uint32_t as_u32(const ConfigNode& n) {
@@ -268,6 +278,9 @@ nlohmann::json TaskGraph::to_json() const {
       case OpKind::kDelay:
         o["stream"] = to_string(op.stream);
         o["duration"] = std::to_string(op.duration.count()) + "ps";
+        break;
+      case OpKind::kLoad:
+        o["bytes"] = std::to_string(op.bytes.value()) + "B";
         break;
     }
     o["deps"] = std::vector<OpId>(deps_.begin() + op.deps_begin, deps_.begin() + op.deps_begin + op.deps_count);
@@ -341,6 +354,10 @@ TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& fi
         on.expect_only({"id", "rank", "kind", "name", "stream", "from", "bytes", "tag", "deps"});
         g.add_recv(rank, parse_enum(on.at("stream"), kStreams), as_u32(on.at("from")), on.at("bytes").as_bytes(),
                    static_cast<std::uint64_t>(on.at("tag").as_int(0, INT64_MAX)), name, deps);
+        break;
+      case OpKind::kLoad:
+        on.expect_only({"id", "rank", "kind", "name", "bytes", "deps"});
+        g.add_load(rank, name, on.at("bytes").as_bytes(), deps);
         break;
       case OpKind::kDelay:
         on.expect_only({"id", "rank", "kind", "name", "stream", "duration", "deps"});

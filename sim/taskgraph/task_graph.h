@@ -15,7 +15,9 @@
 //       collective  one member's part of a collective on a process group; the members' ops
 //                   share an `instance` id and the collective starts when all have arrived;
 //       send, recv  a point-to-point transfer, matched by (sender, receiver, tag);
-//       delay       a fixed duration (host work, data loading modelled as time).
+//       delay       a fixed duration (host work);
+//       load        `bytes` read from the cluster's storage into the rank's GPU (a transfer on
+//                   the network from a storage device, on the data stream).
 // Streams behave like CUDA streams: the ops of one (rank, stream) run one at a time in the order
 // they were added; different streams of a rank overlap. Sends and recvs are posted in stream
 // order but asynchronously (like isend/irecv): the stream moves on once they are posted, they
@@ -38,7 +40,7 @@ namespace cs::tg {
 
 enum class Stream : std::uint8_t { kCompute, kTp, kCp, kPp, kDp, kEp, kData };
 inline constexpr int kStreamCount = 7;
-enum class OpKind : std::uint8_t { kCompute, kCollective, kSend, kRecv, kDelay };
+enum class OpKind : std::uint8_t { kCompute, kCollective, kSend, kRecv, kDelay, kLoad };
 // What a compute op is, for the compute model's efficiency.
 enum class ComputeClass : std::uint8_t { kGemm, kAttention, kElementwise, kOptimizer };
 
@@ -93,6 +95,8 @@ class TaskGraph {
   OpId add_collective(std::uint32_t rank, std::uint32_t group, std::string_view name, coll::Op op,
                       Bytes size, std::uint64_t instance, std::span<const OpId> deps = {},
                       coll::Algorithm algorithm = coll::Algorithm::kAuto);
+  // Reads `bytes` from storage into `rank`'s GPU on the data stream.
+  OpId add_load(std::uint32_t rank, std::string_view name, Bytes bytes, std::span<const OpId> deps = {});
   OpId add_send(std::uint32_t rank, Stream stream, std::uint32_t to, Bytes bytes, std::uint64_t tag,
                 std::string_view name, std::span<const OpId> deps = {});
   OpId add_recv(std::uint32_t rank, Stream stream, std::uint32_t from, Bytes bytes, std::uint64_t tag,

@@ -581,3 +581,23 @@ TEST(CliRun, StragglerAndUnevenStagesAreNamed) {
   ASSERT_EQ(uneven.exit_code, 0) << describe(u, uneven);
   EXPECT_NE(parse_json(uneven.out)["load_imbalance"].get<std::string>().find("uneven pipeline stages"), std::string::npos) << uneven.out;
 }
+
+TEST(CliRun, SlowStorageShowsUpAsDataLoading) {
+  // 32 GPUs x 256 images x 110 kB = 0.90 GB per iteration through one 100 Gb/s storage link
+  // (92% usable: 11.5 GB/s): at least 78 ms of loading against 64 ms of compute, so data
+  // loading is the largest stall; the same training with local data has none.
+  const std::string file = std::string(CS_SOURCE_DIR) + "/configs/examples/resnet50-storage.json";
+  const RunResult slow = run_clustersim({"run", file, "--json"});
+  ASSERT_EQ(slow.exit_code, 0) << describe({"run", file}, slow);
+  const json s = parse_json(slow.out);
+  const double loading = s["stalls_s"]["data_loading"].get<double>();
+  EXPECT_GT(loading, 0.4 * s["iteration_time_s"].get<double>()) << slow.out;
+  EXPECT_GE(s["iteration_time_s"].get<double>(), 32 * 256 * 110e3 / (100e9 / 8 * 0.92));
+  const RunResult local = run_clustersim({"run", file, "--set", "/data/source=\"local\"", "--json"});
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(parse_json(local.out)["stalls_s"]["data_loading"].get<double>(), 0.0);
+  // Storage asked for, none in the cluster: an input error naming /data/source.
+  const RunResult none = run_clustersim({"run", file, "--set", "/cluster_overrides=[]"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("at /data/source"), std::string::npos) << none.err;
+}
