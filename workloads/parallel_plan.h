@@ -36,6 +36,8 @@ struct ParallelPlan {
   bool flash_attention = false;
   Precision precision = Precision::kBf16;
   double dp_bucket_mib = 25;                         // gradient all-reduce bucket (DDP default 25 MiB)
+  bool dp_overlap = true;                            // reduce buckets during the backward pass (else after it)
+  int grad_reduce_bytes = 2;                         // bytes per gradient value reduced: 2 (bf16) or 4 (fp32)
   // Rank order, innermost first: which parallel dimension varies fastest across GPU ranks.
   std::vector<std::string> order = {"tp", "cp", "pp", "dp"};
 

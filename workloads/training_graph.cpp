@@ -143,6 +143,7 @@ class Builder {
       }
       deps = moe_all_to_all("ep dispatch", c, deps);
       deps = {pieces("block fwd", c.forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps)};
+      if (Bytes sb = score_bytes(); sb.value() > 0) deps = {compute("attention softmax fwd", Flops{0}, sb * 4, tg::ComputeClass::kElementwise, deps)};
       deps = moe_all_to_all("ep combine", c, deps);
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
@@ -176,7 +177,11 @@ class Builder {
         deps = {pieces("block recompute", c.recompute, c.forward_memory_traffic, full ? c.tp_forward : none, c.tp_collective_bytes, deps)};
       }
       deps = moe_all_to_all("ep combine bwd", c, deps);
+      if (Bytes sb = score_bytes(); sb.value() > 0 && plan_.recompute == Recompute::kFull) {
+        deps = {compute("attention softmax recompute", Flops{0}, sb * 4, tg::ComputeClass::kElementwise, deps)};
+      }
       deps = {pieces("block bwd", c.backward, c.backward_memory_traffic, c.tp_backward, c.tp_collective_bytes, deps)};
+      if (Bytes sb = score_bytes(); sb.value() > 0) deps = {compute("attention softmax bwd", Flops{0}, sb * 8, tg::ComputeClass::kElementwise, deps)};
       deps = moe_all_to_all("ep dispatch bwd", c, deps);
       if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
         deps = {collective(cp_group(), "cp kv reduce-scatter", coll::Op::kReduceScatter, c.cp_kv_bytes, deps)};
@@ -188,14 +193,15 @@ class Builder {
       if (last_micro) gradients_ready(embedding_.gradients, deps.back());
     }
     if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(k), output_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
-    if (last_micro) flush_bucket(deps.back());
+    if (last_micro && plan_.dp_overlap) flush_bucket(deps.back());
     bwd_last_ = deps.back();
   }
 
   // Gradients of the last micro-batch go to the DP reduction in buckets as they are produced.
+  // Without overlap (Megatron-LM 2021), everything is reduced once the backward pass is over.
   void gradients_ready(Bytes grads, OpId producer) {
-    pending_grad_ += grads;
-    if (pending_grad_ >= bucket_bytes()) flush_bucket(producer);
+    pending_grad_ += Bytes{grads.value() / 2 * plan_.grad_reduce_bytes};  // layer costs count 2 bytes per value
+    if (plan_.dp_overlap && pending_grad_ >= bucket_bytes()) flush_bucket(producer);
   }
 
   void flush_bucket(OpId producer) {
@@ -226,6 +232,7 @@ class Builder {
     if (s == 0) params += embedding_.parameters;
     if (s == plan_.pp - 1) params += head_.parameters;
     const int shards = plan_.zero == ZeroStage::kNone ? 1 : plan_.dp * plan_.cp;
+    if (!plan_.dp_overlap) flush_bucket(bwd_last_);
     std::vector<OpId> deps = dp_ops_;
     deps.push_back(bwd_last_);
     const OpId step = compute("optimizer step", Flops{0}, Bytes{params * 30 / shards}, tg::ComputeClass::kOptimizer, deps);
@@ -237,6 +244,16 @@ class Builder {
 
   // Model chunks per GPU: v for the interleaved schedule, else 1. Chunk k of stage s is the
   // (k p + s)-th slice of the units; without interleaving, the stage's (possibly uneven) share.
+  // One attention-score tensor of a block on this GPU (b x a/t x s x s/c, 2 bytes). Without
+  // flash attention the scores go through memory-bound kernels, each a pass over the tensor:
+  // forward, softmax (read, write) and dropout (read, write): 4 passes; backward, dropout and
+  // softmax backward (each reads two tensors and writes one) plus the mask: 8 passes; a full
+  // recomputation repeats the forward's 4. With flash attention the scores stay on chip: 0.
+  Bytes score_bytes() const {
+    if (model_.family != ModelFamily::kTransformer || plan_.flash_attention) return Bytes{0};
+    const std::int64_t s = plan_.sequence_length;
+    return Bytes{static_cast<std::int64_t>(plan_.micro_batch) * (model_.transformer.heads / plan_.tp) * s * (s / plan_.cp) * 2};
+  }
   int chunks() const { return plan_.schedule == PipelineSchedule::kInterleaved ? plan_.virtual_stages : 1; }
   std::pair<int, int> units_of(int s, int k) const {
     if (chunks() == 1) return {first_unit_[static_cast<std::size_t>(s)], first_unit_[static_cast<std::size_t>(s) + 1]};

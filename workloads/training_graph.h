@@ -4,7 +4,9 @@
 // CNN layer) of its pipeline stage:
 //   forward   the block's compute split around its tensor-parallel collectives (Megatron: two
 //             all-reduces per block, or with sequence parallelism an all-gather before and a
-//             reduce-scatter after each half), on the compute and TP streams;
+//             reduce-scatter after each half), on the compute and TP streams; without flash
+//             attention, the memory-bound softmax and dropout over the s x s attention scores
+//             as a separate op (4 passes over the score tensor forward, 8 backward);
 //   backward  the recomputed forward (per the recompute mode, with its TP collectives under full
 //             recompute), then the backward compute (2x forward) and its TP collectives;
 //   pipeline  activations sent to the next stage and gradients to the previous one (isend/irecv

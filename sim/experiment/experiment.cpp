@@ -33,7 +33,7 @@ std::string resolve(const std::string& ref, const std::string& base_dir, const c
 wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
-                 "flash_attention"});
+                 "flash_attention", "dp_overlap", "grad_reduce_dtype"});
   wl::ParallelPlan p;
   auto degree = [&](const char* key, int& out) {
     if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
@@ -46,6 +46,8 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   degree("virtual_stages", p.virtual_stages);
   if (auto v = n.find("sequence_parallel")) p.sequence_parallel = v->as_bool();
   if (auto v = n.find("flash_attention")) p.flash_attention = v->as_bool();
+  if (auto v = n.find("dp_overlap")) p.dp_overlap = v->as_bool();
+  if (auto v = n.find("grad_reduce_dtype")) p.grad_reduce_bytes = v->as_choice({"bf16", "fp32"}) == 0 ? 2 : 4;
   if (auto v = n.find("schedule")) {
     static constexpr wl::PipelineSchedule kS[] = {wl::PipelineSchedule::kGpipe, wl::PipelineSchedule::kOneFOneB, wl::PipelineSchedule::kInterleaved};
     p.schedule = kS[v->as_choice({"gpipe", "1f1b", "interleaved"})];
