@@ -60,12 +60,14 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--out", o.out, "Write summary.json, per_gpu.csv, links.csv and trace.json to this folder");
   cmd->add_flag("--json", o.json, "Print the summary as JSON");
   cmd->add_flag("--allow-oom", o.allow_oom, "Simulate even when the memory estimate exceeds the GPU");
+  cmd->add_option("--model", o.model, "Replace the experiment's model: a file, a bundled name, or hf:PATH/config.json");
   return cmd;
 }
 
 int run_experiment_command(const RunOptions& o) {
   exp::Experiment e = exp::load_experiment(o.experiment, o.overrides);
   e.allow_oom = e.allow_oom || o.allow_oom;
+  if (!o.model.empty()) e.model = exp::resolve_model(o.model, ".", "", "--model");
   if (!o.out.empty() && !std::filesystem::is_directory(o.out)) {
     throw ConfigError("", "--out", "\"" + o.out + "\" is not a folder");
   }

@@ -12,7 +12,8 @@ namespace cs::cli {
 struct RunOptions {
   std::string experiment;              // empty: the built-in default
   std::vector<std::string> overrides;  // --set on the experiment file
-  std::string out;                     // --out DIR: write summary.json there
+  std::string out;                     // --out DIR: write the output files there
+  std::string model;                   // --model: replaces the experiment's model
   bool json = false;
   bool allow_oom = false;              // simulate even when the memory estimate does not fit
 };

@@ -60,12 +60,14 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     const pid_t pid = fork();
     if (pid == 0) {
+      int code = 1;
       try {
-        _exit(run_one(path));
+        code = run_one(path);
       } catch (const std::exception& ex) {
         std::fprintf(stderr, "bench_training: %s: %s\n", path.c_str(), ex.what());
-        _exit(1);
       }
+      std::fflush(stdout);  // _exit does not flush stdio
+      _exit(code);
     }
     int wstatus = 0;
     waitpid(pid, &wstatus, 0);

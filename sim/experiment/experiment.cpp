@@ -74,6 +74,18 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
 
 }  // namespace
 
+std::string resolve_model(const std::string& ref, const std::string& base_dir, const std::string& file,
+                          const std::string& where) {
+  const bool hf = ref.rfind("hf:", 0) == 0;
+  const std::string path = hf ? "hf:" + resolve(ref.substr(3), base_dir, "models") : resolve(ref, base_dir, "models");
+  if (!fs::exists(hf ? path.substr(3) : path)) {
+    std::string names;
+    for (const auto& n : wl::bundled_model_names()) names += (names.empty() ? "" : ", ") + n;
+    throw ConfigError(file, where, "no model file \"" + ref + "\" and no bundled model of that name (bundled: " + names + ")");
+  }
+  return path;
+}
+
 Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_dir) {
   const ConfigNode root = doc.root();
   root.expect_only({"name", "description", "cluster", "cluster_overrides", "model", "plan", "data", "options"});
@@ -86,13 +98,7 @@ Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_d
   if (auto o = root.find("cluster_overrides")) {
     for (const ConfigNode& v : o->elements()) e.cluster_overrides.push_back(v.as_string());
   }
-  const std::string model = root.at("model").as_string();
-  e.model = model.rfind("hf:", 0) == 0 ? "hf:" + resolve(model.substr(3), base_dir, "models") : resolve(model, base_dir, "models");
-  if (!fs::exists(e.model.rfind("hf:", 0) == 0 ? e.model.substr(3) : e.model)) {
-    std::string names;
-    for (const auto& n : wl::bundled_model_names()) names += (names.empty() ? "" : ", ") + n;
-    root.at("model").fail("no model file \"" + model + "\" and no bundled model of that name (bundled: " + names + ")");
-  }
+  e.model = resolve_model(root.at("model").as_string(), base_dir, doc.name(), root.at("model").path());
   e.plan = parse_plan(root.at("plan"));
   if (auto d = root.find("data")) {
     d->expect_only({"source", "bytes_per_sample"});
@@ -170,8 +176,10 @@ Simulation simulate(const Experiment& e) {
   wl::validate_plan(model, e.plan, gpus, e.file, "/plan");
   const topo::GpuSpec& gpu = cluster.gpu_spec(cluster.gpus()[0]);
   wl::MemoryEstimate worst;
+  std::vector<wl::MemoryEstimate> stage_memory;
   try {
-    worst = wl::peak_memory(wl::estimate_memory(model, e.plan, gpu));
+    stage_memory = wl::estimate_memory(model, e.plan, gpu);
+    worst = wl::peak_memory(stage_memory);
     wl::check_fits(worst, gpu.name, e.allow_oom);
   } catch (const InputError& err) {
     if (!err.file().empty()) throw;
@@ -228,7 +236,8 @@ Simulation simulate(const Experiment& e) {
     links.push_back({topo::LinkId{l}, st.bytes, st.busy, static_cast<double>(st.bytes.value()) / (capacity * seconds)});
   }
   std::stable_sort(links.begin(), links.end(), [](const LinkUse& a, const LinkUse& b) { return a.utilization > b.utilization; });
-  return Simulation{std::move(cluster), std::move(model), std::move(graph), ex.records(), std::move(stalls), std::move(links), r};
+  return Simulation{std::move(cluster), std::move(model),        std::move(graph),        ex.records(),
+                    std::move(stalls),  std::move(links),        std::move(stage_memory), r};
 }
 
 namespace {
@@ -327,7 +336,8 @@ std::string trace_json(const Simulation& s) {
 std::string per_gpu_csv(const Simulation& s) {
   std::string out = "rank,gpu,dp,pp,cp,tp";
   for (int k = 0; k < report::kStallCount; ++k) out += std::string(",") + report::to_string(static_cast<report::Stall>(k)) + "_s";
-  out += ",total_s\n";
+  out += ",total_s,memory_weights_bytes,memory_gradients_bytes,memory_optimizer_bytes,memory_activations_bytes,"
+         "memory_workspace_bytes,memory_total_bytes,memory_capacity_bytes\n";
   char buf[64];
   for (std::size_t r = 0; r < s.stalls.size(); ++r) {
     const int grid_rank = s.graph.grid_rank[r];
@@ -338,8 +348,13 @@ std::string per_gpu_csv(const Simulation& s) {
       std::snprintf(buf, sizeof buf, ",%.12g", to_seconds(d));
       out += buf;
     }
-    std::snprintf(buf, sizeof buf, ",%.12g\n", to_seconds(s.stalls[r].total()));
+    std::snprintf(buf, sizeof buf, ",%.12g", to_seconds(s.stalls[r].total()));
     out += buf;
+    const wl::MemoryEstimate& m = s.stage_memory.at(static_cast<std::size_t>(c.pp));
+    for (Bytes b : {m.weights, m.gradients, m.optimizer_state, m.activations, m.workspace, m.total, m.capacity}) {
+      out += "," + std::to_string(b.value());
+    }
+    out += "\n";
   }
   return out;
 }

@@ -35,6 +35,12 @@ struct Experiment {
   std::vector<Straggler> stragglers;   // what-if; breaks symmetry, so it turns it off
 };
 
+// A model reference as an experiment or the command line writes it (a file, a bundled name, or
+// "hf:PATH/config.json"), resolved against `base_dir`; `where` names the file and JSON path (or
+// option) for the error when nothing is found.
+std::string resolve_model(const std::string& ref, const std::string& base_dir, const std::string& file,
+                          const std::string& where);
+
 // Parses an experiment document; `base_dir` resolves relative cluster and model paths.
 Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_dir);
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});
@@ -69,6 +75,7 @@ struct Simulation {
   std::vector<rt::OpRecord> records;
   std::vector<report::RankBreakdown> stalls;  // per rank, adds up to the iteration time
   std::vector<LinkUse> links;                 // sorted by utilization, highest first
+  std::vector<wl::MemoryEstimate> stage_memory;  // per pipeline stage
   IterationResult result;
 };
 

@@ -551,9 +551,13 @@ TEST(CliRun, OutFolderHoldsSummaryPerGpuLinksAndTrace) {
     while (std::getline(ss, cell, ',')) {
       if (column++ >= 6) cells.push_back(std::stod(cell));
     }
+    ASSERT_EQ(cells.size(), 11u + 7u) << line;  // 10 categories, total_s, 7 memory columns
     double sum = 0;
-    for (std::size_t k = 0; k + 1 < cells.size(); ++k) sum += cells[k];
-    EXPECT_NEAR(sum, cells.back(), 1e-9 * cells.back()) << line;
+    for (std::size_t k = 0; k < 10; ++k) sum += cells[k];
+    EXPECT_NEAR(sum, cells[10], 1e-9 * cells[10]) << line;
+    // Memory categories add up to the stage's total, which fits the capacity.
+    EXPECT_EQ(cells[11] + cells[12] + cells[13] + cells[14] + cells[15], cells[16]) << line;
+    EXPECT_LE(cells[16], cells[17]) << line;
   }
   std::ifstream trace_file(out.path() / "trace.json");
   const json trace = json::parse(trace_file);
@@ -620,4 +624,14 @@ TEST(CliValidate, MegatronSmallRowsAgreeWithThePublishedThroughput) {
   ASSERT_EQ(errors.size(), 4u);
   std::sort(errors.begin(), errors.end());
   EXPECT_LT((errors[1] + errors[2]) / 2, 10.0);
+}
+
+TEST(CliRun, ModelFromAHuggingFaceConfig) {
+  // --model hf:PATH replaces the experiment's model with a Hugging Face config.json.
+  const std::vector<std::string> args{"run", std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json", "--model",
+                                      std::string("hf:") + CS_TEST_DATA_DIR + "/hf/llama2-7b/config.json", "--set", "/plan/tp=8",
+                                      "--set", "/plan/dp=4", "--set", "/plan/micro_batch=1", "--set", "/plan/global_batch=64", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_EQ(parse_json(r.out)["model"], "llama2-7b");
 }
