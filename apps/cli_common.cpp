@@ -1,5 +1,6 @@
 #include "apps/cli_common.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <unistd.h>
 
@@ -21,6 +22,12 @@ std::string resolve_cluster_path(const std::string& path_or_name) {
 
 topo::Cluster load_cluster(const std::string& path_or_name, const std::vector<std::string>& overrides) {
   return topo::load_cluster(resolve_cluster_path(path_or_name), overrides);
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
 }
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }

@@ -15,6 +15,9 @@ std::string resolve_cluster_path(const std::string& path_or_name);
 // Loads a cluster with `--set /json/pointer=value` overrides applied.
 topo::Cluster load_cluster(const std::string& path_or_name, const std::vector<std::string>& overrides);
 
+// `v` with `decimals` digits after the point, for tables.
+std::string fixed(double v, int decimals);
+
 // True when standard output is a terminal (progress lines go to stderr only then).
 bool stdout_is_terminal();
 bool stderr_is_terminal();

@@ -1,5 +1,7 @@
 #include "apps/cmd_run.h"
 
+#include "apps/cli_common.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -11,11 +13,6 @@
 namespace cs::cli {
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 void print_table(const exp::Experiment& e, const exp::Simulation& s) {
   const auto& r = s.result;

@@ -13,11 +13,6 @@
 namespace cs::cli {
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 std::vector<int> parse_counts(const std::string& text) {
   std::vector<int> out;

@@ -73,4 +73,32 @@ inline topo::Cluster uniform_star(int n, const Uniform& u, Bandwidth reduction =
   return c;
 }
 
+// A GPU with round numbers for compute tests: 100 TFLOP/s bf16 at GEMM efficiency 0.5
+// (50 TFLOP/s achieved), 1 TB/s HBM at efficiency 1, no launch overhead.
+inline topo::GpuSpec round_gpu() {
+  topo::GpuSpec g;
+  g.name = "TestGPU";
+  g.peak["bf16"] = teraflops_per_second(100);
+  g.hbm_capacity = gibibytes(80);
+  g.hbm_bandwidth = bytes_per_second(1e12);
+  g.efficiency = {0.5, 0.5, 1.0, Duration{0}};
+  return g;
+}
+
+// n round GPUs behind one switch with a 5 us collective launch; with `free_comm`, transfers take
+// (next to) no time: zero latencies, steps and launch, 10^18 B/s links.
+inline topo::Cluster compute_star(int n, bool free_comm) {
+  Uniform u;
+  if (free_comm) {
+    u.latency = u.step = u.ll_step = Duration{0};
+    u.bandwidth = bytes_per_second(1e18);
+  }
+  topo::Cluster c = uniform_star(n, u);
+  for (topo::NodeId g : c.gpus()) c.set_gpu_spec(g, round_gpu());
+  topo::CollectiveModelParams m;
+  m.launch_latency = free_comm ? Duration{0} : microseconds(5);
+  c.set_collective_model(m);
+  return c;
+}
+
 }  // namespace cs::testing

@@ -9,30 +9,8 @@
 namespace cs::rt {
 namespace {
 
-// A GPU with round numbers: 100 TFLOP/s bf16, GEMM efficiency 0.5 (50 TFLOP/s achieved),
-// 1 TB/s HBM at efficiency 1, no launch overhead.
-topo::GpuSpec test_gpu() {
-  topo::GpuSpec g;
-  g.name = "TestGPU";
-  g.peak["bf16"] = teraflops_per_second(100);
-  g.hbm_capacity = gibibytes(80);
-  g.hbm_bandwidth = bytes_per_second(1e12);
-  g.efficiency = {0.5, 0.5, 1.0, Duration{0}};
-  return g;
-}
-
-// n GPUs behind one switch; `free_comm` makes transfers cost nothing but bytes/bandwidth
-// (zero latencies, steps and launch).
-topo::Cluster star(int n, bool free_comm) {
-  testing::Uniform u;
-  if (free_comm) u.latency = u.step = u.ll_step = Duration{0};
-  topo::Cluster c = testing::uniform_star(n, u);
-  for (topo::NodeId g : c.gpus()) c.set_gpu_spec(g, test_gpu());
-  topo::CollectiveModelParams m;
-  m.launch_latency = free_comm ? Duration{0} : microseconds(5);
-  c.set_collective_model(m);
-  return c;
-}
+topo::GpuSpec test_gpu() { return testing::round_gpu(); }
+topo::Cluster star(int n, bool free_comm) { return testing::compute_star(n, free_comm); }
 
 struct Harness {
   const topo::Cluster& cluster;
