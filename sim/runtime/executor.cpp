@@ -162,7 +162,27 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
   // The collective and its images under the graph's symmetries run together; the members
   // finish when the last of them does.
   auto cached = group_images_.find(first.group);
-  if (cached == group_images_.end()) cached = group_images_.emplace(first.group, images(group.ranks, true)).first;
+  if (cached == group_images_.end()) {
+    // A collective confined to one server keeps its images on their own servers' internal links
+    // (NVLink and NVSwitch), which no transfer of another server touches: those images need not
+    // be replayed. Images that share a server with the original, or leave it, are.
+    auto lists = images(group.ranks, true);
+    auto server_of = [&](const std::vector<std::uint32_t>& ranks) {
+      const std::int32_t s = layout_.cluster().node(rank_gpus_[ranks[0]]).server;
+      for (std::uint32_t r : ranks) {
+        if (layout_.cluster().node(rank_gpus_[r]).server != s) return std::int32_t{-1};
+      }
+      return s;
+    };
+    const std::int32_t home = server_of(lists[0]);
+    if (home >= 0) {
+      std::erase_if(lists, [&](const std::vector<std::uint32_t>& l) {
+        const std::int32_t s = server_of(l);
+        return s >= 0 && s != home;
+      });
+    }
+    cached = group_images_.emplace(first.group, std::move(lists)).first;
+  }
   const auto& lists = cached->second;
   auto remaining = std::make_shared<std::size_t>(lists.size());
   for (std::size_t k = 0; k < lists.size(); ++k) {

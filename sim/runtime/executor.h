@@ -6,7 +6,10 @@
 // dependencies have finished; a compute or delay op starts on arrival; a collective starts when
 // every member op has arrived; a send and its recv start when both have arrived. Per op the
 // executor records arrival, start and end, from which reports derive waiting (start - arrival)
-// and busy time. `auto` collectives take the algorithm and protocol that an isolated simulation
+// and busy time. With symmetries (task_graph.h), each transfer also runs for its distinct
+// images, except the images of a collective confined to one server that are themselves
+// confined to other servers: they stay on those servers' internal links, which nothing else
+// uses, so they would only repeat the original's time. `auto` collectives take the algorithm and protocol that an isolated simulation
 // of the same collective finds fastest (cached per group, op and size), as NCCL's tuner decides
 // from a static model rather than from the current congestion.
 #pragma once
