@@ -360,9 +360,20 @@ TEST(CliRun, ExperimentJsonSummaryHasTheDocumentedKeys) {
     EXPECT_TRUE(j.contains(key)) << key << " in " << r.out;
   }
   // The stall categories (means over GPUs) add up to the iteration time.
+  const double t = j["iteration_time_s"].get<double>();
   double sum = 0;
   for (const auto& [k, v] : j["stalls_s"].items()) sum += v.get<double>();
-  EXPECT_NEAR(sum, j["iteration_time_s"].get<double>(), 1e-9 * j["iteration_time_s"].get<double>());
+  EXPECT_NEAR(sum, t, 1e-9 * t);
+  // Throughput: 512 samples of 2048 tokens per iteration.
+  EXPECT_NEAR(j["samples_per_s"].get<double>(), 512 / t, 1e-9 * 512 / t);
+  EXPECT_NEAR(j["tokens_per_s"].get<double>(), 512 * 2048 / t, 1e-9 * 512 * 2048 / t);
+  // TFLOP/s per GPU is Megatron's Eq. 3 for GPT 1.7B (l = 24, h = 2304, V = 51200, B = 512,
+  // s = 2048) over the iteration and 32 GPUs: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).
+  const double l = 24, h = 2304, V = 51200, B = 512, S = 2048;
+  const double eq3 = 96 * B * S * l * h * h * (1 + S / (6 * h) + V / (16 * l * h));
+  EXPECT_NEAR(j["tflops_per_gpu"].get<double>(), eq3 / t / 32 / 1e12, 1e-6 * eq3 / t / 32 / 1e12);
+  // MFU: model FLOPs per GPU over the A100's 312 TFLOP/s bf16 peak.
+  EXPECT_NEAR(j["mfu"].get<double>(), j["model_tflops_per_gpu"].get<double>() / 312, 1e-9);
 }
 
 TEST(CliCollective, SingleSizeJsonHasTheDocumentedKeys) {
