@@ -6,7 +6,7 @@
 // exit with 2, print exactly one line on stderr naming the file and the path, print no partial
 // table/JSON/dot on stdout, and leave its scratch output folder empty (no partial or temporary
 // output file). A case whose entry has "known_bug" is registered under DISABLED_KnownBug/: it
-// documents a defect that the lead has been told about and keeps the suite green until it is fixed.
+// documents a known defect and keeps the suite green until it is fixed.
 //
 // Positive runs: `run`, `collective` (single size, sweep, trace), `topo info`, `topo export` and
 // every `--help`; determinism of stdout and trace across two identical runs.
@@ -260,7 +260,7 @@ TEST_P(MalformedInput, FailsWithOneLineNamingFileAndPath) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, MalformedInput, ::testing::ValuesIn(cases_with_known_bug(false)), test_name);
-// Cases with "known_bug" in cases.json: real defects reported to the lead, disabled (the suite name
+// Cases with "known_bug" in cases.json: known defects, disabled (the suite name
 // starts with DISABLED_, which both gtest and CMake's test discovery honour) until they are fixed.
 // Run them with --gtest_also_run_disabled_tests. Once fixed, delete the "known_bug" entry.
 INSTANTIATE_TEST_SUITE_P(DISABLED_KnownBug, MalformedInput, ::testing::ValuesIn(cases_with_known_bug(true)), test_name);
