@@ -1,23 +1,15 @@
 #include "apps/cli_common.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <unistd.h>
 
+#include "sim/experiment/experiment.h"
 #include "topology/cluster_loader.h"
-
-#ifndef CS_CONFIG_DIR
-#define CS_CONFIG_DIR "configs"
-#endif
 
 namespace cs::cli {
 
 std::string resolve_cluster_path(const std::string& path_or_name) {
-  namespace fs = std::filesystem;
-  if (fs::exists(path_or_name)) return path_or_name;
-  const fs::path bundled = fs::path(CS_CONFIG_DIR) / "clusters" / (path_or_name + ".json");
-  if (path_or_name.find('/') == std::string::npos && fs::exists(bundled)) return bundled.string();
-  return path_or_name;  // the loader reports "cannot open the file" with this name
+  return exp::resolve_config(path_or_name, "", "clusters");
 }
 
 topo::Cluster load_cluster(const std::string& path_or_name, const std::vector<std::string>& overrides) {

@@ -64,7 +64,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
 int run_experiment_command(const RunOptions& o) {
   exp::Experiment e = exp::load_experiment(o.experiment, o.overrides);
   e.allow_oom = e.allow_oom || o.allow_oom;
-  if (!o.model.empty()) e.model = exp::resolve_model(o.model, ".", "", "--model");
+  if (!o.model.empty()) e.model = exp::resolve_model(o.model, "", "", "--model");
   if (!o.out.empty() && !std::filesystem::is_directory(o.out)) {
     throw ConfigError("", "--out", "\"" + o.out + "\" is not a folder");
   }

@@ -122,7 +122,7 @@ class Builder {
     const int s = coord_.pp;
     const auto [first, last] = units_of(s, k);
     std::vector<OpId> deps;
-    if (!first_chunk(s, k)) deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, prev_rank(k), output_bytes(first - 1), tag(j, 0, k), "recv activations"));
+    if (!first_chunk(s, k)) deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, prev_rank(), output_bytes(first - 1), tag(j, 0, k), "recv activations"));
     if (first_chunk(s, k) && plan_.data_bytes_per_sample > 0) {
       // The loader keeps two micro-batches ahead: load j waits for forward j - 2 to start.
       std::vector<OpId> after;
@@ -149,7 +149,7 @@ class Builder {
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = {pieces("head fwd", head_.forward, head_.forward_memory_traffic, head_.tp_forward, head_.tp_collective_bytes, deps)};
     }
-    if (!last_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, next_rank(k), output_bytes(last - 1), tag(j, 0, k + (s + 1 == plan_.pp ? 1 : 0)), "send activations", deps);
+    if (!last_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, next_rank(), output_bytes(last - 1), tag(j, 0, k + (s + 1 == plan_.pp ? 1 : 0)), "send activations", deps);
     fwd_last_[static_cast<std::size_t>(j * chunks() + k)] = deps.back();
     if (first_chunk(s, k)) fwd_first_[static_cast<std::size_t>(j)] = next_op;
   }
@@ -160,7 +160,7 @@ class Builder {
     const bool last_micro = j == out_.micro_batches - 1;
     std::vector<OpId> deps{fwd_last_[static_cast<std::size_t>(j * chunks() + k)]};
     if (!last_chunk(s, k)) {
-      deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, next_rank(k), output_bytes(last - 1), tag(j, 1, k), "recv gradients"));
+      deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, next_rank(), output_bytes(last - 1), tag(j, 1, k), "recv gradients"));
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = {pieces("head bwd", head_.backward, head_.backward_memory_traffic, head_.tp_backward, head_.tp_collective_bytes, deps)};
@@ -192,7 +192,7 @@ class Builder {
       deps = {pieces("embedding bwd", embedding_.backward, embedding_.backward_memory_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
       if (last_micro) gradients_ready(embedding_.gradients, deps.back());
     }
-    if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(k), output_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
+    if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), output_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
     if (last_micro && plan_.dp_overlap) flush_bucket(deps.back());
     bwd_last_ = deps.back();
   }
@@ -212,7 +212,6 @@ class Builder {
     const bool sharded = plan_.zero != ZeroStage::kNone;
     dp_ops_.push_back(collective(dp_group(), sharded ? "dp reduce-scatter" : "dp all-reduce",
                                  sharded ? coll::Op::kReduceScatter : coll::Op::kAllReduce, pending_grad_, {producer}));
-    reduced_ += pending_grad_;
     pending_grad_ = Bytes{0};
   }
 
@@ -239,7 +238,6 @@ class Builder {
     if (plan_.zero == ZeroStage::kOptimizer || plan_.zero == ZeroStage::kGradients) {
       if (plan_.dp * plan_.cp > 1) collective(dp_group(), "dp param all-gather", coll::Op::kAllGather, Bytes{params * 2}, {step});
     }
-    reduced_ = Bytes{0};
   }
 
   // Model chunks per GPU: v for the interleaved schedule, else 1. Chunk k of stage s is the
@@ -271,15 +269,13 @@ class Builder {
     return (static_cast<std::uint64_t>(micro) * 2 + static_cast<std::uint64_t>(dir)) * 4096 + static_cast<std::uint64_t>(chunk);
   }
   std::uint32_t graph_rank(GridCoord c) const { return graph_rank_of_[static_cast<std::size_t>(out_.grid.rank(c))]; }
-  // The stage before chunk k of this stage (wrapping to the last stage's previous chunk), and
-  // the one after it.
-  std::uint32_t prev_rank(int k) const {
-    (void)k;
+  // The previous and the next stage, wrapping around: with interleaving, chunk k of the first
+  // stage follows chunk k - 1 of the last.
+  std::uint32_t prev_rank() const {
     const int p = coord_.pp == 0 ? plan_.pp - 1 : coord_.pp - 1;
     return graph_rank({coord_.dp, p, coord_.cp, coord_.tp});
   }
-  std::uint32_t next_rank(int k) const {
-    (void)k;
+  std::uint32_t next_rank() const {
     const int p = coord_.pp == plan_.pp - 1 ? 0 : coord_.pp + 1;
     return graph_rank({coord_.dp, p, coord_.cp, coord_.tp});
   }
@@ -357,7 +353,7 @@ class Builder {
   std::vector<OpId> fwd_first_;  // per micro-batch: the first op of its forward on the first stage
   std::vector<OpId> dp_ops_;
   OpId bwd_last_ = 0;
-  Bytes pending_grad_{0}, reduced_{0};
+  Bytes pending_grad_{0};
 };
 
 }  // namespace

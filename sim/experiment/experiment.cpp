@@ -15,20 +15,22 @@
 #endif
 
 namespace cs::exp {
-namespace {
 
 namespace fs = std::filesystem;
 
-// A path relative to the experiment file, or a bundled name under configs/<kind>/.
-std::string resolve(const std::string& ref, const std::string& base_dir, const char* kind) {
+std::string resolve_config(const std::string& ref, const std::string& base_dir, const char* kind) {
   if (fs::path(ref).is_absolute()) return ref;
-  const fs::path beside = fs::path(base_dir) / ref;
-  if (fs::exists(beside)) return beside.string();
+  if (!base_dir.empty()) {
+    const fs::path beside = fs::path(base_dir) / ref;
+    if (fs::exists(beside)) return beside.string();
+  }
   if (fs::exists(ref)) return ref;
   const fs::path bundled = fs::path(CS_CONFIG_DIR) / kind / (ref + ".json");
   if (ref.find('/') == std::string::npos && fs::exists(bundled)) return bundled.string();
   return ref;
 }
+
+namespace {
 
 wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
@@ -77,7 +79,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
 std::string resolve_model(const std::string& ref, const std::string& base_dir, const std::string& file,
                           const std::string& where) {
   const bool hf = ref.rfind("hf:", 0) == 0;
-  const std::string path = hf ? "hf:" + resolve(ref.substr(3), base_dir, "models") : resolve(ref, base_dir, "models");
+  const std::string path = hf ? "hf:" + resolve_config(ref.substr(3), base_dir, "models") : resolve_config(ref, base_dir, "models");
   if (!fs::exists(hf ? path.substr(3) : path)) {
     std::string names;
     for (const auto& n : wl::bundled_model_names()) names += (names.empty() ? "" : ", ") + n;
@@ -93,7 +95,7 @@ Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_d
   e.file = doc.name();
   e.name = root.has("name") ? root.at("name").as_string() : fs::path(doc.name()).stem().string();
   if (auto d = root.find("description")) d->as_string();
-  e.cluster = resolve(root.at("cluster").as_string(), base_dir, "clusters");
+  e.cluster = resolve_config(root.at("cluster").as_string(), base_dir, "clusters");
   if (!fs::exists(e.cluster)) root.at("cluster").fail("no cluster file \"" + e.cluster + "\" and no bundled cluster of that name");
   if (auto o = root.find("cluster_overrides")) {
     for (const ConfigNode& v : o->elements()) e.cluster_overrides.push_back(v.as_string());

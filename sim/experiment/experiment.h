@@ -35,6 +35,11 @@ struct Experiment {
   std::vector<Straggler> stragglers;   // what-if; breaks symmetry, so it turns it off
 };
 
+// A configuration file named by path (tried beside `base_dir` unless it is empty, then as given) or, without a
+// '/', by the name of a bundled file, configs/<kind>/<name>.json ("dgx-h100", "gpt-1.7b").
+// Returns `ref` itself when nothing is found (the loader then reports the missing file).
+std::string resolve_config(const std::string& ref, const std::string& base_dir, const char* kind);
+
 // A model reference as an experiment or the command line writes it (a file, a bundled name, or
 // "hf:PATH/config.json"), resolved against `base_dir`; `where` names the file and JSON path (or
 // option) for the error when nothing is found.

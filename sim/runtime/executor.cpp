@@ -198,24 +198,30 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
   }
 }
 
+void Executor::start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, std::uint64_t label,
+                              std::function<void()> done) {
+  coll::CollectiveSpec spec;
+  spec.op = coll::Op::kSendRecv;
+  spec.size = bytes;
+  spec.ranks = {from, to};
+  spec.label = label;
+  auto schedule = coll::build_schedule(layout_.schedules(), spec, coll::Algorithm::kDirect, nullptr);
+  runner_.start(spec, std::move(*schedule), coll::Algorithm::kDirect, coll::Protocol::kSimple,
+                [done = std::move(done)](const coll::CollectiveOutcome&) { done(); });
+}
+
 void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
   const tg::Op& s = graph_.op(send);
   records_[send].start = records_[recv].start = sim_.now();
   const auto pairs = images({s.rank, s.peer}, false);
   auto remaining = std::make_shared<std::size_t>(pairs.size());
   for (std::size_t k = 0; k < pairs.size(); ++k) {
-    coll::CollectiveSpec spec;
-    spec.op = coll::Op::kSendRecv;
-    spec.size = s.bytes;
-    spec.ranks = gpus_of(pairs[k]);
-    spec.label = hash_combine(s.tag, k);
-    auto schedule = coll::build_schedule(layout_.schedules(), spec, coll::Algorithm::kDirect, nullptr);
-    runner_.start(spec, std::move(*schedule), coll::Algorithm::kDirect, coll::Protocol::kSimple,
-                  [this, send, recv, remaining](const coll::CollectiveOutcome&) {
-                    if (--*remaining > 0) return;
-                    complete(send);
-                    complete(recv);
-                  });
+    start_transfer(rank_gpus_[pairs[k][0]], rank_gpus_[pairs[k][1]], s.bytes, hash_combine(s.tag, k),
+                   [this, send, recv, remaining] {
+                     if (--*remaining > 0) return;
+                     complete(send);
+                     complete(recv);
+                   });
   }
 }
 
@@ -225,18 +231,11 @@ void Executor::start_load(tg::OpId id) {
   // The rank and its images under the symmetries each read their own share.
   const auto readers = images({op.rank}, false);
   auto remaining = std::make_shared<std::size_t>(readers.size());
-  for (std::size_t k = 0; k < readers.size(); ++k) {
-    const std::uint32_t r = readers[k][0];
-    coll::CollectiveSpec spec;
-    spec.op = coll::Op::kSendRecv;
-    spec.size = op.bytes;
-    spec.ranks = {storage_[r % storage_.size()], rank_gpus_[r]};
-    spec.label = hash_combine(id, r);
-    auto schedule = coll::build_schedule(layout_.schedules(), spec, coll::Algorithm::kDirect, nullptr);
-    runner_.start(spec, std::move(*schedule), coll::Algorithm::kDirect, coll::Protocol::kSimple,
-                  [this, id, remaining](const coll::CollectiveOutcome&) {
-                    if (--*remaining == 0) complete(id);
-                  });
+  for (const auto& reader : readers) {
+    const std::uint32_t r = reader[0];
+    start_transfer(storage_[r % storage_.size()], rank_gpus_[r], op.bytes, hash_combine(id, r), [this, id, remaining] {
+      if (--*remaining == 0) complete(id);
+    });
   }
 }
 

@@ -62,6 +62,9 @@ class Executor {
   void start_collective(const std::vector<tg::OpId>& members);
   void start_p2p(tg::OpId send, tg::OpId recv);
   void start_load(tg::OpId id);
+  // One point-to-point transfer (a send/recv or a storage read) on the network.
+  void start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, std::uint64_t label,
+                      std::function<void()> done);
   // The rank lists the graph's symmetries map `ranks` onto, `ranks` first, without repeats:
   // compared as sets for a collective's group (a group in another order is the same
   // collective), as sequences for a sender-receiver pair.

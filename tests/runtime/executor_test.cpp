@@ -9,7 +9,6 @@
 namespace cs::rt {
 namespace {
 
-topo::GpuSpec test_gpu() { return testing::round_gpu(); }
 topo::Cluster star(int n, bool free_comm) { return testing::compute_star(n, free_comm); }
 
 struct Harness {
