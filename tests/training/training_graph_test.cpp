@@ -45,7 +45,8 @@ Execution execute(const topo::Cluster& c, const TrainingGraph& tgraph) {
   topo::Router router(c);
   coll::CollectiveSimulator chooser(c);
   compute::ComputeModel compute("bf16");
-  std::vector<topo::NodeId> gpus(c.gpus().begin(), c.gpus().begin() + tgraph.graph.ranks());
+  std::vector<topo::NodeId> gpus;  // simulated then mirrored ranks, each on its grid rank's GPU
+  for (int r : tgraph.grid_rank) gpus.push_back(c.gpus()[static_cast<std::size_t>(r)]);
   rt::Executor ex(sim, net, router, layout, chooser, compute, tgraph.graph, gpus);
   ex.start();
   sim.run();
@@ -256,20 +257,7 @@ namespace cs::wl {
 namespace {
 
 double iteration_seconds(const topo::Cluster& c, const Model& m, const ParallelPlan& plan, bool symmetry) {
-  const TrainingGraph t = build_training_graph(m, plan, "test", "/plan", symmetry);
-  sim::Simulator sim;
-  coll::NetworkLayout layout(c);
-  net::FlowNetwork net(sim, layout.capacities());
-  topo::Router router(c);
-  coll::CollectiveSimulator chooser(c);
-  compute::ComputeModel compute("bf16");
-  std::vector<topo::NodeId> gpus;
-  for (int r : t.grid_rank) gpus.push_back(c.gpus()[static_cast<std::size_t>(r)]);
-  rt::Executor ex(sim, net, router, layout, chooser, compute, t.graph, gpus);
-  ex.start();
-  sim.run();
-  EXPECT_TRUE(ex.finished());
-  return to_seconds(ex.end_time());
+  return execute(c, build_training_graph(m, plan, "test", "/plan", symmetry)).seconds;
 }
 
 TEST(TrainingGraphSymmetry, OneRankPerStageGivesTheFullSimulationsResult) {
