@@ -545,13 +545,26 @@ TEST(CliRun, OutFolderHoldsSummaryPerGpuLinksAndTrace) {
   std::getline(links, line);
   EXPECT_EQ(line, "src,dst,class,tier,bytes,busy_s,utilization");
   int rows = 0;
+  std::map<std::string, double> bytes_by_tier;
+  static const char* kTiers[] = {"in_server", "endpoint_leaf", "leaf_spine", "spine_core"};
   while (std::getline(links, line)) {
     const double utilization = std::stod(line.substr(line.rfind(',') + 1));
     EXPECT_LE(utilization, 1.0 + 1e-9) << line;
     EXPECT_GT(utilization, 0.0) << line;
+    std::vector<std::string> cells;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) cells.push_back(c);
+    bytes_by_tier[kTiers[std::stoi(cells[3])]] += std::stod(cells[4]);
     ++rows;
   }
   EXPECT_GT(rows, 0);
+  // The summary's bytes per tier are the sums of links.csv.
+  std::ifstream summary_file(out.path() / "summary.json");
+  const json summary = json::parse(summary_file);
+  for (const auto& [tier, bytes] : summary["network"]["bytes_by_tier"].items()) {
+    EXPECT_EQ(bytes.get<double>(), bytes_by_tier[tier]) << tier;
+  }
+  EXPECT_EQ(summary["network"]["bytes_by_tier"].size(), bytes_by_tier.size());
   std::ifstream per_gpu(out.path() / "per_gpu.csv");
   std::getline(per_gpu, line);
   while (std::getline(per_gpu, line)) {
