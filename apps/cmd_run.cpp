@@ -65,12 +65,16 @@ int run_experiment_command(const RunOptions& o) {
   exp::Experiment e = exp::load_experiment(o.experiment, o.overrides);
   e.allow_oom = e.allow_oom || o.allow_oom;
   if (!o.model.empty()) e.model = exp::resolve_model(o.model, "", "", "--model");
-  if (!o.out.empty() && !std::filesystem::is_directory(o.out)) {
+  if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out)) {
     throw ConfigError("", "--out", "\"" + o.out + "\" is not a folder");
   }
   const exp::Simulation s = exp::simulate(e);
   const nlohmann::json summary = exp::summary_json(e, s);
   if (!o.out.empty()) {
+    // Created only once the simulation has succeeded: bad input leaves nothing behind.
+    std::error_code ec;
+    std::filesystem::create_directories(o.out, ec);
+    if (ec) throw ConfigError("", "--out", "cannot create the folder \"" + o.out + "\": " + ec.message());
     write_file_atomically((std::filesystem::path(o.out) / "summary.json").string(), summary.dump(2) + "\n");
     write_file_atomically((std::filesystem::path(o.out) / "per_gpu.csv").string(), exp::per_gpu_csv(s));
     write_file_atomically((std::filesystem::path(o.out) / "links.csv").string(), exp::links_csv(s));

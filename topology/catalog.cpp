@@ -134,7 +134,7 @@ Catalog Catalog::from_documents(
         g.pcie_bandwidth = sourced(node.at("pcie_bandwidth")).as_bandwidth();
         g.tdp_watts = parse_watts(sourced(node.at("tdp")));
         const ConfigNode eff = node.at("efficiency");
-        eff.expect_only({"gemm", "attention", "memory", "kernel_launch"});
+        eff.expect_only({"gemm", "attention", "memory", "kernel_launch", "overlap_slowdown"});
         auto fraction = [&](const char* key) {
           const ConfigNode v = sourced(eff.at(key));
           const double x = v.as_number();
@@ -145,6 +145,11 @@ Catalog Catalog::from_documents(
         g.efficiency.attention = fraction("attention");
         g.efficiency.memory = fraction("memory");
         g.efficiency.kernel_launch = sourced(eff.at("kernel_launch")).as_duration();
+        {
+          const ConfigNode v = sourced(eff.at("overlap_slowdown"));
+          g.efficiency.overlap_slowdown = v.as_number();
+          if (!(g.efficiency.overlap_slowdown >= 1 && g.efficiency.overlap_slowdown <= 10)) v.fail_expected("a slowdown factor from 1 to 10");
+        }
         c.gpus_.emplace(gpu_name, std::move(g));
       }
     }

@@ -17,6 +17,9 @@ struct ComputeEfficiency {
   double attention = 0;     // of the tensor-core peak, fused attention
   double memory = 0;        // of HBM bandwidth, memory-bound kernels
   Duration kernel_launch{0};  // fixed cost per compute op (launch and scheduling gap)
+  // Compute runs this many times slower while the GPU also runs communication kernels (NCCL
+  // takes SMs and HBM bandwidth): 1 = no interference.
+  double overlap_slowdown = 1;
 };
 
 struct GpuSpec {

@@ -168,6 +168,55 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
     out.recompute = Flops{core};
   }
 
+  const std::int64_t rep = x.tokens * x.h / x.r;  // block-width tensors that TP alone replicates
+
+  // The attention core as its own kernels. Flash attention is one fused kernel reading Q, K, V
+  // and writing the context (backward: reading those and dO, writing dQ, dK, dV). Without it
+  // the b a/t s s/c score tensor (2 B per element) goes through HBM once per pass; forward:
+  // QK^T writes it (1), the fused scale-mask-softmax reads and writes it (2), dropout reads it
+  // and writes it with a 1-byte mask (2.5), the context GEMM reads it (1); backward: dP written
+  // (1), P read for dV (1), dropout backward (2.5), softmax backward reads two and writes one
+  // (3), dS read for dQ and for dK (2). Without dropout the 2.5 passes drop out of each.
+  {
+    const std::int64_t qkvo = x.e * x.tokens * 2 * (x.q_t + x.kv_t);  // Q, K, V in; context out
+    out.attention_forward = Flops{core};
+    out.attention_backward = Flops{2 * core};
+    out.attention_recompute = p.recompute == Recompute::kFull      ? Flops{core}
+                              : p.flash_attention                   ? Flops{core / 2}
+                              : p.recompute == Recompute::kSelective ? Flops{core}
+                                                                     : Flops{0};
+    out.attention_fused = p.flash_attention;
+    if (p.flash_attention) {
+      out.attention_forward_traffic = Bytes{qkvo};
+      out.attention_backward_traffic = Bytes{2 * qkvo};
+      out.attention_recompute_traffic = Bytes{0};  // inside the fused backward
+    } else {
+      const std::int64_t score = x.e * x.b * x.heads_t * x.sl * x.s;
+      const std::int64_t dropout_half_passes = c.dropout ? 5 : 0;
+      out.attention_forward_traffic = Bytes{qkvo + score * (8 + dropout_half_passes) / 2};
+      out.attention_backward_traffic = Bytes{2 * qkvo + score * (14 + dropout_half_passes) / 2};
+      out.attention_recompute_traffic =
+          out.attention_recompute.value() > 0 ? out.attention_forward_traffic : Bytes{0};
+    }
+  }
+
+  // The other memory-bound kernels, in block-width elements (2 B): two norms (read, write),
+  // two residual branches each a fused bias + dropout + add (read the branch and the
+  // residual, write the sum, and a 1-byte mask), and the MLP's fused bias + activation over
+  // its w = T f/t wide hidden (read, write; gated: read two, write one). Backward: a norm reads
+  // its input and the gradient and writes one (3); a branch reads the gradient (and mask) and
+  // writes the sum of the residual gradients (3, + 0.5); the activation reads the gradient and
+  // its input(s) and writes its input gradient(s) (3; gated 5). Block-width tensors are
+  // replicated over TP without sequence parallelism (rep = T h / r).
+  {
+    const std::int64_t w = x.tokens * (c.is_moe() ? c.top_k * x.fe_t : x.f_t);
+    const std::int64_t d = c.dropout ? 1 : 0;
+    const std::int64_t fwd_half = (8 + 12 + 2 * d) * rep + (c.gated_mlp ? 6 : 4) * w;
+    const std::int64_t bwd_half = (12 + 12 + 2 * d) * rep + (c.gated_mlp ? 10 : 6) * w;
+    out.elementwise_forward = Bytes{x.e * fwd_half / 2};
+    out.elementwise_backward = Bytes{x.e * bwd_half / 2};
+  }
+
   // Parameters on this GPU.
   const std::int64_t attn =
       2 * x.h * x.q_t + 2 * x.h * x.kv_t + (c.bias ? x.q_t + 2 * x.kv_t + x.h : 0);
@@ -180,7 +229,6 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
   }
 
   // Saved activations, tensor by tensor (Korthikanti et al. 2022, Sec. 4.1).
-  const std::int64_t rep = x.tokens * x.h / x.r;  // block-width tensors that TP alone replicates
   const std::int64_t mask = c.dropout ? rep : 0;  // one dropout mask (1 byte per element)
   const std::int64_t attention = x.e * rep        // norm input
                                  + x.g * rep      // QKV input
@@ -307,6 +355,12 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
   out.backward = out.forward * 2.0;
   out.activations_saved = Bytes{saved};
   set_memory(out, saved);
+  // The final norm (read, write; backward 3 passes) and, for vocabulary heads, the
+  // cross-entropy over the fp32 logits: forward max, exp-sum and normalise (4 passes), backward
+  // read the probabilities, subtract the target and write the gradient (3 passes).
+  const std::int64_t logits = c.head == HeadKind::kClassifier ? 0 : kLogitBytes * x.tokens * v_t;
+  out.elementwise_forward = Bytes{2 * x.e * rep + 4 * logits};
+  out.elementwise_backward = Bytes{3 * x.e * rep + 3 * logits};
   return out;
 }
 

@@ -90,6 +90,21 @@ struct LayerCost {
   Bytes recompute_transient{0};
   Bytes forward_memory_traffic{0};  // HBM bytes, estimate (see top of file)
   Bytes backward_memory_traffic{0};
+  // The attention core (scores QK^T, softmax, dropout, context) as its own kernels, a part of
+  // forward / backward / recompute above, with the HBM bytes its kernels move (see the
+  // attention section at the top of layer_cost.cpp). Zero for CNNs, embeddings and heads.
+  Flops attention_forward{0};
+  Flops attention_backward{0};
+  Flops attention_recompute{0};
+  Bytes attention_forward_traffic{0};
+  Bytes attention_backward_traffic{0};
+  Bytes attention_recompute_traffic{0};
+  bool attention_fused = false;  // flash attention: one compute-bound kernel
+  // Memory-bound kernels outside GEMMs and attention (norms, bias + activation, dropout +
+  // residual add; the head's cross-entropy over the logits): HBM bytes read + written.
+  // A full recomputation repeats the forward's.
+  Bytes elementwise_forward{0};
+  Bytes elementwise_backward{0};
   // One tensor-parallel collective moves a T x h bf16 tensor: this is its full size (the
   // all-gather's output, the reduce-scatter's input, the all-reduce's buffer); 0 when t = 1.
   Bytes tp_collective_bytes{0};

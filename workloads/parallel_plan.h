@@ -38,6 +38,9 @@ struct ParallelPlan {
   double dp_bucket_mib = 25;                         // gradient all-reduce bucket (DDP default 25 MiB)
   bool dp_overlap = true;                            // reduce buckets during the backward pass (else after it)
   int grad_reduce_bytes = 2;                         // bytes per gradient value reduced: 2 (bf16) or 4 (fp32)
+  // With TP and no SP: each TP rank sends 1/t of an activation across a pipeline cut and the
+  // receiver all-gathers it over TP (Megatron-LM's default scatter/gather optimization).
+  bool pp_scatter_gather = true;
   // Rank order, innermost first: which parallel dimension varies fastest across GPU ranks.
   std::vector<std::string> order = {"tp", "cp", "pp", "dp"};
 

@@ -112,6 +112,20 @@ class Builder {
     return last;
   }
 
+  // The attention core of a unit as one op: flash attention is a fused, compute-bound kernel;
+  // without it, batched GEMMs and softmax/dropout passes over the scores, bound by HBM (the
+  // roofline takes the larger of the FLOP and the byte time). Nothing for CNN layers.
+  std::vector<OpId> attention(const char* name, const LayerCost& c, Flops f, Bytes traffic, std::vector<OpId> deps) {
+    if (f.value() <= 0 && traffic.value() <= 0) return deps;
+    return {compute(name, f, traffic, c.attention_fused ? tg::ComputeClass::kAttention : tg::ComputeClass::kGemm, deps)};
+  }
+
+  // Norms, activations, dropout and residual adds of a unit: one memory-bound op.
+  std::vector<OpId> elementwise(const char* name, Bytes traffic, std::vector<OpId> deps) {
+    if (traffic.value() <= 0) return deps;
+    return {compute(name, Flops{0}, traffic, tg::ComputeClass::kElementwise, deps)};
+  }
+
   // An expert all-to-all after `deps`; returns the new dependency list.
   std::vector<OpId> moe_all_to_all(const char* name, const LayerCost& c, std::vector<OpId> deps) {
     if (plan_.ep <= 1 || c.moe_all_to_all_bytes.value() == 0) return deps;
@@ -122,7 +136,7 @@ class Builder {
     const int s = coord_.pp;
     const auto [first, last] = units_of(s, k);
     std::vector<OpId> deps;
-    if (!first_chunk(s, k)) deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, prev_rank(), output_bytes(first - 1), tag(j, 0, k), "recv activations"));
+    if (!first_chunk(s, k)) deps.push_back(pp_recv(prev_rank(), first - 1, tag(j, 0, k), "recv activations"));
     if (first_chunk(s, k) && plan_.data_bytes_per_sample > 0) {
       // The loader keeps two micro-batches ahead: load j waits for forward j - 2 to start.
       std::vector<OpId> after;
@@ -142,14 +156,16 @@ class Builder {
         deps = {collective(cp_group(), "cp kv all-gather", coll::Op::kAllGather, c.cp_kv_bytes, deps)};
       }
       deps = moe_all_to_all("ep dispatch", c, deps);
-      deps = {pieces("block fwd", c.forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps)};
-      if (Bytes sb = score_bytes(); sb.value() > 0) deps = {compute("attention softmax fwd", Flops{0}, sb * 4, tg::ComputeClass::kElementwise, deps)};
+      deps = {pieces("block fwd", c.forward - c.attention_forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps)};
+      deps = attention("attention fwd", c, c.attention_forward, c.attention_forward_traffic, deps);
+      deps = elementwise("elementwise fwd", c.elementwise_forward, deps);
       deps = moe_all_to_all("ep combine", c, deps);
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = {pieces("head fwd", head_.forward, head_.forward_memory_traffic, head_.tp_forward, head_.tp_collective_bytes, deps)};
+      deps = elementwise("head elementwise fwd", head_.elementwise_forward, deps);
     }
-    if (!last_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, next_rank(), output_bytes(last - 1), tag(j, 0, k + (s + 1 == plan_.pp ? 1 : 0)), "send activations", deps);
+    if (!last_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, next_rank(), pp_bytes(last - 1), tag(j, 0, k + (s + 1 == plan_.pp ? 1 : 0)), "send activations", deps);
     fwd_last_[static_cast<std::size_t>(j * chunks() + k)] = deps.back();
     if (first_chunk(s, k)) fwd_first_[static_cast<std::size_t>(j)] = next_op;
   }
@@ -160,9 +176,10 @@ class Builder {
     const bool last_micro = j == out_.micro_batches - 1;
     std::vector<OpId> deps{fwd_last_[static_cast<std::size_t>(j * chunks() + k)]};
     if (!last_chunk(s, k)) {
-      deps.push_back(g_.add_recv(rank_, tg::Stream::kPp, next_rank(), output_bytes(last - 1), tag(j, 1, k), "recv gradients"));
+      deps.push_back(pp_recv(next_rank(), last - 1, tag(j, 1, k), "recv gradients"));
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
+      deps = elementwise("head elementwise bwd", head_.elementwise_backward, deps);
       deps = {pieces("head bwd", head_.backward, head_.backward_memory_traffic, head_.tp_backward, head_.tp_collective_bytes, deps)};
       if (last_micro) gradients_ready(head_.gradients, deps.back());
     }
@@ -171,17 +188,20 @@ class Builder {
       if (plan_.zero == ZeroStage::kParameters && plan_.dp > 1) {
         deps = {collective(dp_group(), "fsdp all-gather", coll::Op::kAllGather, c.weights, deps)};
       }
-      if (c.recompute.value() > 0) {
-        const TpCollectives none{};
-        const bool full = plan_.recompute == Recompute::kFull;
-        deps = {pieces("block recompute", c.recompute, c.forward_memory_traffic, full ? c.tp_forward : none, c.tp_collective_bytes, deps)};
+      // A full recomputation repeats the forward (with its TP collectives); a partial one (the
+      // attention scores only) runs inside the attention backward.
+      const bool full = plan_.recompute == Recompute::kFull;
+      if (full) {
+        deps = {pieces("block recompute", c.recompute - c.attention_recompute, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps)};
+        deps = attention("attention recompute", c, c.attention_recompute, c.attention_recompute_traffic, deps);
+        deps = elementwise("elementwise recompute", c.elementwise_forward, deps);
       }
       deps = moe_all_to_all("ep combine bwd", c, deps);
-      if (Bytes sb = score_bytes(); sb.value() > 0 && plan_.recompute == Recompute::kFull) {
-        deps = {compute("attention softmax recompute", Flops{0}, sb * 4, tg::ComputeClass::kElementwise, deps)};
-      }
-      deps = {pieces("block bwd", c.backward, c.backward_memory_traffic, c.tp_backward, c.tp_collective_bytes, deps)};
-      if (Bytes sb = score_bytes(); sb.value() > 0) deps = {compute("attention softmax bwd", Flops{0}, sb * 8, tg::ComputeClass::kElementwise, deps)};
+      deps = elementwise("elementwise bwd", c.elementwise_backward, deps);
+      deps = {pieces("block bwd", c.backward - c.attention_backward, c.backward_memory_traffic, c.tp_backward, c.tp_collective_bytes, deps)};
+      deps = full ? attention("attention bwd", c, c.attention_backward, c.attention_backward_traffic, deps)
+                  : attention("attention bwd", c, c.attention_backward + c.attention_recompute,
+                              c.attention_backward_traffic + c.attention_recompute_traffic, deps);
       deps = moe_all_to_all("ep dispatch bwd", c, deps);
       if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
         deps = {collective(cp_group(), "cp kv reduce-scatter", coll::Op::kReduceScatter, c.cp_kv_bytes, deps)};
@@ -192,7 +212,7 @@ class Builder {
       deps = {pieces("embedding bwd", embedding_.backward, embedding_.backward_memory_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
       if (last_micro) gradients_ready(embedding_.gradients, deps.back());
     }
-    if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), output_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
+    if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), pp_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
     if (last_micro && plan_.dp_overlap) flush_bucket(deps.back());
     bwd_last_ = deps.back();
   }
@@ -219,9 +239,13 @@ class Builder {
     return Bytes{static_cast<std::int64_t>(plan_.dp_bucket_mib * 1024 * 1024)};
   }
 
+  static constexpr std::int64_t kOptimizerStepBytesPerParameter = 46;
+
   void optimizer() {
-    // Adam over this rank's (ZeRO-sharded) parameters: read weights, gradients and 12 bytes of
-    // fp32 state, write them back: 2 + 2 + 12 + 12 + 2 = 30 bytes per parameter.
+    // Mixed-precision Adam over this rank's (ZeRO-sharded) parameters, in HBM bytes per
+    // parameter: 16-bit gradients to fp32 (2 + 4), the gradient norm for clipping (4), Adam
+    // reading gradient, master weight and both moments and writing back three (16 + 12), the
+    // master weights cast to 16 bits (4 + 2), the gradients zeroed (2): 46.
     std::int64_t params = 0;
     const int s = coord_.pp;
     for (int k = 0; k < chunks(); ++k) {
@@ -234,7 +258,7 @@ class Builder {
     if (!plan_.dp_overlap) flush_bucket(bwd_last_);
     std::vector<OpId> deps = dp_ops_;
     deps.push_back(bwd_last_);
-    const OpId step = compute("optimizer step", Flops{0}, Bytes{params * 30 / shards}, tg::ComputeClass::kOptimizer, deps);
+    const OpId step = compute("optimizer step", Flops{0}, Bytes{params * kOptimizerStepBytesPerParameter / shards}, tg::ComputeClass::kOptimizer, deps);
     if (plan_.zero == ZeroStage::kOptimizer || plan_.zero == ZeroStage::kGradients) {
       if (plan_.dp * plan_.cp > 1) collective(dp_group(), "dp param all-gather", coll::Op::kAllGather, Bytes{params * 2}, {step});
     }
@@ -242,16 +266,6 @@ class Builder {
 
   // Model chunks per GPU: v for the interleaved schedule, else 1. Chunk k of stage s is the
   // (k p + s)-th slice of the units; without interleaving, the stage's (possibly uneven) share.
-  // One attention-score tensor of a block on this GPU (b x a/t x s x s/c, 2 bytes). Without
-  // flash attention the scores go through memory-bound kernels, each a pass over the tensor:
-  // forward, softmax (read, write) and dropout (read, write): 4 passes; backward, dropout and
-  // softmax backward (each reads two tensors and writes one) plus the mask: 8 passes; a full
-  // recomputation repeats the forward's 4. With flash attention the scores stay on chip: 0.
-  Bytes score_bytes() const {
-    if (model_.family != ModelFamily::kTransformer || plan_.flash_attention) return Bytes{0};
-    const std::int64_t s = plan_.sequence_length;
-    return Bytes{static_cast<std::int64_t>(plan_.micro_batch) * (model_.transformer.heads / plan_.tp) * s * (s / plan_.cp) * 2};
-  }
   int chunks() const { return plan_.schedule == PipelineSchedule::kInterleaved ? plan_.virtual_stages : 1; }
   std::pair<int, int> units_of(int s, int k) const {
     if (chunks() == 1) return {first_unit_[static_cast<std::size_t>(s)], first_unit_[static_cast<std::size_t>(s) + 1]};
@@ -262,6 +276,19 @@ class Builder {
   bool first_chunk(int s, int k) const { return s == 0 && k == 0; }
   bool last_chunk(int s, int k) const { return s == plan_.pp - 1 && k == chunks() - 1; }
   Bytes output_bytes(int unit) const { return unit_cost_[static_cast<std::size_t>(unit)].output_bytes; }
+
+  // Megatron's scatter/gather across pipeline cuts: with TP and no sequence parallelism every TP
+  // rank holds the whole activation, so each sends only its 1/t slice and the receiving stage
+  // all-gathers the slices over its TP group (NVLink) instead of t copies crossing the network.
+  bool pp_scatter_gather() const { return plan_.pp_scatter_gather && plan_.tp > 1 && !plan_.sequence_parallel; }
+  Bytes pp_bytes(int unit) const {
+    return pp_scatter_gather() ? Bytes{output_bytes(unit).value() / plan_.tp} : output_bytes(unit);
+  }
+  OpId pp_recv(std::uint32_t from, int unit, std::uint64_t t, const char* name) {
+    const OpId recv = g_.add_recv(rank_, tg::Stream::kPp, from, pp_bytes(unit), t, name);
+    if (!pp_scatter_gather()) return recv;
+    return collective(tp_group(), "pp all-gather", coll::Op::kAllGather, output_bytes(unit), {recv});
+  }
 
   // A transfer's tag: micro-batch, direction (0 activations, 1 gradients) and the chunk index of
   // the receiver's side for activations (the sender's for gradients), so both ends agree.

@@ -27,6 +27,8 @@ class ComputeModel {
   Duration time(const topo::GpuSpec& gpu, tg::ComputeClass cls, Flops flops, Bytes memory) const;
   // The peak this model divides by, for MFU.
   FlopRate peak(const topo::GpuSpec& gpu) const;
+  // How many times slower compute runs beside communication kernels on the same GPU.
+  double overlap_slowdown(const topo::GpuSpec& gpu) const { return gpu.efficiency.overlap_slowdown; }
 
  private:
   std::string dtype_;

@@ -49,6 +49,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   if (auto v = n.find("sequence_parallel")) p.sequence_parallel = v->as_bool();
   if (auto v = n.find("flash_attention")) p.flash_attention = v->as_bool();
   if (auto v = n.find("dp_overlap")) p.dp_overlap = v->as_bool();
+  if (auto v = n.find("pp_scatter_gather")) p.pp_scatter_gather = v->as_bool();
   if (auto v = n.find("grad_reduce_dtype")) p.grad_reduce_bytes = v->as_choice({"bf16", "fp32"}) == 0 ? 2 : 4;
   if (auto v = n.find("schedule")) {
     static constexpr wl::PipelineSchedule kS[] = {wl::PipelineSchedule::kGpipe, wl::PipelineSchedule::kOneFOneB, wl::PipelineSchedule::kInterleaved};

@@ -3,6 +3,8 @@
 #include "core/errors.h"
 #include "core/random.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <set>
 
@@ -42,6 +44,8 @@ Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& rou
   for (tg::OpId id = 0; id < n; ++id) {
     for (tg::OpId d : graph.deps(id)) dependents_[count[d]++] = id;
   }
+  comm_active_.assign(graph.ranks(), 0);
+  running_.assign(graph.ranks(), {});
   queues_.assign(static_cast<std::size_t>(graph.ranks()) * tg::kStreamCount, {});
   heads_.assign(queues_.size(), 0);
   for (tg::OpId id = 0; id < n; ++id) queues_[queue_of(graph.op(id))].push_back(id);
@@ -74,7 +78,9 @@ void Executor::arrive(tg::OpId id) {
       const auto& gpu = layout_.cluster().gpu_spec(rank_gpus_[op.rank]);
       Duration d = compute_.time(gpu, op.compute_class, op.flops, op.bytes);
       if (!slowdown_.empty() && slowdown_[op.rank] != 1.0) d = duration_from_seconds(to_seconds(d) * slowdown_[op.rank]);
-      sim_.schedule_after(d, sim::Phase::kCompletion, [this, id] { complete(id); });
+      const double stretch = comm_active_[op.rank] > 0 ? overlap_stretch(op.rank) : 1.0;
+      running_[op.rank].push_back({id, static_cast<double>(d.count()), stretch, sim_.now(), {}});
+      schedule_compute(id);
       break;
     }
     case tg::OpKind::kLoad:
@@ -158,7 +164,10 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
   }
   const coll::Algorithm algo = it->second.first;
   const coll::Protocol proto = it->second.second;
-  for (tg::OpId m : members) records_[m].start = sim_.now();
+  for (tg::OpId m : members) {
+    records_[m].start = sim_.now();
+    comm_changed(graph_.op(m).rank, +1);
+  }
   // The collective and its images under the graph's symmetries run together; the members
   // finish when the last of them does.
   auto cached = group_images_.find(first.group);
@@ -193,6 +202,7 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
     if (!schedule) throw InternalError("Executor: the chosen collective algorithm does not apply");
     runner_.start(s, std::move(*schedule), algo, proto, [this, members, remaining](const coll::CollectiveOutcome&) {
       if (--*remaining > 0) return;
+      for (tg::OpId m : members) comm_changed(graph_.op(m).rank, -1);
       for (tg::OpId m : members) complete(m);
     });
   }
@@ -213,15 +223,55 @@ void Executor::start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, s
 void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
   const tg::Op& s = graph_.op(send);
   records_[send].start = records_[recv].start = sim_.now();
+  comm_changed(s.rank, +1);
+  comm_changed(s.peer, +1);
   const auto pairs = images({s.rank, s.peer}, false);
   auto remaining = std::make_shared<std::size_t>(pairs.size());
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     start_transfer(rank_gpus_[pairs[k][0]], rank_gpus_[pairs[k][1]], s.bytes, hash_combine(s.tag, k),
                    [this, send, recv, remaining] {
                      if (--*remaining > 0) return;
+                     comm_changed(graph_.op(send).rank, -1);
+                     comm_changed(graph_.op(send).peer, -1);
                      complete(send);
                      complete(recv);
                    });
+  }
+}
+
+double Executor::overlap_stretch(std::uint32_t rank) const {
+  if (!interference_) return 1.0;
+  return compute_.overlap_slowdown(layout_.cluster().gpu_spec(rank_gpus_[rank]));
+}
+
+void Executor::schedule_compute(tg::OpId id) {
+  auto& list = running_[graph_.op(id).rank];
+  auto it = std::find_if(list.begin(), list.end(), [id](const RunningCompute& r) { return r.id == id; });
+  const auto ps = static_cast<std::int64_t>(std::ceil(it->remaining_ps * it->stretch));
+  it->done = sim_.schedule_after(Duration{ps}, sim::Phase::kCompletion, [this, id] { finish_compute(id); });
+}
+
+void Executor::finish_compute(tg::OpId id) {
+  auto& list = running_[graph_.op(id).rank];
+  std::erase_if(list, [id](const RunningCompute& r) { return r.id == id; });
+  complete(id);
+}
+
+void Executor::comm_changed(std::uint32_t rank, int delta) {
+  if (rank >= comm_active_.size()) return;  // a mirrored rank: no compute of its own
+  const bool was = comm_active_[rank] > 0;
+  comm_active_[rank] = static_cast<std::uint32_t>(static_cast<int>(comm_active_[rank]) + delta);
+  const bool now = comm_active_[rank] > 0;
+  if (was == now || running_[rank].empty()) return;
+  const double stretch = now ? overlap_stretch(rank) : 1.0;
+  for (RunningCompute& r : running_[rank]) {
+    if (r.stretch == stretch) continue;
+    const double elapsed = static_cast<double>((sim_.now() - r.since).count());
+    r.remaining_ps = std::max(0.0, r.remaining_ps - elapsed / r.stretch);
+    r.stretch = stretch;
+    r.since = sim_.now();
+    sim_.cancel(r.done);
+    schedule_compute(r.id);
   }
 }
 

@@ -47,6 +47,11 @@ class Executor {
 
   // A what-if: rank `rank`'s compute ops take `factor` times as long (a straggler).
   void set_compute_slowdown(std::uint32_t rank, double factor);
+  // Compute beside communication: while a rank has a collective or a transfer in flight, its
+  // compute progresses `ComputeModel::overlap_slowdown` times slower (NCCL kernels take SMs and
+  // HBM bandwidth). A compute op's remaining work is carried over each change, so an op slowed
+  // for part of its run is slowed for that part only. On by default; off gives ideal overlap.
+  void set_overlap_interference(bool on) { interference_ = on; }
 
   // Starts the graph now; run the simulator to execute it.
   void start();
@@ -62,6 +67,11 @@ class Executor {
   void start_collective(const std::vector<tg::OpId>& members);
   void start_p2p(tg::OpId send, tg::OpId recv);
   void start_load(tg::OpId id);
+  void finish_compute(tg::OpId id);
+  // A collective or transfer of `rank` begins (+1) or ends (-1): re-time its running compute.
+  void comm_changed(std::uint32_t rank, int delta);
+  void schedule_compute(tg::OpId id);
+  double overlap_stretch(std::uint32_t rank) const;
   // One point-to-point transfer (a send/recv or a storage read) on the network.
   void start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, std::uint64_t label,
                       std::function<void()> done);
@@ -93,6 +103,17 @@ class Executor {
   std::vector<bool> arrived_;
   std::vector<std::uint32_t> simulated_members_;  // per group
   std::vector<double> slowdown_;                  // per simulated rank
+  // Interference of compute and communication (set_overlap_interference).
+  struct RunningCompute {
+    tg::OpId id;
+    double remaining_ps;  // of undisturbed compute time
+    double stretch;       // 1, or the overlap slowdown while communication runs
+    SimTime since;
+    sim::EventHandle done;
+  };
+  bool interference_ = true;
+  std::vector<std::uint32_t> comm_active_;                 // per simulated rank
+  std::vector<std::vector<RunningCompute>> running_;       // per simulated rank
   std::vector<topo::NodeId> storage_;
   std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> group_images_;  // cache
   std::map<std::uint64_t, std::vector<tg::OpId>> collective_arrivals_;

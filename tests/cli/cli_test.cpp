@@ -632,23 +632,22 @@ TEST(CliRun, SlowStorageShowsUpAsDataLoading) {
 }
 
 TEST(SlowCliValidate, MegatronTableAgreesWithThePublishedThroughput) {
-  // All ten rows of the SC21 table (32 to 3,072 GPUs). The target is every row within
-  // 15% and a median under 5%; today the median is 2.7% and row 1 (1.7B) is at +16.5%, every
-  // other row within 10% (docs/validation.md). The test holds every row within 17% and the
-  // median under 5%, so the model cannot drift.
+  // All ten rows of the SC21 table (32 to 3,072 GPUs), each with the paper's own micro-batch,
+  // DDP flavour and interleaving. The bar is every row within 15%, its aim a median
+  // under 5% and no row over 10%; today the median is 2.4% and the worst row (1.7B) +9.3%
+  // (docs/validation.md). The test holds the aim, so the model cannot drift.
   const std::vector<std::string> args{"validate", "megatron", "--json"};
   const RunResult r = run_clustersim(args, 1200);
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
   std::vector<double> errors;
   for (const auto& row : parse_json(r.out)) {
     const double e = std::fabs(row["error_pct"].get<double>());
-    EXPECT_LT(e, 17.0) << row.dump();
-    if (row["row"].get<int>() != 1) EXPECT_LT(e, 15.0) << row.dump();
+    EXPECT_LT(e, 10.0) << row.dump();
     errors.push_back(e);
   }
   ASSERT_EQ(errors.size(), 10u);
   std::sort(errors.begin(), errors.end());
-  EXPECT_LT((errors[4] + errors[5]) / 2, 5.0);
+  EXPECT_LT((errors[4] + errors[5]) / 2, 3.5);
 }
 
 TEST(CliRun, ModelFromAHuggingFaceConfig) {

@@ -154,5 +154,35 @@ TEST(Executor, PipelineBubbleIsPMinusOneOverMPlusPMinusOne) {
   }
 }
 
+TEST(Executor, ComputeBesideCommunicationIsSlowedForTheOverlapOnly) {
+  // Each of two ranks runs a 5 ms op, then at once a 20 ms GEMM on its compute stream and an
+  // all-reduce of time T < 20 ms on its DP stream. With an overlap slowdown s the GEMM
+  // progresses at 1/s while the all-reduce runs, so it ends at 5 + 20 + T (1 - 1/s).
+  topo::Cluster c = star(2, false);
+  topo::GpuSpec gpu = testing::round_gpu();
+  gpu.name = "TestGPU-interference";  // specs are shared by name
+  gpu.efficiency.overlap_slowdown = 1.5;
+  for (topo::NodeId n : c.gpus()) c.set_gpu_spec(n, gpu);
+  tg::TaskGraph g(2);
+  const std::uint32_t dp = g.add_group({"dp0", tg::Stream::kDp, {0, 1}});
+  tg::OpId a = 0;
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    const tg::OpId pre = g.add_compute(r, "pre", flops(0), bytes(5'000'000'000), tg::ComputeClass::kElementwise);
+    const tg::OpId d[] = {pre};
+    g.add_collective(r, dp, "all-reduce", coll::Op::kAllReduce, mebibytes(64), 1, d);
+    const tg::OpId gemm = g.add_compute(r, "gemm", flops(1e12), bytes(0), tg::ComputeClass::kGemm, d);
+    if (r == 0) a = gemm;
+  }
+  coll::CollectiveSpec spec;
+  spec.op = coll::Op::kAllReduce;
+  spec.size = mebibytes(64);
+  spec.ranks.assign(c.gpus().begin(), c.gpus().end());
+  const double T = to_seconds(coll::CollectiveSimulator(c).run(spec).time) * 1e3;
+  ASSERT_LT(T, 20.0);
+  Harness h(c);
+  h.run(g);
+  EXPECT_NEAR(ms(h.records[a].end), 5.0 + 20.0 + T * (1 - 1 / 1.5), 1e-6) << "T = " << T << " ms";
+}
+
 }  // namespace
 }  // namespace cs::rt

@@ -138,7 +138,8 @@ const std::string kGoodGpu = R"({"peak": {"bf16": {"value": "1TFLOP/s", "source"
   "efficiency": {"gemm": {"value": 0.7, "source": "s", "status": "secondary"},
                  "attention": {"value": 0.5, "source": "s", "status": "secondary"},
                  "memory": {"value": 0.8, "source": "s", "status": "secondary"},
-                 "kernel_launch": {"value": "4us", "source": "s", "status": "secondary"}}})";
+                 "kernel_launch": {"value": "4us", "source": "s", "status": "secondary"},
+                 "overlap_slowdown": {"value": 1.2, "source": "s", "status": "secondary"}}})";
 
 std::string with(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
@@ -152,6 +153,9 @@ TEST(CatalogReader, ParsesAMinimalDocument) {
   EXPECT_DOUBLE_EQ(c.gpu("G", "", "").peak.at("bf16").value(), 1e12);
   EXPECT_DOUBLE_EQ(c.gpu("G", "", "").efficiency.gemm, 0.7);
   EXPECT_EQ(c.gpu("G", "", "").efficiency.kernel_launch, microseconds(4));
+  EXPECT_DOUBLE_EQ(c.gpu("G", "", "").efficiency.overlap_slowdown, 1.2);
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"({"value": 1.2,)", R"({"value": 0.5,)"))),
+            "config error in cat.json at /gpus/G/efficiency/overlap_slowdown/value: expected a slowdown factor from 1 to 10; got the number 0.5");
   EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"({"value": 0.7,)", R"({"value": 1.7,)"))),
             "config error in cat.json at /gpus/G/efficiency/gemm/value: expected a fraction in (0, 1]; "
             "got the number 1.7");

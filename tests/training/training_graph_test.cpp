@@ -219,6 +219,37 @@ TEST(TrainingGraph, TensorParallelCollectivesSitOnTheCriticalPath) {
   EXPECT_GT(execute(c, t).seconds, compute_seconds(t, 0));
 }
 
+TEST(TrainingGraph, PipelineCutsScatterAndGatherOverTensorParallelism) {
+  // TP 2 x PP 2 without SP: each TP rank sends half of an activation across the cut and the
+  // receiving stage all-gathers the halves over its TP group (Megatron's default); switched
+  // off, every TP rank sends the whole activation and nothing is gathered.
+  ParallelPlan plan;
+  plan.tp = 2;
+  plan.pp = 2;
+  plan.micro_batch = 1;
+  plan.global_batch = 4;
+  plan.sequence_length = 1024;
+  const Bytes activation{2 * 1024 * 1024};  // T h x 2 B
+  for (bool sg : {true, false}) {
+    plan.pp_scatter_gather = sg;
+    const TrainingGraph t = build_training_graph(small_gpt(), plan, "test", "/plan");
+    int sends = 0, gathers = 0;
+    for (const tg::Op& op : t.graph.ops()) {
+      if (op.kind == tg::OpKind::kSend) {
+        ++sends;
+        EXPECT_EQ(op.bytes, sg ? Bytes{activation.value() / 2} : activation);
+      }
+      if (op.kind == tg::OpKind::kCollective && op.collective == coll::Op::kAllGather) {
+        ++gathers;
+        EXPECT_EQ(op.bytes, activation);
+      }
+    }
+    EXPECT_GT(sends, 0);
+    EXPECT_EQ(gathers, sg ? sends : 0) << "one all-gather per received activation or gradient";
+    EXPECT_GT(execute(star(4, false), t).seconds, 0);
+  }
+}
+
 std::string plan_error(ParallelPlan plan, int gpus_unused = 0) {
   (void)gpus_unused;
   try {

@@ -118,6 +118,54 @@ TEST(BlockActivations, FlashAttentionStoresNoScores) {
   EXPECT_EQ(transformer_block_cost(m, p).recompute_transient, Bytes{0});
 }
 
+TEST(BlockTraffic, MemoryBoundKernelsOfAGptBlock) {
+  // GPT-3 175B block (dropout, GELU MLP f = 4h), b = 1, s = 2048, t = 1: T = s tokens.
+  // Norms, residual branches and the activation, in 2-byte elements: forward 2 x 2 Th (norms)
+  // + 2 x 3.5 Th (bias-dropout-add) + 2 x 4Th (bias-GELU) = 19 Th elements = 38 Th bytes;
+  // backward 2 x 3 Th + 2 x 3.5 Th + 3 x 4Th = 25 Th elements = 50 Th bytes.
+  const Model m = load_model("gpt-175b");
+  const std::int64_t T = 2048, h = 12288, a = 96;
+  const LayerCost c = transformer_block_cost(m, shape(1, 2048));
+  EXPECT_EQ(c.elementwise_forward, Bytes{38 * T * h});
+  EXPECT_EQ(c.elementwise_backward, Bytes{50 * T * h});
+  // Attention core: Q, K, V read and the context written (4 Th x 2 B), plus the a s^2 score
+  // tensor (2 B) 6.5 times forward and 9.5 times backward; its FLOPs are the 4 b s^2 h of the
+  // scores and the context, a part of the block's.
+  const std::int64_t score = 2 * a * T * T, qkvo = 2 * 4 * T * h;
+  EXPECT_EQ(c.attention_forward_traffic, Bytes{qkvo + score * 13 / 2});
+  EXPECT_EQ(c.attention_backward_traffic, Bytes{2 * qkvo + score * 19 / 2});
+  EXPECT_DOUBLE_EQ(c.attention_forward.value(), 4.0 * T * T * h);
+  EXPECT_DOUBLE_EQ(c.attention_backward.value(), 8.0 * T * T * h);
+  EXPECT_FALSE(c.attention_fused);
+  // Tensor parallelism splits the heads and the MLP but not the norms and residual branches
+  // (without sequence parallelism): forward 22 Th / 2 + 4 x 4Th/8 / 2 elements ... in bytes
+  // 2 x (11 Th + 2 x 4Th/8) = 24 Th at t = 8; with SP everything is / t.
+  const LayerCost t8 = transformer_block_cost(m, shape(1, 2048, 8));
+  EXPECT_EQ(t8.elementwise_forward, Bytes{2 * (11 * T * h + 2 * 4 * T * h / 8)});
+  const LayerCost sp8 = transformer_block_cost(m, shape(1, 2048, 8, true));
+  EXPECT_EQ(sp8.elementwise_forward, Bytes{38 * T * h / 8});
+  // Full recompute repeats the attention core's forward bytes; flash attention keeps the scores
+  // on chip (no score passes) and runs as one fused kernel.
+  const LayerCost full = transformer_block_cost(m, shape(1, 2048, 1, false, Recompute::kFull));
+  EXPECT_EQ(full.attention_recompute_traffic, full.attention_forward_traffic);
+  CostParams flash = shape(1, 2048);
+  flash.flash_attention = true;
+  const LayerCost f = transformer_block_cost(m, flash);
+  EXPECT_TRUE(f.attention_fused);
+  EXPECT_EQ(f.attention_forward_traffic, Bytes{qkvo});
+  EXPECT_DOUBLE_EQ(f.attention_recompute.value(), 2.0 * T * T * h);
+}
+
+TEST(BlockTraffic, LlamaWithoutDropoutAndAGatedMlp) {
+  // No dropout: no masks; SwiGLU reads two f-wide inputs and writes one (3 w forward, 5 w
+  // backward). Forward elements 2 x 2 Th + 2 x 3 Th + 3 T f; backward 2 x 3 Th + 2 x 3 Th + 5 T f.
+  const Model m = load_model("llama2-7b");
+  const std::int64_t T = 4096, h = m.transformer.hidden, f = m.transformer.ffn_hidden;
+  const LayerCost c = transformer_block_cost(m, shape(1, 4096));
+  EXPECT_EQ(c.elementwise_forward, Bytes{2 * (10 * T * h + 3 * T * f)});
+  EXPECT_EQ(c.elementwise_backward, Bytes{2 * (12 * T * h + 5 * T * f)});
+}
+
 TEST(BlockActivations, Fp8KeepsGemmInputsInOneByte) {
   // The saved GEMM inputs are QKV (2sbh), output projection (2sbh), fc1 (2sbh) and fc2 (8sbh):
   // halved, 34 - 7 = 27.
