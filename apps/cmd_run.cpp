@@ -13,6 +13,21 @@
 namespace cs::cli {
 namespace {
 
+// "h200.json (measured): GEMM ops 97% measured or interpolated, nvlink from the profile".
+std::string calibration_line(const nlohmann::json& c) {
+  std::string line = c["profile"].get<std::string>() + " (" + c["kind"].get<std::string>() + ")";
+  const auto& g = c["compute_ops"]["gemm"];
+  const double from_profile = g["measured"].get<double>() + g["interpolated"].get<double>();
+  const double total = from_profile + g["extrapolated"].get<double>() + g["nominal"].get<double>();
+  if (total > 0) line += ": GEMM ops " + fixed(100 * from_profile / total, 0) + "% measured or interpolated";
+  std::string classes;
+  for (const auto& [name, v] : c["link_classes"].items()) {
+    if (v["provenance"] == "measured") classes += (classes.empty() ? "" : ", ") + name;
+  }
+  line += classes.empty() ? "; link classes from the catalog" : "; " + classes + " from the profile";
+  return line;
+}
+
 
 void print_table(const exp::Experiment& e, const exp::Simulation& s) {
   const auto& r = s.result;
@@ -34,6 +49,7 @@ void print_table(const exp::Experiment& e, const exp::Simulation& s) {
             << format_bytes(r.memory.weights) << ", gradients " << format_bytes(r.memory.gradients) << ", optimizer "
             << format_bytes(r.memory.optimizer_state) << ", activations " << format_bytes(r.memory.activations) << ")\n";
   if (!r.imbalance.empty()) std::cout << "  finding          " << r.imbalance << "\n";
+  if (!s.calibration.is_null()) std::cout << "  calibration      " << calibration_line(s.calibration) << "\n";
   // Where the time goes, averaged over GPUs (per GPU in per_gpu.csv with --out).
   std::cout << "  time per GPU (mean over GPUs):\n";
   const double t = to_seconds(r.iteration);
@@ -57,6 +73,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--out", o.out, "Write summary.json, per_gpu.csv, links.csv and trace.json to this folder");
   cmd->add_flag("--json", o.json, "Print the summary as JSON");
   cmd->add_flag("--allow-oom", o.allow_oom, "Simulate even when the memory estimate exceeds the GPU");
+  cmd->add_option("--profile", o.profile, "Take compute and network parameters from a calibration profile (docs/calibration-profile.md)");
   cmd->add_option("--model", o.model, "Replace the experiment's model: a file, a bundled name, or hf:PATH/config.json");
   return cmd;
 }
@@ -65,6 +82,10 @@ int run_experiment_command(const RunOptions& o) {
   exp::Experiment e = exp::load_experiment(o.experiment, o.overrides);
   e.allow_oom = e.allow_oom || o.allow_oom;
   if (!o.model.empty()) e.model = exp::resolve_model(o.model, "", "", "--model");
+  if (!o.profile.empty()) {
+    e.profile = exp::resolve_config(o.profile, "", "calibration");
+    e.profile_where = "--profile";
+  }
   if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out)) {
     throw ConfigError("", "--out", "\"" + o.out + "\" is not a folder");
   }

@@ -14,6 +14,7 @@ struct RunOptions {
   std::vector<std::string> overrides;  // --set on the experiment file
   std::string out;                     // --out DIR: write the output files there
   std::string model;                   // --model: replaces the experiment's model
+  std::string profile;                 // --profile: a calibration profile (replaces options.profile)
   bool json = false;
   bool allow_oom = false;              // simulate even when the memory estimate does not fit
 };

@@ -58,6 +58,10 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
   auto* m = v->add_subcommand("megatron", "Megatron-LM SC21 Table 1: GPT 1.7B to 1T on 32 to 3,072 A100s");
   m->add_option("--rows", o.rows, "Only these rows (1-based, comma-separated)");
   m->add_flag("--json", o.json, "Print a JSON array");
+  auto* pr = v->add_subcommand("profile", "A calibration profile: every measured collective, GEMM and memory-bound point, simulated");
+  pr->add_option("profile", o.profile, "The profile (docs/calibration-profile.md)")->required();
+  pr->add_option("--nic", o.nic, "NIC of the rebuilt cluster for multi-node points (default NDR-400G)");
+  pr->add_flag("--json", o.json, "Print JSON: groups and every point");
   return v;
 }
 

@@ -81,7 +81,10 @@ int dispatch(int argc, char** argv) {
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);
   if (app.got_subcommand("scale")) return cs::cli::run_scale_command(scale_opts);
   if (app.got_subcommand("plan")) return cs::cli::run_plan_command(plan_opts);
-  if (validate->parsed()) return cs::cli::run_validate_megatron(validate_opts);
+  if (validate->parsed()) {
+    if (validate->got_subcommand("profile")) return cs::cli::run_validate_profile(validate_opts);
+    return cs::cli::run_validate_megatron(validate_opts);
+  }
   auto* topo = app.get_subcommand("topo");
   if (topo->got_subcommand("info")) return cs::cli::run_topo_info(info);
   if (topo->got_subcommand("export")) return cs::cli::run_topo_export(exp);

@@ -1,5 +1,6 @@
 #include "workloads/layer_cost.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/errors.h"
@@ -217,6 +218,21 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
     out.elementwise_backward = Bytes{x.e * bwd_half / 2};
   }
 
+  // The GEMM shapes: QKV, output projection, MLP in and out (per expert with MoE: each local
+  // expert sees k T ep / E tokens on average).
+  {
+    const std::int64_t fc1 = c.gated_mlp ? 2 : 1;
+    out.gemms = {{x.tokens, x.q_t + 2 * x.kv_t, x.h}, {x.tokens, x.h, x.q_t}};
+    if (c.is_moe()) {
+      const std::int64_t m_e = std::max<std::int64_t>(1, x.tokens * c.top_k * p.ep / c.experts);
+      out.gemms.push_back({m_e, fc1 * x.fe_t, x.h});
+      out.gemms.push_back({m_e, x.h, x.fe_t});
+    } else {
+      out.gemms.push_back({x.tokens, fc1 * x.f_t, x.h});
+      out.gemms.push_back({x.tokens, x.h, x.f_t});
+    }
+  }
+
   // Parameters on this GPU.
   const std::int64_t attn =
       2 * x.h * x.q_t + 2 * x.h * x.kv_t + (c.bias ? x.q_t + 2 * x.kv_t + x.h : 0);
@@ -329,6 +345,7 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
   switch (c.head) {
     case HeadKind::kLm:
       out.forward = Flops{2 * T * h * static_cast<double>(v_t)};
+      out.gemms = {{x.tokens, v_t, x.h}};
       out.parameters += untied;
       saved += x.g * rep + kLogitBytes * x.tokens * v_t;  // projection input, fp32 logits
       set_tp(out, x, false, 0, 1);  // column-parallel: identity forward, all-reduce backward
@@ -387,6 +404,16 @@ LayerCost pipeline_layer_cost(const Model& m, int index, const CostParams& p) {
   }
   if (m.family == ModelFamily::kCnn) return cnn_layer_cost(m, static_cast<std::size_t>(index), p);
   return transformer_block_cost(m, p);
+}
+
+std::vector<tg::GemmShape> backward_gemms(const std::vector<tg::GemmShape>& forward) {
+  std::vector<tg::GemmShape> out;
+  out.reserve(2 * forward.size());
+  for (const tg::GemmShape& g : forward) {
+    out.push_back({g.m, g.k, g.n});
+    out.push_back({g.k, g.n, g.m});
+  }
+  return out;
 }
 
 Flops megatron_eq3_flops(std::int64_t global_batch, std::int64_t sequence, std::int64_t layers,

@@ -37,6 +37,7 @@
 
 #include "core/units.h"
 #include "workloads/model.h"
+#include "sim/taskgraph/task_graph.h"
 #include "workloads/parallel_plan.h"
 
 namespace cs::wl {
@@ -105,6 +106,10 @@ struct LayerCost {
   // A full recomputation repeats the forward's.
   Bytes elementwise_forward{0};
   Bytes elementwise_backward{0};
+  // The forward GEMMs behind `forward - attention_forward` (m = tokens, n = outputs, k = inputs),
+  // for compute models that look shapes up (a calibration profile); empty for CNN layers and
+  // the embedding. backward_gemms() gives the backward's.
+  std::vector<tg::GemmShape> gemms;
   // One tensor-parallel collective moves a T x h bf16 tensor: this is its full size (the
   // all-gather's output, the reduce-scatter's input, the all-reduce's buffer); 0 when t = 1.
   Bytes tp_collective_bytes{0};
@@ -120,6 +125,10 @@ struct LayerCost {
   // T h x 2 B, /t with SP; CNN: b x output_elements x 2 B.
   Bytes output_bytes{0};
 };
+
+// The backward GEMMs of forward GEMMs: for Y = X W of shape (m, n, k), the input gradient
+// dX = dY W^T (m, k, n) and the weight gradient dW = X^T dY (k, n, m).
+std::vector<tg::GemmShape> backward_gemms(const std::vector<tg::GemmShape>& forward);
 
 // One transformer block (attention + MLP or MoE). Every block of a model costs the same.
 LayerCost transformer_block_cost(const Model& m, const CostParams& p);

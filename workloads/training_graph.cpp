@@ -30,6 +30,12 @@ class Builder {
     if (model.family == ModelFamily::kTransformer) {
       embedding_ = embedding_cost(model, params_);
       head_ = head_cost(model, params_);
+      head_fwd_mix_ = mix(head_.gemms);
+      head_bwd_mix_ = mix(backward_gemms(head_.gemms));
+      if (!unit_cost_.empty()) {
+        block_fwd_mix_ = mix(unit_cost_.front().gemms);
+        block_bwd_mix_ = mix(backward_gemms(unit_cost_.front().gemms));
+      }
     }
     first_unit_.push_back(0);
     for (int n : out.stage_layers) first_unit_.push_back(first_unit_.back() + n);
@@ -93,14 +99,19 @@ class Builder {
   }
 
   // A block's forward (or backward) compute, split around its TP collectives.
+  std::uint32_t mix(std::vector<tg::GemmShape> shapes) {
+    return shapes.empty() ? tg::kNoGemmMix : g_.add_gemm_mix(std::move(shapes));
+  }
+
   OpId pieces(const char* name, Flops f, Bytes mem, const TpCollectives& c, Bytes coll_bytes,
-              std::vector<OpId> deps) {
+              std::vector<OpId> deps, std::uint32_t gemm_mix = tg::kNoGemmMix) {
     const std::uint32_t tp = plan_.tp > 1 ? tp_group() : 0;
     const int n = std::max(1, c.all_reduce + c.reduce_scatter);
     OpId last = 0;
     for (int i = 0; i < n; ++i) {
       if (plan_.tp > 1 && i < c.all_gather) deps = {collective(tp, "tp all-gather", coll::Op::kAllGather, coll_bytes, deps)};
       last = compute(name, Flops{f.value() / n}, Bytes{mem.value() / n}, tg::ComputeClass::kGemm, deps);
+      if (gemm_mix != tg::kNoGemmMix) g_.set_gemm_mix(last, gemm_mix);
       deps = {last};
       if (plan_.tp > 1 && i < c.all_reduce) {
         last = collective(tp, "tp all-reduce", coll::Op::kAllReduce, coll_bytes, deps);
@@ -156,13 +167,13 @@ class Builder {
         deps = {collective(cp_group(), "cp kv all-gather", coll::Op::kAllGather, c.cp_kv_bytes, deps)};
       }
       deps = moe_all_to_all("ep dispatch", c, deps);
-      deps = {pieces("block fwd", c.forward - c.attention_forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps)};
+      deps = {pieces("block fwd", c.forward - c.attention_forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
       deps = attention("attention fwd", c, c.attention_forward, c.attention_forward_traffic, deps);
       deps = elementwise("elementwise fwd", c.elementwise_forward, deps);
       deps = moe_all_to_all("ep combine", c, deps);
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
-      deps = {pieces("head fwd", head_.forward, head_.forward_memory_traffic, head_.tp_forward, head_.tp_collective_bytes, deps)};
+      deps = {pieces("head fwd", head_.forward, head_.forward_memory_traffic, head_.tp_forward, head_.tp_collective_bytes, deps, head_fwd_mix_)};
       deps = elementwise("head elementwise fwd", head_.elementwise_forward, deps);
     }
     if (!last_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, next_rank(), pp_bytes(last - 1), tag(j, 0, k + (s + 1 == plan_.pp ? 1 : 0)), "send activations", deps);
@@ -180,7 +191,7 @@ class Builder {
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = elementwise("head elementwise bwd", head_.elementwise_backward, deps);
-      deps = {pieces("head bwd", head_.backward, head_.backward_memory_traffic, head_.tp_backward, head_.tp_collective_bytes, deps)};
+      deps = {pieces("head bwd", head_.backward, head_.backward_memory_traffic, head_.tp_backward, head_.tp_collective_bytes, deps, head_bwd_mix_)};
       if (last_micro) gradients_ready(head_.gradients, deps.back());
     }
     for (int u = last - 1; u >= first; --u) {
@@ -192,13 +203,13 @@ class Builder {
       // attention scores only) runs inside the attention backward.
       const bool full = plan_.recompute == Recompute::kFull;
       if (full) {
-        deps = {pieces("block recompute", c.recompute - c.attention_recompute, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps)};
+        deps = {pieces("block recompute", c.recompute - c.attention_recompute, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
         deps = attention("attention recompute", c, c.attention_recompute, c.attention_recompute_traffic, deps);
         deps = elementwise("elementwise recompute", c.elementwise_forward, deps);
       }
       deps = moe_all_to_all("ep combine bwd", c, deps);
       deps = elementwise("elementwise bwd", c.elementwise_backward, deps);
-      deps = {pieces("block bwd", c.backward - c.attention_backward, c.backward_memory_traffic, c.tp_backward, c.tp_collective_bytes, deps)};
+      deps = {pieces("block bwd", c.backward - c.attention_backward, c.backward_memory_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_)};
       deps = full ? attention("attention bwd", c, c.attention_backward, c.attention_backward_traffic, deps)
                   : attention("attention bwd", c, c.attention_backward + c.attention_recompute,
                               c.attention_backward_traffic + c.attention_recompute_traffic, deps);
@@ -369,6 +380,8 @@ class Builder {
   tg::TaskGraph& g_;
   CostParams params_;
   std::vector<LayerCost> unit_cost_;
+  std::uint32_t block_fwd_mix_ = tg::kNoGemmMix, block_bwd_mix_ = tg::kNoGemmMix;
+  std::uint32_t head_fwd_mix_ = tg::kNoGemmMix, head_bwd_mix_ = tg::kNoGemmMix;
   LayerCost embedding_, head_;
   std::vector<int> first_unit_;
   std::map<std::array<int, 3>, std::uint32_t> tp_groups_, dp_groups_, cp_groups_, ep_groups_;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 
+#include "sim/experiment/apply_profile.h"
 #include "sim/report/chrome_trace.h"
 
 #include "core/errors.h"
@@ -109,7 +110,11 @@ Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_d
     if (storage) e.plan.data_bytes_per_sample = d->at("bytes_per_sample").as_bytes().value();
   }
   if (auto o = root.find("options")) {
-    o->expect_only({"allow_oom", "symmetry", "stragglers"});
+    o->expect_only({"allow_oom", "symmetry", "stragglers", "profile"});
+    if (auto v = o->find("profile")) {
+      e.profile = resolve_config(v->as_string(), base_dir, "calibration");
+      e.profile_where = v->path();
+    }
     if (auto v = o->find("allow_oom")) e.allow_oom = v->as_bool();
     if (auto v = o->find("symmetry")) e.symmetry = v->as_bool();
     if (auto v = o->find("stragglers")) {
@@ -169,6 +174,12 @@ std::string imbalance_finding(const wl::TrainingGraph& g, const std::vector<repo
 
 Simulation simulate(const Experiment& e) {
   topo::Cluster cluster = topo::load_cluster(e.cluster, e.cluster_overrides);
+  std::shared_ptr<const cal::ProfileModel> profile;
+  nlohmann::json calibration;
+  if (!e.profile.empty()) {
+    profile = std::make_shared<const cal::ProfileModel>(cal::load_profile(e.profile));
+    calibration = apply_profile(*profile, e, cluster);
+  }
   wl::Model model = e.model.rfind("hf:", 0) == 0 ? wl::model_from_hf_config(e.model.substr(3)) : wl::load_model(e.model);
   const int gpus = e.plan.gpus();
   if (gpus > static_cast<int>(cluster.gpus().size())) {
@@ -196,7 +207,7 @@ Simulation simulate(const Experiment& e) {
   net::FlowNetwork net(sim, layout.capacities());
   topo::Router router(cluster);
   coll::CollectiveSimulator chooser(cluster);
-  compute::ComputeModel compute(e.plan.precision == wl::Precision::kFp8 ? "fp8" : "bf16");
+  compute::ComputeModel compute(e.plan.precision == wl::Precision::kFp8 ? "fp8" : "bf16", profile);
   std::vector<topo::NodeId> rank_gpus;
   for (int grid_rank : graph.grid_rank) rank_gpus.push_back(cluster.gpus()[static_cast<std::size_t>(grid_rank)]);
   rt::Executor ex(sim, net, router, layout, chooser, compute, graph.graph, rank_gpus);
@@ -239,8 +250,9 @@ Simulation simulate(const Experiment& e) {
     links.push_back({topo::LinkId{l}, st.bytes, st.busy, static_cast<double>(st.bytes.value()) / (capacity * seconds)});
   }
   std::stable_sort(links.begin(), links.end(), [](const LinkUse& a, const LinkUse& b) { return a.utilization > b.utilization; });
+  if (profile) add_compute_tally(calibration, compute.tally());
   return Simulation{std::move(cluster), std::move(model),        std::move(graph),        ex.records(),
-                    std::move(stalls),  std::move(links),        std::move(stage_memory), r};
+                    std::move(stalls),  std::move(links),        std::move(stage_memory), r, std::move(calibration)};
 }
 
 namespace {
@@ -299,7 +311,8 @@ nlohmann::json summary_json(const Experiment& e, const Simulation& s) {
           {"simulated_ranks", r.simulated_ranks},
           {"load_imbalance", r.imbalance.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.imbalance)},
           {"ops", r.ops},
-          {"events", r.events}};
+          {"events", r.events},
+          {"calibration", s.calibration.is_null() ? nlohmann::json(nullptr) : s.calibration}};
 }
 
 std::string links_csv(const Simulation& s) {

@@ -33,6 +33,10 @@ struct Experiment {
     double slowdown = 1;               // its compute takes this many times as long
   };
   std::vector<Straggler> stragglers;   // what-if; breaks symmetry, so it turns it off
+  // A calibration profile (docs/calibration-profile.md): compute times, link efficiencies, step
+  // latencies and the overlap slowdown come from it where it has them. Empty: the catalog.
+  std::string profile;
+  std::string profile_where;           // the file and JSON path (or option) that named it
 };
 
 // A configuration file named by path (tried beside `base_dir` unless it is empty, then as given) or, without a
@@ -82,6 +86,8 @@ struct Simulation {
   std::vector<LinkUse> links;                 // sorted by utilization, highest first
   std::vector<wl::MemoryEstimate> stage_memory;  // per pipeline stage
   IterationResult result;
+  // With a profile: what each quantity was taken from (docs/outputs.md, "calibration").
+  nlohmann::json calibration;
 };
 
 // Loads everything the experiment names, checks memory (unless allow_oom), builds the

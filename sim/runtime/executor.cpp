@@ -76,7 +76,7 @@ void Executor::arrive(tg::OpId id) {
     case tg::OpKind::kCompute: {
       rec.start = sim_.now();
       const auto& gpu = layout_.cluster().gpu_spec(rank_gpus_[op.rank]);
-      Duration d = compute_.time(gpu, op.compute_class, op.flops, op.bytes);
+      Duration d = compute_.time(gpu, op.compute_class, op.flops, op.bytes, graph_.gemm_mix_of(op));
       if (!slowdown_.empty() && slowdown_[op.rank] != 1.0) d = duration_from_seconds(to_seconds(d) * slowdown_[op.rank]);
       const double stretch = comm_active_[op.rank] > 0 ? overlap_stretch(op.rank) : 1.0;
       running_[op.rank].push_back({id, static_cast<double>(d.count()), stretch, sim_.now(), {}});

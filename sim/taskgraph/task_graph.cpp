@@ -82,6 +82,21 @@ OpId TaskGraph::push(Op op, std::string_view name, std::span<const OpId> deps) {
   return id;
 }
 
+std::uint32_t TaskGraph::add_gemm_mix(std::vector<GemmShape> shapes) {
+  for (std::uint32_t i = 0; i < gemm_mixes_.size(); ++i) {
+    if (gemm_mixes_[i] == shapes) return i;
+  }
+  gemm_mixes_.push_back(std::move(shapes));
+  return static_cast<std::uint32_t>(gemm_mixes_.size() - 1);
+}
+
+void TaskGraph::set_gemm_mix(OpId id, std::uint32_t mix) {
+  if (id >= ops_.size() || ops_[id].kind != OpKind::kCompute || (mix != kNoGemmMix && mix >= gemm_mixes_.size())) {
+    throw InternalError("TaskGraph::set_gemm_mix: not a compute op or no such mix");
+  }
+  ops_[id].gemm_mix = mix;
+}
+
 OpId TaskGraph::add_compute(std::uint32_t rank, std::string_view name, Flops flops, Bytes memory,
                             ComputeClass cls, std::span<const OpId> deps) {
   Op op;
@@ -251,6 +266,14 @@ nlohmann::json TaskGraph::to_json() const {
   if (!symmetries_.empty()) j["symmetries"] = symmetries_;
   j["groups"] = nlohmann::json::array();
   for (const auto& g : groups_) j["groups"].push_back({{"name", g.name}, {"stream", to_string(g.stream)}, {"ranks", g.ranks}});
+  if (!gemm_mixes_.empty()) {
+    j["gemm_mixes"] = nlohmann::json::array();
+    for (const auto& mix : gemm_mixes_) {
+      nlohmann::json m = nlohmann::json::array();
+      for (const GemmShape& g : mix) m.push_back({g.m, g.n, g.k});
+      j["gemm_mixes"].push_back(std::move(m));
+    }
+  }
   j["ops"] = nlohmann::json::array();
   for (OpId id = 0; id < ops_.size(); ++id) {
     const Op& op = ops_[id];
@@ -260,6 +283,7 @@ nlohmann::json TaskGraph::to_json() const {
         o["class"] = to_string(op.compute_class);
         o["flops"] = flop_string(op.flops);
         o["bytes"] = std::to_string(op.bytes.value()) + "B";
+        if (op.gemm_mix != kNoGemmMix) o["gemm_mix"] = op.gemm_mix;
         break;
       case OpKind::kCollective:
         o["group"] = op.group;
@@ -292,7 +316,7 @@ nlohmann::json TaskGraph::to_json() const {
 TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& file) {
   const ConfigDocument doc = ConfigDocument::from_json(json, file);
   const ConfigNode root = doc.root();
-  root.expect_only({"schema", "ranks", "mirrored", "symmetries", "groups", "ops"});
+  root.expect_only({"schema", "ranks", "mirrored", "symmetries", "groups", "gemm_mixes", "ops"});
   if (root.at("schema").as_string() != "clustersim.taskgraph/1") root.at("schema").fail_expected("\"clustersim.taskgraph/1\"");
   TaskGraph g(static_cast<std::uint32_t>(root.at("ranks").as_int(1, 1 << 24)),
               root.has("mirrored") ? static_cast<std::uint32_t>(root.at("mirrored").as_int(0, 1 << 24)) : 0);
@@ -301,6 +325,16 @@ TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& fi
       std::vector<std::uint32_t> p;
       for (const ConfigNode& r : perm.elements()) p.push_back(as_u32(r));
       g.add_symmetry(std::move(p));
+    }
+  }
+  if (auto mixes = root.find("gemm_mixes")) {
+    for (const ConfigNode& mn : mixes->elements()) {
+      std::vector<GemmShape> shapes;
+      for (const ConfigNode& sn : mn.elements()) {
+        if (sn.size() != 3) sn.fail_expected("a GEMM shape [m, n, k]");
+        shapes.push_back({sn.at(std::size_t{0}).as_int(1, INT64_MAX), sn.at(std::size_t{1}).as_int(1, INT64_MAX), sn.at(std::size_t{2}).as_int(1, INT64_MAX)});
+      }
+      g.gemm_mixes_.push_back(std::move(shapes));  // kept as listed: op indices refer to them
     }
   }
   for (const ConfigNode& gn : root.at("groups").elements()) {
@@ -325,10 +359,16 @@ TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& fi
     const std::uint32_t rank = as_u32(on.at("rank"));
     const std::string name = on.at("name").as_string();
     switch (kind) {
-      case OpKind::kCompute:
-        on.expect_only({"id", "rank", "kind", "name", "class", "flops", "bytes", "deps"});
-        g.add_compute(rank, name, on.at("flops").as_flops(), on.at("bytes").as_bytes(), parse_enum(on.at("class"), kClasses), deps);
+      case OpKind::kCompute: {
+        on.expect_only({"id", "rank", "kind", "name", "class", "flops", "bytes", "gemm_mix", "deps"});
+        const OpId id = g.add_compute(rank, name, on.at("flops").as_flops(), on.at("bytes").as_bytes(), parse_enum(on.at("class"), kClasses), deps);
+        if (auto mix = on.find("gemm_mix")) {
+          const std::uint32_t m = as_u32(*mix);
+          if (m >= g.gemm_mixes_.size()) mix->fail_expected("a gemm_mixes index below " + std::to_string(g.gemm_mixes_.size()));
+          g.set_gemm_mix(id, m);
+        }
         break;
+      }
       case OpKind::kCollective: {
         on.expect_only({"id", "rank", "kind", "name", "group", "op", "size", "instance", "algorithm", "deps"});
         const std::uint32_t group = as_u32(on.at("group"));

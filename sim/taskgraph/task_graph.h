@@ -50,6 +50,15 @@ const char* to_string(ComputeClass c);
 
 using OpId = std::uint32_t;
 
+// One matrix multiply C[m x n] = A[m x k] B[k x n]: 2 m n k FLOPs.
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  friend bool operator==(const GemmShape&, const GemmShape&) = default;
+};
+// The GEMMs a compute op stands for (say, one transformer block's projections), so that a
+// calibrated compute model can look their shapes up; the op's FLOPs may be any share of them.
+inline constexpr std::uint32_t kNoGemmMix = UINT32_MAX;
+
 struct ProcessGroup {
   std::string name;                 // "tp3", "dp0", ...
   Stream stream = Stream::kDp;      // the parallel dimension it serves
@@ -68,6 +77,7 @@ struct Op {
   Bytes bytes{0};                   // compute: memory traffic; collective: S; send/recv: payload
   Duration duration{0};             // delay
   std::uint32_t group = 0;          // collective: process group index
+  std::uint32_t gemm_mix = kNoGemmMix;  // compute: index into TaskGraph::gemm_mixes()
   std::uint64_t instance = 0;       // collective: shared by the members' ops
   std::uint32_t peer = 0;           // send: receiver; recv: sender
   std::uint64_t tag = 0;            // send/recv matching
@@ -87,6 +97,14 @@ class TaskGraph {
   void add_symmetry(std::vector<std::uint32_t> permutation);
   const std::vector<std::vector<std::uint32_t>>& symmetries() const { return symmetries_; }
   std::uint32_t add_group(ProcessGroup g);
+  // A list of GEMM shapes compute ops can refer to; equal lists share one index.
+  std::uint32_t add_gemm_mix(std::vector<GemmShape> shapes);
+  const std::vector<std::vector<GemmShape>>& gemm_mixes() const { return gemm_mixes_; }
+  std::span<const GemmShape> gemm_mix_of(const Op& op) const {
+    if (op.gemm_mix == kNoGemmMix) return {};
+    return gemm_mixes_[op.gemm_mix];
+  }
+  void set_gemm_mix(OpId id, std::uint32_t mix);
   OpId add_compute(std::uint32_t rank, std::string_view name, Flops flops, Bytes memory,
                    ComputeClass cls, std::span<const OpId> deps = {});
   OpId add_delay(std::uint32_t rank, Stream stream, std::string_view name, Duration d,
@@ -126,6 +144,7 @@ class TaskGraph {
   std::uint32_t mirrored_;
   std::vector<std::vector<std::uint32_t>> symmetries_;
   std::vector<ProcessGroup> groups_;
+  std::vector<std::vector<GemmShape>> gemm_mixes_;
   std::vector<Op> ops_;
   std::vector<OpId> deps_;
   std::vector<std::string> names_;

@@ -10,16 +10,7 @@
 //
 // Positive runs: `run`, `collective` (single size, sweep, trace), `topo info`, `topo export` and
 // every `--help`; determinism of stdout and trace across two identical runs.
-#include <gtest/gtest.h>
-
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cctype>
 #include <cstdlib>
@@ -33,9 +24,10 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-extern char** environ;
+#include "tests/support/run_binary.h"
 
 namespace {
 
@@ -45,95 +37,18 @@ using nlohmann::json;
 const std::string kBinary = CS_CLUSTERSIM_BIN;
 const std::string kMalformedDir = std::string(CS_TEST_DATA_DIR) + "/malformed";
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const fs::path& path) { return cs::test::read_text(path); }
 
-// A fresh empty folder under the test temporary directory, removed with everything in it.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    std::string tmpl = (fs::path(::testing::TempDir()) / ("cs_cli_" + tag + "_XXXXXX")).string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + tmpl);
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
-
-struct RunResult {
-  int exit_code = -1;  // 128 + signal when killed by a signal
-  std::string out, err;
-};
+using cs::test::RunResult;
+using cs::test::TempDir;
 
 // Runs clustersim with `args` (no shell), stdin from /dev/null, stdout and stderr captured.
 RunResult run_clustersim(const std::vector<std::string>& args, int timeout_s = 300) {
-  TempDir capture("capture");
-  const std::string out_path = (capture.path() / "stdout").string();
-  const std::string err_path = (capture.path() / "stderr").string();
-
-  std::vector<std::string> argv_storage{kBinary};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, kBinary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  RunResult r;
-  if (rc != 0) {
-    r.err = "posix_spawn failed: " + std::string(std::strerror(rc));
-    return r;
-  }
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  for (;;) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0) {
-      r.err = "waitpid failed";
-      return r;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      r.out = read_file(out_path);
-      r.err = read_file(err_path) + "[cli_test: killed after " + std::to_string(timeout_s) + " s]";
-      return r;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_file(out_path);
-  r.err = read_file(err_path);
-  return r;
+  return cs::test::run_binary(kBinary, args, {}, timeout_s);
 }
 
 std::string describe(const std::vector<std::string>& args, const RunResult& r) {
-  std::string cmd = "clustersim";
-  for (const auto& a : args) cmd += " " + a;
-  return cmd + "\n  exit " + std::to_string(r.exit_code) + "\n  stderr: " + r.err + "\n  stdout: " +
-         r.out.substr(0, 400);
+  return cs::test::describe("clustersim", args, r);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -648,6 +563,111 @@ TEST(SlowCliValidate, MegatronTableAgreesWithThePublishedThroughput) {
   ASSERT_EQ(errors.size(), 10u);
   std::sort(errors.begin(), errors.end());
   EXPECT_LT((errors[4] + errors[5]) / 2, 3.5);
+}
+
+// ---- calibration profiles ----------------------------------------------------------------------
+
+const std::string kSyntheticProfile = std::string(CS_SOURCE_DIR) + "/configs/calibration/example-synthetic.json";
+
+TEST(CliProfile, RunTakesComputeAndNetworkFromTheProfileAndSaysSo) {
+  // GPT 1.7B on 32 A100s with the synthetic A100 profile: the summary names the profile, the
+  // NVLink class's efficiency comes from its all-reduce fit, and every GEMM, memory-bound and
+  // launch timing is counted by where it came from.
+  const std::string exp = std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json";
+  const std::vector<std::string> args{"run", exp, "--profile", kSyntheticProfile, "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json c = parse_json(r.out)["calibration"];
+  ASSERT_TRUE(c.is_object()) << r.out;
+  EXPECT_EQ(c["kind"], "synthetic");
+  EXPECT_EQ(c["link_classes"]["nvlink"]["provenance"], "measured");
+  EXPECT_EQ(c["link_classes"]["network"]["provenance"], "nominal");
+  const double eff = c["link_classes"]["nvlink"]["efficiency"].get<double>();
+  EXPECT_GT(eff, 0.5);
+  EXPECT_LE(eff, 1.0);
+  std::int64_t gemm = 0, from_table = 0;
+  for (const auto& [k, v] : c["compute_ops"]["gemm"].items()) gemm += v.get<std::int64_t>();
+  from_table = c["compute_ops"]["gemm"]["measured"].get<std::int64_t>() + c["compute_ops"]["gemm"]["interpolated"].get<std::int64_t>();
+  EXPECT_GT(gemm, 0);
+  EXPECT_GT(from_table, 0) << "the blocks' GEMM shapes lie inside the profile's table";
+  EXPECT_EQ(c["compute_ops"]["gemm"]["nominal"], 0);
+  // Without the profile the summary says so.
+  const RunResult plain = run_clustersim({"run", exp, "--json"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(parse_json(plain.out)["calibration"].is_null());
+}
+
+TEST(CliProfile, AProfileOfAnotherGpuIsRefusedNamingBoth) {
+  const std::string exp = std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json";
+  const std::vector<std::string> args{"run", exp, "--profile", kSyntheticProfile, "--set", "/cluster=dgx-h100", "--set",
+                                      "/cluster_overrides=[]"};
+  const RunResult r = run_clustersim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  EXPECT_NE(r.err.find("A100-SXM-80GB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("H100-SXM"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--profile"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(CliProfile, ValidateProfileReportsErrorsPerGroupAndSizeRange) {
+  // The synthetic profile's collectives come from the flow model with the catalog's NVLink
+  // parameters; simulated again with the parameters fitted back from them, they agree to a few
+  // percent (the noise is 1%). Memory-bound kernels lie on their fitted line.
+  const std::vector<std::string> args{"validate", "profile", kSyntheticProfile, "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json j = parse_json(r.out);
+  EXPECT_EQ(j["kind"], "synthetic");
+  ASSERT_FALSE(j["groups"].empty());
+  int collective_points = 0;
+  for (const auto& g : j["groups"]) {
+    const std::string name = g["group"];
+    if (name.rfind("memory", 0) == 0) {
+      EXPECT_LT(g["median_abs_error_pct"].get<double>(), 2.0) << g.dump();
+    }
+    if (name.find("nvlink") != std::string::npos) {
+      EXPECT_LT(g["median_abs_error_pct"].get<double>(), 3.0) << g.dump();
+      collective_points += g["points"].get<int>();
+    }
+  }
+  EXPECT_GT(collective_points, 100);
+  for (const auto& p : j["points"]) {
+    EXPECT_GT(p["measured_s"].get<double>(), 0);
+    EXPECT_NEAR(p["error_pct"].get<double>(),
+                100 * (p["predicted_s"].get<double>() - p["measured_s"].get<double>()) / p["measured_s"].get<double>(), 1e-9);
+  }
+  // The table for people.
+  const RunResult table = run_clustersim({"validate", "profile", kSyntheticProfile});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("all_reduce nvlink"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("worst point:"), std::string::npos) << table.out;
+}
+
+TEST(CliProfile, MalformedProfilesAreOneLineWithTheJsonPath) {
+  TempDir dir("badprofile");
+  std::string text;
+  {
+    std::ifstream in(kSyntheticProfile);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir.path() / name) << content;
+    return (dir.path() / name).string();
+  };
+  json j = json::parse(text);
+  j["schema_version"] = 2;
+  const RunResult version = run_clustersim({"validate", "profile", write("v2.json", j.dump())});
+  EXPECT_EQ(version.exit_code, 2);
+  EXPECT_NE(version.err.find("schema version 2"), std::string::npos) << version.err;
+  const RunResult truncated = run_clustersim({"validate", "profile", write("cut.json", text.substr(0, text.size() / 2))});
+  EXPECT_EQ(truncated.exit_code, 2);
+  EXPECT_EQ(std::count(truncated.err.begin(), truncated.err.end(), '\n'), 1) << truncated.err;
+  j = json::parse(text);
+  j["points"]["collectives"][3]["bytes"] = -8;
+  const RunResult negative = run_clustersim({"run", std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json", "--profile",
+                                             write("neg.json", j.dump())});
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("/points/collectives/3/bytes"), std::string::npos) << negative.err;
 }
 
 TEST(CliRun, ModelFromAHuggingFaceConfig) {

@@ -19,6 +19,9 @@ TaskGraph small_graph() {
   g.add_send(0, Stream::kPp, 1, kibibytes(4), 3, "act");
   g.add_recv(1, Stream::kPp, 0, kibibytes(4), 3, "act");
   g.add_delay(1, Stream::kData, "load", microseconds(250));
+  const std::uint32_t mix = g.add_gemm_mix({{4096, 12288, 4096}, {4096, 4096, 4096}});
+  EXPECT_EQ(g.add_gemm_mix({{4096, 12288, 4096}, {4096, 4096, 4096}}), mix);  // equal lists share an index
+  g.set_gemm_mix(0, mix);
   return g;
 }
 
@@ -35,6 +38,9 @@ TEST(TaskGraph, JsonRoundTripIsExact) {
   EXPECT_EQ(back.deps(1).size(), 1u);
   EXPECT_EQ(back.op(6).duration, microseconds(250));
   EXPECT_EQ(back.name_of(4), "act");
+  ASSERT_EQ(back.gemm_mix_of(back.op(0)).size(), 2u);
+  EXPECT_EQ(back.gemm_mix_of(back.op(0))[0], (GemmShape{4096, 12288, 4096}));
+  EXPECT_TRUE(back.gemm_mix_of(back.op(2)).empty());
 }
 
 std::string error_of(const nlohmann::json& j) {
@@ -64,6 +70,12 @@ TEST(TaskGraph, BadGraphsNameTheFileAndPath) {
   j = good;
   j["groups"][0]["ranks"] = {0, 2};
   EXPECT_EQ(error_of(j), "config error in g.json at /groups/0/ranks: rank 2 is not below ranks + mirrored = 2");
+  j = good;
+  j["ops"][0]["gemm_mix"] = 3;
+  EXPECT_EQ(error_of(j), "config error in g.json at /ops/0/gemm_mix: expected a gemm_mixes index below 1; got the number 3");
+  j = good;
+  j["gemm_mixes"][0][1] = {4096, 4096};
+  EXPECT_EQ(error_of(j), "config error in g.json at /gemm_mixes/0/1: expected a GEMM shape [m, n, k]; got an array");
   j = good;
   j["ops"][0]["colour"] = "red";
   EXPECT_NE(error_of(j).find("at /ops/0/colour: unknown key"), std::string::npos);

@@ -1,0 +1,28 @@
+// The command line of clustersim-calibrate, parsed (main.cpp) and handed to a command.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cs::calibrate {
+
+struct Options {
+  // measuring
+  bool quick = false;
+  std::string out;  // "" : calibration-profile.json (measure), the input file itself (refit)
+  int gpus = 0;
+  bool algos = false;
+  std::string sections;   // "gemm,memory,..." ; "" : all
+  std::string max_bytes;  // "1GiB"; "" : no bound
+  double time_limit_s = 0;
+  bool mpi = false;
+  // refitting
+  std::string refit;  // profile to refit
+  // generating a synthetic profile from the hardware catalog
+  std::string synthetic;  // catalog GPU name
+  // the command line as typed, for the profile's provenance
+  std::string command;
+};
+
+}  // namespace cs::calibrate

@@ -1,0 +1,233 @@
+// A calibration profile: what clustersim-calibrate measured on a machine and the cost models
+// fitted to it (docs/calibration-profile.md is the file format; this is its in-memory form).
+//
+//   Profile p = load_profile("h200.json");     // ConfigError naming the JSON path on bad input
+//   p.models = fit_models(p, nominal);          // calibration/fit.h
+//   save_profile(p, "h200.json");               // atomic: temporary file, then rename
+//
+// Times are Durations (picoseconds), sizes Bytes, rates Bandwidth / FlopRate; the JSON holds the
+// same values in SI units (seconds, bytes, bytes/s, FLOP/s).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/units.h"
+
+namespace cs::cal {
+
+inline constexpr int kProfileSchemaVersion = 1;
+
+enum class PointStatus : std::uint8_t { kOk, kFailed };
+
+// Statistics of the kept samples of one measured point.
+struct Timing {
+  Duration median{0}, p10{0}, p90{0}, min{0};
+  int samples = 0;              // kept
+  int discarded_throttled = 0;  // dropped: SM clock below 95% of its value at the point's start
+  double spread() const;        // (p90 - p10) / median; 0 when median is 0
+};
+
+// Fields every measured point has.
+struct PointBase {
+  PointStatus status = PointStatus::kOk;
+  std::string error;             // when failed
+  std::optional<Timing> timing;  // absent when failed
+};
+
+struct GemmShape {
+  std::string dtype = "bf16";  // bf16, fp16, fp8, tf32
+  std::int64_t m = 0, n = 0, k = 0;
+  Flops flops() const { return Flops{2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k)}; }
+};
+
+struct GemmPoint : PointBase {
+  GemmShape shape;
+  std::string source = "grid";  // model-shape, grid, wave-sweep, mamf
+  nlohmann::json algo = nlohmann::json::object();  // cuBLASLt heuristic: tile, stages, split-K, waves
+  FlopRate rate() const;        // 2mnk / median (0 when failed)
+};
+
+struct MemoryPoint : PointBase {
+  std::string kernel = "copy";  // copy, elementwise, reduction, norm
+  Bytes bytes{0};               // read + written
+  Bandwidth bandwidth() const;
+};
+
+struct LaunchPoint : PointBase {
+  std::string kernel = "empty";
+};
+
+struct OverlapPoint {
+  GemmShape gemm;
+  std::string collective_op = "all_reduce";
+  int collective_ranks = 0;
+  Bytes collective_bytes{0};
+  Duration alone{0}, beside{0};
+  double slowdown() const;  // beside / alone
+};
+
+struct LinkPoint : PointBase {
+  std::string kind = "d2d";  // d2d, h2d, d2h
+  int src = 0, dst = 0;      // GPU index; -1 for the host
+  Bytes bytes{0};
+  std::string link_class = "nvlink";  // nvlink, pcie, network
+  Bandwidth bandwidth() const;
+};
+
+struct NcclChoice {
+  std::string algorithm, protocol;
+  int channels = 0;
+};
+
+struct CollectivePoint : PointBase {
+  std::string op = "all_reduce";  // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv
+  int ranks = 0;
+  int nodes = 1;
+  Bytes bytes{0};                 // nccl-tests' size (docs/calibration-profile.md)
+  std::string dtype = "bf16";
+  std::string link_class = "nvlink";
+  std::string algorithm = "auto";  // auto, ring, tree, nvls, collnet_direct, collnet_chain, pat
+  std::string protocol = "auto";   // auto, simple, ll, ll128
+  NcclChoice nccl_choice;
+  Bandwidth algbw() const;         // bytes / median
+  Bandwidth busbw() const;         // algbw x bus factor
+};
+
+// nccl-tests' bus factor: all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; else 1.
+double bus_factor(const std::string& op, int ranks);
+
+struct GpuInventory {
+  int index = 0;
+  int node = 0;
+  std::string name, uuid;
+  int sm_count = 0;
+  std::string compute_capability;
+  Bytes memory{0};
+  Bytes l2{0};
+  int sm_clock_mhz = 0;
+  int memory_clock_mhz = 0;
+  double power_limit_w = 0;
+  std::string catalog_gpu;  // the hardware catalog's name, "" when not in it
+};
+
+struct Inventory {
+  std::string driver_version, cuda_runtime_version, cublas_version, nccl_version;
+  int nodes = 1;
+  std::vector<GpuInventory> gpus;
+  std::vector<std::vector<bool>> peer_access;  // n x n
+  std::vector<std::vector<int>> nvlink;        // n x n NVLink link counts
+  std::map<std::string, std::string> environment;  // NCCL_* variables
+};
+
+struct Provenance {
+  std::string kind = "measured";  // measured, synthetic
+  std::string tool;
+  std::string command;
+  std::string created;  // UTC, ISO 8601
+  std::string host;
+  bool complete = true;
+  std::string refit;  // UTC time of the last --refit, "" if none
+  std::string notes;
+};
+
+struct Settings {
+  bool quick = false;
+  int min_samples = 10;
+  double target_spread = 0.005;
+  Duration time_limit{0};  // per point
+  Bytes l2_flush{0};
+  Duration warmup{0};
+};
+
+// ---- fitted models ---------------------------------------------------------------------------
+
+// t(S) = alpha + beta S over [min_bytes, max_bytes] for one (op, algorithm, protocol, ranks, class).
+struct CollectiveFit {
+  std::string op, algorithm, protocol, link_class;
+  int ranks = 0;
+  Bytes min_bytes{0}, max_bytes{0};
+  Duration alpha{0};
+  double beta_s_per_byte = 0;  // seconds per byte (a Bandwidth's inverse; kept exact)
+  Bandwidth bus_bandwidth{0};  // bus factor / beta
+  Bandwidth nominal{0};        // the class's per-GPU nominal bandwidth (0 when unknown)
+  double link_efficiency = 0;  // bus_bandwidth / nominal (0 when nominal unknown)
+  double r2 = 0, mape = 0, loo_mape = 0;
+  Duration alpha_ci95_lo{0}, alpha_ci95_hi{0};
+  double beta_ci95_lo = 0, beta_ci95_hi = 0;
+  int points = 0;
+};
+
+struct GemmTableEntry {
+  std::int64_t m = 0, n = 0, k = 0;
+  FlopRate rate{0};
+};
+
+struct GemmModel {
+  std::string dtype;
+  FlopRate best{0};   // best achievable rate (max over the points of this dtype)
+  Duration t0{0};     // fallback curve: t(F) = t0 + F / rate
+  FlopRate rate{0};   // <= best
+  std::vector<GemmTableEntry> table;  // every measured shape, sorted by (m, n, k)
+};
+
+struct MemoryModel {
+  Duration t0{0};
+  Bandwidth bandwidth{0};
+  Bytes min_bytes{0}, max_bytes{0};  // the measured range
+  double r2 = 0, mape = 0;
+};
+
+// What the simulator's network model takes, per link class.
+struct NetworkClassModel {
+  std::string link_class;
+  double link_efficiency = 0;
+  Duration step_latency{0};
+  std::string from;  // "all_reduce ring simple 8 ranks"
+};
+
+struct Models {
+  std::vector<CollectiveFit> collectives;
+  std::vector<GemmModel> gemm;
+  std::optional<MemoryModel> memory;
+  std::optional<Duration> launch_overhead;
+  std::optional<double> overlap_slowdown;
+  std::vector<NetworkClassModel> network;
+};
+
+struct Profile {
+  int schema_version = kProfileSchemaVersion;
+  Provenance provenance;
+  Inventory inventory;
+  Settings settings;
+  std::vector<GemmPoint> gemm;
+  std::vector<MemoryPoint> memory;
+  std::vector<LaunchPoint> launch;
+  std::vector<OverlapPoint> overlap;
+  std::vector<LinkPoint> links;
+  std::vector<CollectivePoint> collectives;
+  Models models;
+};
+
+// Reads and checks a profile. Throws ConfigError naming the file and the JSON path (missing or
+// mistyped fields, unknown keys, negative sizes or times); a schema_version other than
+// kProfileSchemaVersion is refused with a message naming both versions.
+Profile load_profile(const std::string& path);
+Profile parse_profile(const nlohmann::json& doc, const std::string& file_name);
+
+// The JSON document (keys as docs/calibration-profile.md); the same profile always gives the
+// same text.
+nlohmann::json to_json(const Profile& p);
+// Writes atomically: a temporary file in the same folder, then a rename.
+void save_profile(const Profile& p, const std::string& path);
+
+// The current UTC time as the profile writes it (provenance.created, provenance.refit):
+// ISO 8601, "2026-11-29T20:25:00Z".
+std::string utc_timestamp();
+
+}  // namespace cs::cal

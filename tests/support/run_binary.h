@@ -1,0 +1,139 @@
+// Test support: runs a program of the project (no shell) with arguments and extra environment
+// variables, stdin from /dev/null, stdout and stderr captured; and a temporary folder that removes
+// itself. Used by the CLI tests of clustersim and clustersim-calibrate.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace cs::test {
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    std::string tmpl = (std::filesystem::path(::testing::TempDir()) / ("cs_test_" + tag + "_XXXXXX")).string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + tmpl);
+    path_ = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct RunResult {
+  int exit_code = -1;  // 128 + signal when killed
+  std::string out, err;
+  std::vector<std::string> err_lines() const {
+    std::vector<std::string> lines;
+    std::istringstream in(err);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  }
+};
+
+// Runs `binary` with `args`; `env` entries replace (or add to) this process's environment for the
+// child. A run past `timeout_s` is killed (exit_code 128 + 9, "[killed ...]" on stderr).
+inline RunResult run_binary(const std::string& binary, const std::vector<std::string>& args,
+                            const std::map<std::string, std::string>& env = {}, int timeout_s = 600) {
+  TempDir capture("capture");
+  const std::string out_path = capture.file("stdout");
+  const std::string err_path = capture.file("stderr");
+
+  std::vector<std::string> argv_storage{binary};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('='));
+    if (env.count(key) == 0) env_storage.push_back(entry);
+  }
+  for (const auto& [k, v] : env) env_storage.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  RunResult r;
+  if (rc != 0) {
+    r.err = "posix_spawn failed: " + std::string(std::strerror(rc));
+    return r;
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0) {
+      r.err = "waitpid failed";
+      return r;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      r.out = read_text(out_path);
+      r.err = read_text(err_path) + "[killed after " + std::to_string(timeout_s) + " s]";
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_text(out_path);
+  r.err = read_text(err_path);
+  return r;
+}
+
+inline std::string describe(const std::string& program, const std::vector<std::string>& args, const RunResult& r) {
+  std::string cmd = program;
+  for (const auto& a : args) cmd += " " + a;
+  return cmd + "\n  exit " + std::to_string(r.exit_code) + "\n  stderr: " + r.err + "\n  stdout: " + r.out.substr(0, 600);
+}
+
+}  // namespace cs::test
