@@ -170,18 +170,24 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash)
     const double out = v == dst ? kEndpoint : marks_[v].widest_bwd;
     return std::min(in, out);
   };
+  // walk_branched_: whether any choice was decided by the hash (ties of the widest candidates),
+  // i.e. whether another flow label could take another path.
+  walk_branched_ = false;
   std::uint32_t middle = meet_[0];
   double middle_width = -1;
   std::uint64_t middle_hash = 0;
+  int middle_ties = 0;
   for (std::uint32_t v : meet_) {
     const double w = width(v);
     const std::uint64_t h = hash_combine(hash_combine(hash, kMeetSalt), v);
+    middle_ties = w > middle_width ? 1 : middle_ties + (w == middle_width ? 1 : 0);
     if (w > middle_width || (w == middle_width && h > middle_hash)) {
       middle = v;
       middle_width = w;
       middle_hash = h;
     }
   }
+  walk_branched_ = middle_ties > 1;
   path_.clear();
 
   // Back to src: at each vertex, among the in-links from one hop closer to src, the widest,
@@ -191,17 +197,20 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash)
     std::uint32_t best = UINT32_MAX;
     double best_bw = -1;
     std::uint64_t best_hash = 0;
+    int ties = 0;
     const std::uint64_t salt = hash_combine(hash, cur);
     for (std::uint32_t k = in_begin_[cur]; k < in_begin_[cur + 1]; ++k) {
       const Mark& m = marks_[in_node_[k]];
       if (m.gen_fwd != g || m.dist_fwd != want) continue;
       const std::uint64_t h = hash_combine(salt, k - in_begin_[cur]);
+      ties = in_bw_[k] > best_bw ? 1 : ties + (in_bw_[k] == best_bw ? 1 : 0);
       if (in_bw_[k] > best_bw || (in_bw_[k] == best_bw && h > best_hash)) {
         best = k;
         best_bw = in_bw_[k];
         best_hash = h;
       }
     }
+    walk_branched_ = walk_branched_ || ties > 1;
     path_.push_back(in_link_[best]);
     cur = in_node_[best];
   }
@@ -213,17 +222,20 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash)
     std::uint32_t best = UINT32_MAX;
     double best_bw = -1;
     std::uint64_t best_hash = 0;
+    int ties = 0;
     const std::uint64_t salt = hash_combine(hash_combine(hash, cur), kOutSalt);
     for (std::uint32_t k = out_begin_[cur]; k < out_begin_[cur + 1]; ++k) {
       const Mark& m = marks_[out_node_[k]];
       if (m.gen_bwd != g || m.dist_bwd != want) continue;
       const std::uint64_t h = hash_combine(salt, k - out_begin_[cur]);
+      ties = out_bw_[k] > best_bw ? 1 : ties + (out_bw_[k] == best_bw ? 1 : 0);
       if (out_bw_[k] > best_bw || (out_bw_[k] == best_bw && h > best_hash)) {
         best = k;
         best_bw = out_bw_[k];
         best_hash = h;
       }
     }
+    walk_branched_ = walk_branched_ || ties > 1;
     path_.push_back(out_link_[best]);
     cur = out_node_[best];
   }
@@ -265,6 +277,10 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   check_node(src, "source");
   check_node(dst, "destination");
   if (src == dst) return {};
+  // A pair with a single widest shortest path is cached once for every label.
+  const std::uint64_t h_any = key_hash(src.value, dst.value, kAnyLabel);
+  if (Slot* s = find_slot(src.value, dst.value, kAnyLabel, h_any); s->src != kEmpty) return {s->path, s->length};
+  if (flow_label == kAnyLabel) flow_label = kAnyLabel - 1;
   const std::uint64_t h = key_hash(src.value, dst.value, flow_label);
   if (Slot* s = find_slot(src.value, dst.value, flow_label, h); s->src != kEmpty) {
     return {s->path, s->length};
@@ -275,10 +291,11 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
         "no path from " + cluster_.node(src).name + " to " + cluster_.node(dst).name);
   }
   walk_path(src.value, dst.value, h);
+  const std::uint64_t key = walk_branched_ ? flow_label : kAnyLabel;
   const LinkId* stored = store(path_);
   if ((size_ + 1) * 4 > slots_.size() * 3) grow_table();  // load factor at most 3/4
-  Slot* s = find_slot(src.value, dst.value, flow_label, h);
-  *s = Slot{src.value, dst.value, flow_label, stored, static_cast<std::uint32_t>(path_.size())};
+  Slot* s = find_slot(src.value, dst.value, key, walk_branched_ ? h : h_any);
+  *s = Slot{src.value, dst.value, key, stored, static_cast<std::uint32_t>(path_.size())};
   ++size_;
   return {stored, path_.size()};
 }
@@ -287,8 +304,10 @@ int Router::hops(NodeId src, NodeId dst) {
   check_node(src, "source");
   check_node(dst, "destination");
   if (src == dst) return 0;
-  const Slot* s = find_slot(src.value, dst.value, 0, key_hash(src.value, dst.value, 0));
-  if (s->src != kEmpty) return static_cast<int>(s->length);
+  for (std::uint64_t label : {kAnyLabel, std::uint64_t{0}}) {
+    const Slot* s = find_slot(src.value, dst.value, label, key_hash(src.value, dst.value, label));
+    if (s->src != kEmpty) return static_cast<int>(s->length);
+  }
   return search(src.value, dst.value);
 }
 

@@ -19,7 +19,9 @@
 // stamped by a generation counter, so a query costs O(vertices and links visited), not O(V).
 // On a rail-optimized leaf-spine fabric that is a few hundred vertices per query. Routes are
 // cached by (src, dst, flow_label): about 50 bytes of table per route plus 4 bytes per link,
-// in chunks that never move, so returned spans stay valid for the Router's lifetime.
+// in chunks that never move, so returned spans stay valid for the Router's lifetime. A pair whose
+// path no label can change (no tie among the widest candidates, as inside a server) is cached
+// once for all labels, so the cache grows with the distinct pairs, not with the flows.
 //
 // Limits: the Cluster must outlive the Router. The Router snapshots the graph's adjacency when it
 // is built; add no nodes or links to the cluster afterwards (bandwidth and latency changes are
@@ -62,6 +64,8 @@ class Router {
   // meet_ and the distance marks of this generation in marks_.
   int search(std::uint32_t src, std::uint32_t dst);
   void walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash);
+  bool walk_branched_ = false;  // the last walk_path decided a tie by its hash
+  static constexpr std::uint64_t kAnyLabel = UINT64_MAX;  // cache key of label-independent routes
   const LinkId* store(std::span<const LinkId> path);
   Slot* find_slot(std::uint32_t src, std::uint32_t dst, std::uint64_t label, std::uint64_t h);
   void grow_table();

@@ -36,7 +36,7 @@ namespace {
 wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
-                 "flash_attention", "dp_overlap", "grad_reduce_dtype"});
+                 "flash_attention", "dp_overlap", "grad_reduce_dtype", "pp_scatter_gather"});
   wl::ParallelPlan p;
   auto degree = [&](const char* key, int& out) {
     if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));

@@ -670,6 +670,22 @@ TEST(CliProfile, MalformedProfilesAreOneLineWithTheJsonPath) {
   EXPECT_NE(negative.err.find("/points/collectives/3/bytes"), std::string::npos) << negative.err;
 }
 
+TEST(CliRun, PipelineScatterGatherIsAPlanKey) {
+  // TP 2 x PP 2 on one DGX: with scatter/gather each TP rank sends half an activation and the
+  // next stage all-gathers; without it each sends the whole one. Both run; the PP time differs.
+  const std::string exp = std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json";
+  double exposed_pp[2] = {0, 0};
+  for (int sg = 0; sg < 2; ++sg) {
+    const std::vector<std::string> args{"run", exp, "--set", "/plan/tp=2", "--set", "/plan/pp=2", "--set", "/plan/dp=8",
+                                        "--set", "/plan/micro_batch=2", "--set",
+                                        std::string("/plan/pp_scatter_gather=") + (sg ? "true" : "false"), "--json"};
+    const RunResult r = run_clustersim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+    exposed_pp[sg] = parse_json(r.out)["stalls_s"]["exposed_pp"].get<double>();
+  }
+  EXPECT_NE(exposed_pp[0], exposed_pp[1]);
+}
+
 TEST(CliRun, ModelFromAHuggingFaceConfig) {
   // --model hf:PATH replaces the experiment's model with a Hugging Face config.json.
   const std::vector<std::string> args{"run", std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json", "--model",

@@ -207,5 +207,22 @@ TEST(Router, SpansStayValidAfterManyMoreQueries) {
   EXPECT_EQ(r.route(g[0], g[63], 7).data(), first.data());
 }
 
+TEST(Router, PathsNoLabelCanChangeAreCachedOncePerPair) {
+  // Inside one leaf (GPU -> leaf -> GPU) there is one path whatever the label: 1,000 labels
+  // leave one cache entry. Across leaves four spines tie, so each label is its own entry.
+  Cluster c = fixtures::leaf_spine(2, 2, 4, gigabytes_per_second(50), gigabytes_per_second(50));
+  Router r(c);
+  const auto g = c.gpus();
+  const auto first = r.route(g[0], g[1], 0);
+  for (std::uint64_t label = 1; label < 1000; ++label) {
+    const auto path = r.route(g[0], g[1], label);
+    EXPECT_EQ(path.data(), first.data());
+  }
+  EXPECT_EQ(r.cached_routes(), 1u);
+  EXPECT_EQ(r.hops(g[0], g[1]), 2);
+  for (std::uint64_t label = 0; label < 100; ++label) r.route(g[0], g[3], label);
+  EXPECT_EQ(r.cached_routes(), 101u);
+}
+
 }  // namespace
 }  // namespace cs::topo
