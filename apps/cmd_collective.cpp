@@ -10,6 +10,9 @@
 #include "core/atomic_file.h"
 #include "core/errors.h"
 #include "core/unit_parse.h"
+#include "calibration/profile_model.h"
+#include "sim/experiment/apply_profile.h"
+#include "sim/experiment/experiment.h"
 #include "sim/collectives/collective_runner.h"
 #include "sim/report/chrome_trace.h"
 
@@ -72,6 +75,7 @@ void add_collective_command(CLI::App& app, CollectiveOptions& o) {
   cmd->add_option("--algo", o.algo, "ring, tree, hd, direct, hierarchical, nvls or auto");
   cmd->add_option("--trace", o.trace, "Write a Chrome/Perfetto trace of the run(s) to this file");
   cmd->add_option("--set", o.overrides, "Override a cluster value: /json/pointer=value (repeatable)");
+  cmd->add_option("--profile", o.profile, "Take link efficiencies and step latencies from a calibration profile");
   cmd->add_flag("--json", o.json, "Print JSON instead of the table");
 }
 
@@ -82,7 +86,13 @@ int run_collective_command(const CollectiveOptions& o) {
   const auto algo = coll::parse_algorithm(o.algo);
   if (!algo) option_error("--algo", "unknown algorithm \"" + o.algo + "\" (ring, tree, hd, direct, hierarchical, nvls, auto)");
   const std::vector<Bytes> sizes = sizes_of(o);
-  const topo::Cluster cluster = load_cluster(o.cluster, o.overrides);
+  topo::Cluster cluster = load_cluster(o.cluster, o.overrides);
+  if (!o.profile.empty()) {
+    const std::string path = exp::resolve_config(o.profile, "", "calibration");
+    const cal::ProfileModel profile(cal::load_profile(path));
+    exp::check_profile_gpu(profile, cluster, path, "", "--profile");
+    exp::apply_network(profile, cluster);
+  }
   const auto gpus = cluster.gpus();
   const std::size_t n = o.ranks == 0 ? gpus.size() : o.ranks;
   if (n > gpus.size()) {

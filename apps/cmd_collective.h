@@ -17,6 +17,7 @@ struct CollectiveOptions {
   std::size_t ranks = 0;  // 0 = every GPU
   std::string algo = "auto";
   std::string trace;
+  std::string profile;  // --profile: link efficiencies and step latencies from a calibration profile
   bool json = false;
 };
 

@@ -50,13 +50,18 @@ CLI::App* add_scale_command(CLI::App& app, ScaleOptions& o) {
   cmd->add_option("experiment", o.experiment, "Experiment file")->required();
   cmd->add_option("--gpus", o.gpus, "GPU counts, increasing (default 1,2,4,8,16,32)");
   cmd->add_flag("--weak", o.weak, "Keep the batch per GPU (weak scaling); default: keep the global batch");
+  cmd->add_option("--profile", o.profile, "Take compute and network parameters from a calibration profile");
   cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
   cmd->add_flag("--json", o.json, "Print JSON");
   return cmd;
 }
 
 int print_scaling(const ScaleOptions& o, bool json) {
-  const exp::Experiment base = exp::load_experiment(o.experiment, o.overrides);
+  exp::Experiment base = exp::load_experiment(o.experiment, o.overrides);
+  if (!o.profile.empty()) {
+    base.profile = exp::resolve_config(o.profile, "", "calibration");
+    base.profile_where = "--profile";
+  }
   const std::vector<int> counts = parse_counts(o.gpus);
   const int model_parallel = base.plan.tp * base.plan.pp * base.plan.cp;
   const int per_replica_batch = base.plan.global_batch / base.plan.dp;

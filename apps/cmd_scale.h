@@ -13,6 +13,7 @@ struct ScaleOptions {
   std::string experiment;
   std::vector<std::string> overrides;
   std::string gpus = "1,2,4,8,16,32";
+  std::string profile;  // --profile: a calibration profile for every point
   bool weak = false;
   bool json = false;
 };

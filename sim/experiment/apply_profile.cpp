@@ -15,22 +15,27 @@ nlohmann::json counts(const compute::ProvenanceTally::Counts& c) {
 
 }  // namespace
 
+void check_profile_gpu(const cal::ProfileModel& profile, const topo::Cluster& cluster, const std::string& path,
+                       const std::string& file, const std::string& where) {
+  const cal::Profile& p = profile.profile();
+  const std::string cluster_gpu = cluster.gpu_spec(cluster.gpus()[0]).name;
+  if (p.inventory.gpus.empty()) throw ConfigError(file, where, "the profile \"" + path + "\" lists no GPU");
+  const cal::GpuInventory& g = p.inventory.gpus.front();
+  if (g.catalog_gpu != cluster_gpu) {
+    throw ConfigError(file, where, "the profile \"" + path + "\" was measured on " + g.name + " (catalog name \"" +
+                                       g.catalog_gpu + "\") but the cluster's GPUs are " + cluster_gpu);
+  }
+}
+
 nlohmann::json apply_profile(const cal::ProfileModel& profile, const Experiment& e, topo::Cluster& cluster) {
   const cal::Profile& p = profile.profile();
   const std::string where = e.profile_where.empty() ? "--profile" : e.profile_where;
   // Named by a JSON path of the experiment, or by the command-line option.
-  const std::string file = where.rfind('/', 0) == 0 ? e.file : std::string();
-  const std::string cluster_gpu = cluster.gpu_spec(cluster.gpus()[0]).name;
-  if (p.inventory.gpus.empty()) throw ConfigError(file, where, "the profile \"" + e.profile + "\" lists no GPU");
-  const cal::GpuInventory& g = p.inventory.gpus.front();
-  if (g.catalog_gpu != cluster_gpu) {
-    throw ConfigError(file, where, "the profile \"" + e.profile + "\" was measured on " + g.name + " (catalog name \"" +
-                                         g.catalog_gpu + "\") but the cluster's GPUs are " + cluster_gpu);
-  }
+  check_profile_gpu(profile, cluster, e.profile, where.rfind('/', 0) == 0 ? e.file : std::string(), where);
   return {{"profile", e.profile},
           {"kind", p.provenance.kind},
           {"created", p.provenance.created},
-          {"gpu", g.name},
+          {"gpu", p.inventory.gpus.front().name},
           {"link_classes", apply_network(profile, cluster)}};
 }
 

@@ -13,6 +13,10 @@ namespace cs::exp {
 
 struct Experiment;
 
+// ConfigError (at `file`, `where`) unless the profile's GPU 0 is the cluster's GPU type.
+void check_profile_gpu(const cal::ProfileModel& profile, const topo::Cluster& cluster, const std::string& path,
+                       const std::string& file, const std::string& where);
+
 // Checks that the profile was measured on the cluster's GPU type (ConfigError at the option or
 // JSON path that named the profile otherwise), sets the link classes the profile has a network
 // model for, and returns the "calibration" object without the compute tallies.

@@ -609,6 +609,25 @@ TEST(CliProfile, AProfileOfAnotherGpuIsRefusedNamingBoth) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+TEST(CliProfile, CollectiveTakesTheProfilesLinkEfficiency) {
+  // 1 GiB all-reduce on one DGX A100: with the synthetic profile the NVLink efficiency is the one
+  // fitted back from its points (within a percent of the catalog's), so the time moves a little
+  // but stays within 3%; an H100 cluster refuses the A100 profile.
+  const std::vector<std::string> base{"collective", "--cluster", "dgx-a100", "--bytes", "1GiB", "--json"};
+  auto with = base;
+  with.insert(with.end(), {"--profile", kSyntheticProfile});
+  const RunResult a = run_clustersim(base), b = run_clustersim(with);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << describe(with, b);
+  const double ta = parse_json(a.out)["time_s"].get<double>();
+  const double tb = parse_json(b.out)["time_s"].get<double>();
+  EXPECT_NE(ta, tb);
+  EXPECT_NEAR(tb, ta, 0.03 * ta);
+  const RunResult h = run_clustersim({"collective", "--cluster", "dgx-h100", "--profile", kSyntheticProfile});
+  EXPECT_EQ(h.exit_code, 2);
+  EXPECT_NE(h.err.find("at --profile"), std::string::npos) << h.err;
+}
+
 TEST(CliProfile, ValidateProfileReportsErrorsPerGroupAndSizeRange) {
   // The synthetic profile's collectives come from the flow model with the catalog's NVLink
   // parameters; simulated again with the parameters fitted back from them, they agree to a few
