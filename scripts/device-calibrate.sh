@@ -29,7 +29,7 @@ prepare() {
   local cxx=${CXX:-g++}
   local list
   list=$(mktemp)
-  for f in core/*.cpp topology/*.cpp calibration/*.cpp calibration/probe/*.cpp apps/calibrate/*.cpp; do
+  for f in core/*.cpp topology/*.cpp calibration/*.cpp calibration/probe/*.cpp apps/calibrate/*.cpp sim/*/*.cpp; do
     "$cxx" -std=c++20 -M -I. -I/usr/local/cuda/include -I/usr/include/eigen3 "$f"
   done | tr ' \\' '\n\n' | grep -E '^/usr/include/(boost|eigen3|nlohmann|CLI)/' | sort -u >"$list"
   rm -rf "$DEPS"
