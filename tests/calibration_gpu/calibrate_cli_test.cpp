@@ -7,11 +7,13 @@
 // machine that has one.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "calibration/profile.h"
 #include "tests/calibration_gpu/run_calibrate.h"
@@ -25,7 +27,6 @@ namespace fs = std::filesystem;
 using cs::test::TempDir;
 
 const std::string kFixture = std::string(CS_TEST_DATA_DIR) + "/calibration/probe-small.json";
-const std::string kBadVersion = std::string(CS_TEST_DATA_DIR) + "/calibration/probe-bad-version.json";
 const std::map<std::string, std::string> kNoGpu = {{"CUDA_VISIBLE_DEVICES", "-1"}};
 
 bool folder_is_empty(const fs::path& p) { return fs::is_empty(p); }
@@ -179,8 +180,13 @@ TEST(CalibrateRefit, MissingFileIsOneLineNamingIt) {
 }
 
 TEST(CalibrateRefit, OtherSchemaVersionIsOneLineNamingFileAndPath) {
-  TempDir dir("version");
-  const std::vector<std::string> args = {"--refit", kBadVersion, "--out", dir.file("out.json")};
+  // The fixture with schema_version 2, written beside the (empty) output folder.
+  TempDir dir("version"), input("version-input");
+  nlohmann::json j = nlohmann::json::parse(cs::test::read_text(kFixture));
+  j["schema_version"] = 2;
+  const std::string bad = input.file("probe-bad-version.json");
+  std::ofstream(bad) << j.dump(1);
+  const std::vector<std::string> args = {"--refit", bad, "--out", dir.file("out.json")};
   const auto r = run_calibrate(args, kNoGpu);
   EXPECT_EQ(r.exit_code, 2) << describe(args, r);
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
