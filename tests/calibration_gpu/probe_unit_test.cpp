@@ -86,6 +86,16 @@ TEST(NcclLog, ParsesTheCurrentFormat) {
   EXPECT_EQ(t->channels, 2);
 }
 
+TEST(NcclLog, ParsesTheFormatWithATrailingCommunicator) {
+  // Some NCCL versions append the communicator: "... channel{Lo..Hi}={0..0} comm 0x55a7a339db50".
+  const auto t = parse_tuning_line("h:1:2 [0] NCCL INFO AllReduce: 4 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..0} comm 0x55a7a339db50");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->bytes, 4);
+  EXPECT_EQ(t->algorithm, "tree");
+  EXPECT_EQ(t->protocol, "ll");
+  EXPECT_EQ(t->channels, 1);
+}
+
 TEST(NcclLog, ParsesPaddingTimestampsAndOtherNames) {
   const auto a = parse_tuning_line(
       "[2026-11-29 12:00:01] host:1:2 [3] NCCL INFO AllGather:   128 Bytes -> Algo RING  proto LL128   channel{Lo..Hi}={0..15}");
