@@ -88,7 +88,7 @@ int run_collective_command(const CollectiveOptions& o) {
   const std::vector<Bytes> sizes = sizes_of(o);
   topo::Cluster cluster = load_cluster(o.cluster, o.overrides);
   if (!o.profile.empty()) {
-    const std::string path = exp::resolve_config(o.profile, "", "calibration");
+    const std::string path = exp::resolve_profile(o.profile, "", "", "--profile");
     const cal::ProfileModel profile(cal::load_profile(path));
     exp::check_profile_gpu(profile, cluster, path, "", "--profile");
     exp::apply_network(profile, cluster);

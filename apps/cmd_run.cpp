@@ -83,7 +83,7 @@ int run_experiment_command(const RunOptions& o) {
   e.allow_oom = e.allow_oom || o.allow_oom;
   if (!o.model.empty()) e.model = exp::resolve_model(o.model, "", "", "--model");
   if (!o.profile.empty()) {
-    e.profile = exp::resolve_config(o.profile, "", "calibration");
+    e.profile = exp::resolve_profile(o.profile, "", "", "--profile");
     e.profile_where = "--profile";
   }
   if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out)) {

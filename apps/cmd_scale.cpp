@@ -59,7 +59,7 @@ CLI::App* add_scale_command(CLI::App& app, ScaleOptions& o) {
 int print_scaling(const ScaleOptions& o, bool json) {
   exp::Experiment base = exp::load_experiment(o.experiment, o.overrides);
   if (!o.profile.empty()) {
-    base.profile = exp::resolve_config(o.profile, "", "calibration");
+    base.profile = exp::resolve_profile(o.profile, "", "", "--profile");
     base.profile_where = "--profile";
   }
   const std::vector<int> counts = parse_counts(o.gpus);

@@ -1,5 +1,6 @@
 #include "sim/experiment/experiment.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -29,6 +30,23 @@ std::string resolve_config(const std::string& ref, const std::string& base_dir, 
   const fs::path bundled = fs::path(CS_CONFIG_DIR) / kind / (ref + ".json");
   if (ref.find('/') == std::string::npos && fs::exists(bundled)) return bundled.string();
   return ref;
+}
+
+std::string resolve_profile(const std::string& ref, const std::string& base_dir, const std::string& file,
+                            const std::string& where) {
+  const std::string path = resolve_config(ref, base_dir, "calibration");
+  if (fs::exists(path)) return path;
+  std::vector<std::string> names;
+  const fs::path dir = fs::path(CS_CONFIG_DIR) / "calibration";
+  if (fs::is_directory(dir)) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw ConfigError(file, where, "no profile file \"" + ref + "\" and no bundled profile of that name (bundled: " + list + ")");
 }
 
 namespace {
@@ -112,7 +130,7 @@ Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_d
   if (auto o = root.find("options")) {
     o->expect_only({"allow_oom", "symmetry", "stragglers", "profile"});
     if (auto v = o->find("profile")) {
-      e.profile = resolve_config(v->as_string(), base_dir, "calibration");
+      e.profile = resolve_profile(v->as_string(), base_dir, doc.name(), v->path());
       e.profile_where = v->path();
     }
     if (auto v = o->find("allow_oom")) e.allow_oom = v->as_bool();

@@ -50,6 +50,11 @@ std::string resolve_config(const std::string& ref, const std::string& base_dir, 
 std::string resolve_model(const std::string& ref, const std::string& base_dir, const std::string& file,
                           const std::string& where);
 
+// A calibration profile named by path or by the name of a bundled one (configs/calibration/);
+// ConfigError at `file`, `where` listing the bundled names when there is no such file.
+std::string resolve_profile(const std::string& ref, const std::string& base_dir, const std::string& file,
+                            const std::string& where);
+
 // Parses an experiment document; `base_dir` resolves relative cluster and model paths.
 Experiment parse_experiment(const ConfigDocument& doc, const std::string& base_dir);
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});

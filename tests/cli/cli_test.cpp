@@ -628,6 +628,29 @@ TEST(CliProfile, CollectiveTakesTheProfilesLinkEfficiency) {
   EXPECT_NE(h.err.find("at --profile"), std::string::npos) << h.err;
 }
 
+TEST(CliProfile, AnExperimentNamesItsProfileByBundledName) {
+  // "options": {"profile": "example-synthetic"} resolves to configs/calibration/; an unknown name
+  // is one line at /options/profile listing the bundled profiles, and --profile likewise.
+  TempDir dir("options-profile");
+  json e = json::parse(read_file(std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json"));
+  e["options"] = {{"profile", "example-synthetic"}};
+  const std::string good = (dir.path() / "good.json").string();
+  std::ofstream(good) << e.dump();
+  const RunResult r = run_clustersim({"run", good, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(parse_json(r.out)["calibration"]["kind"], "synthetic");
+  e["options"]["profile"] = "no-such-profile";
+  const std::string bad = (dir.path() / "bad.json").string();
+  std::ofstream(bad) << e.dump();
+  const RunResult b = run_clustersim({"run", bad});
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find("at /options/profile: no profile file \"no-such-profile\""), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("example-synthetic"), std::string::npos) << b.err;
+  const RunResult c = run_clustersim({"run", good, "--profile", "nope"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("at --profile: no profile file \"nope\""), std::string::npos) << c.err;
+}
+
 TEST(CliProfile, ValidateProfileReportsErrorsPerGroupAndSizeRange) {
   // The synthetic profile's collectives come from the flow model with the catalog's NVLink
   // parameters; simulated again with the parameters fitted back from them, they agree to a few
