@@ -25,6 +25,9 @@ const char* to_string(EstimateProvenance p) {
 namespace {
 
 double log_of(std::int64_t v) { return std::log(static_cast<double>(v)); }
+double flops_of(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
 
 // Time at a fitted slope in seconds per byte, rounded up like every rate-derived duration.
 Duration bytes_time(Bytes b, double s_per_byte) {
@@ -57,6 +60,19 @@ ProfileModel::ProfileModel(Profile p) : profile_(std::move(p)) {
       std::sort(axis.begin(), axis.end());
       axis.erase(std::unique(axis.begin(), axis.end()), axis.end());
       cells *= axis.size();
+    }
+    // The fixed overhead taken out before interpolating: the curve's t0, but never more than half
+    // of the fastest measured time, so every work time stays positive.
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const auto& [shape, rate] : g.exact) {
+      const auto& [sm, sn, sk] = shape;
+      fastest = std::min(fastest, flops_of(sm, sn, sk) / rate.value());
+    }
+    g.overhead = g.exact.empty() ? Duration{0} : std::min(m.gemm[i].t0, duration_from_seconds(0.5 * fastest));
+    for (const auto& [shape, rate] : g.exact) {
+      const auto& [sm, sn, sk] = shape;
+      const double f = flops_of(sm, sn, sk);
+      g.work[shape] = FlopRate{f / (f / rate.value() - to_seconds(g.overhead))};
     }
     g.grid = !g.exact.empty() && cells == g.exact.size();
     if (g.grid) {
@@ -126,7 +142,7 @@ FlopRate ProfileModel::interpolate(const GemmIndex& g, const GemmShape& s) const
         weight *= upper ? frac[d] : 1.0 - frac[d];
       }
       if (weight == 0) continue;
-      log_rate += weight * std::log(g.exact.at(Shape{v[0], v[1], v[2]}).value());
+      log_rate += weight * std::log(g.work.at(Shape{v[0], v[1], v[2]}).value());
     }
     return FlopRate{std::exp(log_rate)};
   }
@@ -145,7 +161,7 @@ FlopRate ProfileModel::interpolate(const GemmIndex& g, const GemmShape& s) const
   near.reserve(g.exact.size());
   const double lq[3] = {std::log(static_cast<double>(s.m)), std::log(static_cast<double>(s.n)),
                         std::log(static_cast<double>(s.k))};
-  for (const auto& [shape, rate] : g.exact) {
+  for (const auto& [shape, rate] : g.work) {
     const auto& [m, n, k] = shape;
     Near e{0, {log_of(m) - lq[0], log_of(n) - lq[1], log_of(k) - lq[2]}, std::log(rate.value())};
     e.d2 = e.dx[0] * e.dx[0] + e.dx[1] * e.dx[1] + e.dx[2] * e.dx[2];
@@ -191,7 +207,9 @@ Estimate ProfileModel::gemm(const GemmShape& s) const {
   const std::int64_t q[3] = {s.m, s.n, s.k};
   bool inside = !g.exact.empty();
   for (int d = 0; d < 3; ++d) inside = inside && q[d] >= g.lo[d] && q[d] <= g.hi[d];
-  if (inside) return Estimate{compute_time(s.flops(), interpolate(g, s)), EstimateProvenance::kInterpolated};
+  if (inside) {
+    return Estimate{g.overhead + compute_time(s.flops(), interpolate(g, s)), EstimateProvenance::kInterpolated};
+  }
   return Estimate{curve_time(model, s.flops()), EstimateProvenance::kExtrapolated};
 }
 

@@ -48,7 +48,8 @@ class ProfileModel {
   // The time of one GEMM (2mnk FLOP):
   //   the shape is in the table              -> its rate, measured;
   //   inside the table's (m, n, k) box        -> an interpolated rate, interpolated: trilinear in
-  //      (log m, log n, log k) of log(rate) when the table is a full grid; else a local plane
+  //      (log m, log n, log k) of log(work rate) when the table is a full grid (the work rate:
+  //      see GemmIndex::work); else a local plane
   //      fitted to log(rate) over the 8 nearest shapes in (log m, log n, log k), weighted by
   //      1 / distance^2 and kept within their rates (with fewer than 5 shapes, or shapes that do
   //      not span the three axes, their 1 / distance^2 weighted mean);
@@ -79,6 +80,12 @@ class ProfileModel {
   struct GemmIndex {
     std::size_t model = 0;                 // index in profile_.models.gemm
     std::map<Shape, FlopRate> exact;       // table entries with a positive rate
+    // What is interpolated: the rate of the work once a fixed overhead (launch and setup, the
+    // curve's t0 capped at half the fastest time) is taken out, F / (t - overhead); an
+    // interpolated time is overhead + F / work rate. Small GEMMs, whose time is mostly that
+    // overhead, then interpolate as well as large ones.
+    std::map<Shape, FlopRate> work;
+    Duration overhead{0};
     std::int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};  // the table's (m, n, k) box
     bool grid = false;                     // every combination of the distinct m, n, k present
     std::vector<std::int64_t> axes[3];     // distinct m, n, k (grid only)
