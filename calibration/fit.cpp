@@ -31,6 +31,10 @@ namespace cs::cal {
 
 namespace {
 
+// A fitted time as the profile holds it: at most kMaxProfileSeconds (a wide confidence bound of
+// a poor fit can exceed any measured time).
+Duration profile_seconds(double s) { return duration_from_seconds(std::min(s, kMaxProfileSeconds)); }
+
 // ---- sums of the weighted normal equations --------------------------------------------------
 
 struct Sums {
@@ -364,7 +368,7 @@ std::vector<GemmModel> fit_gemm(const Profile& p) {
     }
     // t(F) = t0 + F / rate with rate <= best, i.e. slope b = 1/rate >= 1/best.
     const LineFit curve = fit_line(f, t, 1.0 / m.best.value());
-    m.t0 = duration_from_seconds(curve.a);
+    m.t0 = profile_seconds(curve.a);
     m.rate = FlopRate{std::min(1.0 / curve.b, m.best.value())};
     out.push_back(std::move(m));
   }
@@ -384,7 +388,7 @@ std::optional<MemoryModel> fit_memory(const Profile& p) {
   if (x.empty()) return std::nullopt;
   const LineFit fit = fit_line(x, t, 0.0);
   MemoryModel m;
-  m.t0 = duration_from_seconds(fit.a);
+  m.t0 = profile_seconds(fit.a);
   m.bandwidth = fit.b > 0 ? Bandwidth{1.0 / fit.b} : Bandwidth{0};  // 0: no size dependence seen
   m.min_bytes = lo;
   m.max_bytes = hi;
@@ -457,13 +461,13 @@ CollectiveFit fit_alpha_beta(const std::vector<std::pair<Bytes, Duration>>& pts)
   CollectiveFit f;
   f.min_bytes = lo;
   f.max_bytes = hi;
-  f.alpha = duration_from_seconds(l.a);
+  f.alpha = profile_seconds(l.a);
   f.beta_s_per_byte = l.b;
   f.r2 = l.r2;
   f.mape = l.mape;
   f.loo_mape = l.loo_mape;
-  f.alpha_ci95_lo = duration_from_seconds(l.a_lo);
-  f.alpha_ci95_hi = duration_from_seconds(l.a_hi);
+  f.alpha_ci95_lo = profile_seconds(l.a_lo);
+  f.alpha_ci95_hi = profile_seconds(l.a_hi);
   f.beta_ci95_lo = l.b_lo;
   f.beta_ci95_hi = l.b_hi;
   f.points = l.n;

@@ -109,7 +109,8 @@ double read_nonnegative(const ConfigNode& n) {
 Duration read_seconds(const ConfigNode& n) {
   const double s = n.as_number();
   if (!std::isfinite(s) || s < 0) n.fail_expected("a time in seconds >= 0");
-  if (s > 9.0e6) n.fail_expected("a time in seconds below 9e6");  // Duration holds +-106 days
+  // Exact in picoseconds through the double: kMaxProfileSeconds keeps every value below 2^50 ps.
+  if (s > kMaxProfileSeconds) n.fail_expected("a time in seconds up to 1000");
   return duration_from_seconds(s);
 }
 
@@ -514,7 +515,7 @@ CollectiveFit parse_collective_fit(const ConfigNode& n) {
   f.loo_mape = read_nonnegative(n.at("loo_mape"));
   const auto a = n.at("alpha_ci95_s");
   const auto [alo, ahi] = read_interval(a);
-  if (alo > 9.0e6 || ahi > 9.0e6) a.fail_expected("times in seconds below 9e6");
+  if (alo > kMaxProfileSeconds || ahi > kMaxProfileSeconds) a.fail_expected("times in seconds up to 1000");
   f.alpha_ci95_lo = duration_from_seconds(alo);
   f.alpha_ci95_hi = duration_from_seconds(ahi);
   std::tie(f.beta_ci95_lo, f.beta_ci95_hi) = read_interval(n.at("beta_ci95_s_per_byte"));

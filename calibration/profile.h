@@ -22,6 +22,9 @@
 namespace cs::cal {
 
 inline constexpr int kProfileSchemaVersion = 1;
+// The longest time a profile holds (a sample, a fitted latency, a setting): 1000 s. Times are
+// written as seconds in a double; below 2^50 ps (1126 s) they read back to the same picosecond.
+inline constexpr double kMaxProfileSeconds = 1000;
 
 enum class PointStatus : std::uint8_t { kOk, kFailed };
 

@@ -244,8 +244,8 @@ TEST(CalibrationProfile, DurationsRoundTripExactlyInPicoseconds) {
   Profile p;
   for (int i = 0; i < 2000; ++i) {
     LaunchPoint l;
-    // Up to 2^50 ps (about 19 minutes), every magnitude.
-    const auto ps = static_cast<std::int64_t>(rng.next() >> (14 + rng.below(50)));
+    // Up to 1000 s (kMaxProfileSeconds, below 2^50 ps), every magnitude.
+    const auto ps = static_cast<std::int64_t>((rng.next() >> (14 + rng.below(50))) % 999'999'999'999'000LL);
     l.timing = odd_timing(ps + 8);
     p.launch.push_back(l);
   }
@@ -345,6 +345,7 @@ TEST(CalibrationProfile, RangesAreChecked) {
       {"/points/collectives/0/bytes", -1},
       {"/points/collectives/0/ranks", 0},
       {"/points/collectives/0/timing/median_s", -1e-6},
+      {"/points/collectives/0/timing/p90_s", 1001.0},  // above kMaxProfileSeconds
       {"/points/links/0/src", -2},
       {"/points/gemm/0/m", 0},
       {"/settings/min_samples", 9},
