@@ -182,10 +182,8 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
     const std::int64_t qkvo = x.e * x.tokens * 2 * (x.q_t + x.kv_t);  // Q, K, V in; context out
     out.attention_forward = Flops{core};
     out.attention_backward = Flops{2 * core};
-    out.attention_recompute = p.recompute == Recompute::kFull      ? Flops{core}
-                              : p.flash_attention                   ? Flops{core / 2}
-                              : p.recompute == Recompute::kSelective ? Flops{core}
-                                                                     : Flops{0};
+    // Short of full recomputation, all that is recomputed is attention (see `recompute` above).
+    out.attention_recompute = p.recompute == Recompute::kFull ? Flops{core} : out.recompute;
     out.attention_fused = p.flash_attention;
     if (p.flash_attention) {
       out.attention_forward_traffic = Bytes{qkvo};

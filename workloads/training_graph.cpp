@@ -98,11 +98,13 @@ class Builder {
     return g_.add_compute(rank_, name, f, mem, cls, deps);
   }
 
-  // A block's forward (or backward) compute, split around its TP collectives.
+  // The graph's index of a list of GEMM shapes (kNoGemmMix for none).
   std::uint32_t mix(std::vector<tg::GemmShape> shapes) {
     return shapes.empty() ? tg::kNoGemmMix : g_.add_gemm_mix(std::move(shapes));
   }
 
+  // A block's forward (or backward) compute, split around its TP collectives; every piece
+  // stands for the GEMM shapes of `gemm_mix`.
   OpId pieces(const char* name, Flops f, Bytes mem, const TpCollectives& c, Bytes coll_bytes,
               std::vector<OpId> deps, std::uint32_t gemm_mix = tg::kNoGemmMix) {
     const std::uint32_t tp = plan_.tp > 1 ? tp_group() : 0;

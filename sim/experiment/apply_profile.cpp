@@ -9,7 +9,7 @@ namespace {
 
 nlohmann::json counts(const compute::ProvenanceTally::Counts& c) {
   nlohmann::json j = nlohmann::json::object();
-  for (int i = 0; i < 4; ++i) j[cal::to_string(static_cast<cal::EstimateProvenance>(i))] = c[static_cast<std::size_t>(i)];
+  for (std::size_t i = 0; i < c.size(); ++i) j[cal::to_string(static_cast<cal::EstimateProvenance>(i))] = c[i];
   return j;
 }
 

@@ -2,18 +2,17 @@
 // file and the JSON path.
 #include "calibration/profile.h"
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
 #include "core/random.h"
+#include "tests/support/config_error.h"
+#include "tests/support/temp_dir.h"
 
 namespace cs::cal {
 namespace {
@@ -155,40 +154,13 @@ std::string text_of(const Profile& p) { return to_json(p).dump(2); }
 
 Profile reparse(const std::string& text) { return parse_profile(json::parse(text), "profile.json"); }
 
-// Runs `f`, expects a ConfigError, and returns its full message.
-template <class F>
-std::string config_error(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ConfigError";
-  return "";
-}
+using cs::test::config_error;
 
 std::string error_of(const json& doc) {
   return config_error([&] { parse_profile(doc, "profile.json"); });
 }
 
-// A fresh folder under the system's temporary folder, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("cs_cal_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using cs::test::TempDir;
 
 TEST(CalibrationProfile, RoundTripIsIdenticalText) {
   const Profile p = full_profile();
@@ -257,7 +229,7 @@ TEST(CalibrationProfile, DurationsRoundTripExactlyInPicoseconds) {
 }
 
 TEST(CalibrationProfile, SaveAndLoadThroughAFile) {
-  TempDir dir;
+  TempDir dir("profile-save");
   const std::string path = dir.file("h200.json");
   const Profile p = full_profile();
   save_profile(p, path);
@@ -270,7 +242,7 @@ TEST(CalibrationProfile, SaveAndLoadThroughAFile) {
 }
 
 TEST(CalibrationProfile, TruncatedFileIsAConfigErrorNamingTheFile) {
-  TempDir dir;
+  TempDir dir("profile-cut");
   const std::string path = dir.file("cut.json");
   const std::string text = text_of(full_profile());
   std::ofstream(path) << text.substr(0, text.size() / 2);

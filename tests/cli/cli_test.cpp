@@ -37,7 +37,7 @@ using nlohmann::json;
 const std::string kBinary = CS_CLUSTERSIM_BIN;
 const std::string kMalformedDir = std::string(CS_TEST_DATA_DIR) + "/malformed";
 
-std::string read_file(const fs::path& path) { return cs::test::read_text(path); }
+using cs::test::read_text;
 
 using cs::test::RunResult;
 using cs::test::TempDir;
@@ -84,7 +84,7 @@ void PrintTo(const MalformedCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<MalformedCase> load_cases() {
   try {
-    const json doc = json::parse(read_file(kMalformedDir + "/cases.json"));
+    const json doc = json::parse(read_text(kMalformedDir + "/cases.json"));
     std::vector<MalformedCase> cases;
     for (const json& j : doc.at("cases")) {
       MalformedCase c;
@@ -342,7 +342,7 @@ TEST(CliCollective, SweepWithTraceIsDeterministic) {
   EXPECT_EQ(ra.out, rb.out) << "stdout differs between two identical runs";
   ASSERT_TRUE(fs::exists(a));
   ASSERT_TRUE(fs::exists(b));
-  const std::string ta = read_file(a), tb = read_file(b);
+  const std::string ta = read_text(a), tb = read_text(b);
   EXPECT_EQ(ta, tb) << "trace files differ between two identical runs";
 
   // Nothing else (no temporary file) left next to the traces.
@@ -386,7 +386,7 @@ TEST(CliTopo, ExportDotWritesAGraphFile) {
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
   EXPECT_TRUE(r.out.empty()) << "with -o nothing goes to stdout: " << r.out.substr(0, 200);
   ASSERT_TRUE(fs::exists(file));
-  EXPECT_EQ(read_file(file).rfind("digraph", 0), 0u) << read_file(file).substr(0, 200);
+  EXPECT_EQ(read_text(file).rfind("digraph", 0), 0u) << read_text(file).substr(0, 200);
 }
 
 TEST(CliHelp, EverySubcommandHasHelp) {
@@ -632,7 +632,7 @@ TEST(CliProfile, AnExperimentNamesItsProfileByBundledName) {
   // "options": {"profile": "example-synthetic"} resolves to configs/calibration/; an unknown name
   // is one line at /options/profile listing the bundled profiles, and --profile likewise.
   TempDir dir("options-profile");
-  json e = json::parse(read_file(std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json"));
+  json e = json::parse(read_text(std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json"));
   e["options"] = {{"profile", "example-synthetic"}};
   const std::string good = (dir.path() / "good.json").string();
   std::ofstream(good) << e.dump();

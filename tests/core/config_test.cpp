@@ -7,21 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
+#include "tests/support/config_error.h"
 
 namespace cs {
 namespace {
 
-// Runs `f`, expects a ConfigError, and returns its full message.
-template <class F>
-std::string config_error(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ConfigError";
-  return "";
-}
+using test::config_error;
 
 ConfigDocument doc(const char* text) { return ConfigDocument::parse(text, "cluster.json"); }
 

@@ -1,6 +1,6 @@
 // Test support: runs a program of the project (no shell) with arguments and extra environment
-// variables, stdin from /dev/null, stdout and stderr captured; and a temporary folder that removes
-// itself. Used by the CLI tests of clustersim and clustersim-calibrate.
+// variables, stdin from /dev/null, stdout and stderr captured. Used by the CLI tests of clustersim
+// and clustersim-calibrate.
 #pragma once
 
 #include <fcntl.h>
@@ -23,39 +23,11 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/temp_dir.h"
+
 extern char** environ;
 
 namespace cs::test {
-
-inline std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    std::string tmpl = (std::filesystem::path(::testing::TempDir()) / ("cs_test_" + tag + "_XXXXXX")).string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + tmpl);
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 struct RunResult {
   int exit_code = -1;  // 128 + signal when killed
