@@ -67,6 +67,7 @@ TEST(ComputeWithProfile, MemoryLaunchAndOverlapComeFromTheProfile) {
   EXPECT_GT(beyond, t);
   EXPECT_EQ(cm.tally().memory[kExtrapolated], 1);
   EXPECT_DOUBLE_EQ(cm.overlap_slowdown(gpu), 1.25);
+  EXPECT_EQ(cm.tally().overlap[kMeasured], 1);
   // Fused attention has no profile model: the catalog's efficiency, counted as nominal when it
   // is a GEMM and not counted otherwise.
   const Duration a = cm.time(gpu, tg::ComputeClass::kAttention, flops(1e12), Bytes{0});
