@@ -3,17 +3,16 @@
 #include <cstdio>
 #include <unistd.h>
 
-#include "sim/experiment/experiment.h"
-#include "topology/cluster_loader.h"
+#include "drivers/config_paths.h"
 
 namespace cs::cli {
 
 std::string resolve_cluster_path(const std::string& path_or_name) {
-  return exp::resolve_config(path_or_name, "", "clusters");
+  return drv::resolve_config(path_or_name, "", "clusters");
 }
 
-topo::Cluster load_cluster(const std::string& path_or_name, const std::vector<std::string>& overrides) {
-  return topo::load_cluster(resolve_cluster_path(path_or_name), overrides);
+coll::Machine load_machine(const std::string& path_or_name, const std::vector<std::string>& overrides) {
+  return coll::load_machine(resolve_cluster_path(path_or_name), overrides);
 }
 
 std::string fixed(double v, int decimals) {

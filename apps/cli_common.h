@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "topology/cluster.h"
+#include "sim/collectives/machine.h"
 
 namespace cs::cli {
 
@@ -12,8 +12,9 @@ namespace cs::cli {
 // configs/clusters/dgx-h100.json of this installation).
 std::string resolve_cluster_path(const std::string& path_or_name);
 
-// Loads a cluster with `--set /json/pointer=value` overrides applied.
-topo::Cluster load_cluster(const std::string& path_or_name, const std::vector<std::string>& overrides);
+// Loads a cluster file (the cluster and its collectives' protocol parameters) with
+// `--set /json/pointer=value` overrides applied.
+coll::Machine load_machine(const std::string& path_or_name, const std::vector<std::string>& overrides);
 
 // `v` with `decimals` digits after the point, for tables.
 std::string fixed(double v, int decimals);

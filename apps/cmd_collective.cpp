@@ -11,10 +11,10 @@
 #include "core/errors.h"
 #include "core/unit_parse.h"
 #include "calibration/profile_model.h"
-#include "sim/experiment/apply_profile.h"
-#include "sim/experiment/experiment.h"
-#include "sim/collectives/collective_runner.h"
-#include "sim/report/chrome_trace.h"
+#include "drivers/calibrated_protocol.h"
+#include "drivers/config_paths.h"
+#include "results/chrome_trace.h"
+#include "sim/collectives/collective_simulator.h"
 
 namespace cs::cli {
 namespace {
@@ -81,33 +81,34 @@ void add_collective_command(CLI::App& app, CollectiveOptions& o) {
 
 int run_collective_command(const CollectiveOptions& o) {
   // Validate everything before simulating or writing anything.
-  const auto op = coll::parse_op(o.op);
+  const auto op = parse_collective_op(o.op);
   if (!op) option_error("--op", "unknown collective \"" + o.op + "\" (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv)");
-  const auto algo = coll::parse_algorithm(o.algo);
+  const auto algo = parse_collective_algorithm(o.algo);
   if (!algo) option_error("--algo", "unknown algorithm \"" + o.algo + "\" (ring, tree, hd, direct, hierarchical, nvls, auto)");
   const std::vector<Bytes> sizes = sizes_of(o);
-  topo::Cluster cluster = load_cluster(o.cluster, o.overrides);
+  coll::Machine machine = load_machine(o.cluster, o.overrides);
+  const topo::Cluster& cluster = machine.cluster;
   if (!o.profile.empty()) {
-    const std::string path = exp::resolve_profile(o.profile, "", "", "--profile");
+    const std::string path = drv::resolve_profile(o.profile, "", "", "--profile");
     const cal::ProfileModel profile(cal::load_profile(path));
-    exp::check_profile_gpu(profile, cluster, path, "", "--profile");
-    exp::apply_network(profile, cluster);
+    drv::check_profile_gpu(profile, cluster, path, "", "--profile");
+    machine.protocol = drv::calibrate_protocol(profile, machine.protocol).protocol;
   }
   const auto gpus = cluster.gpus();
   const std::size_t n = o.ranks == 0 ? gpus.size() : o.ranks;
   if (n > gpus.size()) {
     option_error("--ranks", std::to_string(n) + " ranks but the cluster has " + std::to_string(gpus.size()) + " GPUs");
   }
-  if (n < 2 && *op == coll::Op::kSendRecv) option_error("--ranks", "send_recv needs 2 ranks");
+  if (n < 2 && *op == CollectiveOp::kSendRecv) option_error("--ranks", "send_recv needs 2 ranks");
 
   coll::CollectiveSpec spec;
   spec.op = *op;
   spec.algorithm = *algo;
   spec.ranks.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(n));
-  if (spec.op == coll::Op::kSendRecv) spec.ranks.resize(2);
+  if (spec.op == CollectiveOp::kSendRecv) spec.ranks.resize(2);
 
-  coll::CollectiveSimulator simulator(cluster);
-  report::ChromeTrace trace;
+  coll::CollectiveSimulator simulator(machine);
+  results::ChromeTrace trace;
   const bool tracing = !o.trace.empty();
   if (tracing) {
     trace.name_process(1, "GPUs");
@@ -120,7 +121,7 @@ int run_collective_command(const CollectiveOptions& o) {
   nlohmann::json rows = nlohmann::json::array();
   SimTime offset = kTimeZero;
   std::set<std::uint32_t> named_links;
-  const double factor = coll::busbw_factor(spec.op, spec.ranks.size());
+  const double factor = busbw_factor(spec.op, spec.ranks.size());
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (progress) std::cerr << "\r  simulating " << format_bytes(sizes[i]) << " (" << i + 1 << "/" << sizes.size() << ")   " << std::flush;
@@ -130,19 +131,19 @@ int run_collective_command(const CollectiveOptions& o) {
     const double t = to_seconds(r.time);
     const double algbw = static_cast<double>(spec.size.value()) / t / 1e9;
     const double busbw = algbw * factor;
-    rows.push_back({{"op", coll::to_string(spec.op)},
+    rows.push_back({{"op", to_string(spec.op)},
                     {"ranks", spec.ranks.size()},
                     {"bytes", spec.size.value()},
                     {"time_s", t},
                     {"time_ps", r.time.count()},
                     {"algbw_GBps", algbw},
                     {"busbw_GBps", busbw},
-                    {"algo", coll::to_string(r.algorithm)},
+                    {"algo", to_string(r.algorithm)},
                     {"protocol", coll::to_string(r.protocol)},
                     {"flows", r.flows},
                     {"wire_bytes", r.wire_bytes.value()}});
     if (tracing) {
-      const std::string label = std::string(coll::to_string(spec.op)) + " " + format_bytes(spec.size) + " (" + coll::to_string(r.algorithm) + "/" + coll::to_string(r.protocol) + ")";
+      const std::string label = std::string(to_string(spec.op)) + " " + format_bytes(spec.size) + " (" + to_string(r.algorithm) + "/" + coll::to_string(r.protocol) + ")";
       for (std::size_t k = 0; k < spec.ranks.size(); ++k) {
         trace.span(1, static_cast<std::int64_t>(k), label, offset, r.time, {{"bytes", spec.size.value()}, {"busbw_GBps", busbw}});
       }
@@ -170,7 +171,7 @@ int run_collective_command(const CollectiveOptions& o) {
     std::cout << (o.sweep.empty() ? rows[0] : rows).dump(2) << "\n";
     return 0;
   }
-  std::cout << "# clustersim collective: " << coll::to_string(spec.op) << " on " << cluster.name() << ", "
+  std::cout << "# clustersim collective: " << to_string(spec.op) << " on " << cluster.name() << ", "
             << spec.ranks.size() << " ranks, algorithm " << o.algo << "\n";
   std::cout << "# busbw = algbw x " << fixed(factor, 4) << " (nccl-tests definition)\n";
   std::cout << "#" << pad_left("size", 13) << pad_left("time(us)", 13) << pad_left("algbw(GB/s)", 13)

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "core/atomic_file.h"
-#include "sim/experiment/experiment.h"
-#include "workloads/hf_config.h"
+#include "drivers/experiment.h"
+#include "workloads/training_graph.h"
 
 namespace cs::cli {
 
@@ -17,9 +17,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
 }
 
 int run_plan_command(const PlanOptions& o) {
-  const exp::Experiment e = exp::load_experiment(o.experiment, o.overrides);
-  const wl::Model model = e.model.rfind("hf:", 0) == 0 ? wl::model_from_hf_config(e.model.substr(3)) : wl::load_model(e.model);
-  const wl::TrainingGraph g = wl::build_training_graph(model, e.plan, e.file, "/plan", e.symmetry);
+  const drv::Experiment e = drv::load_experiment(o.experiment, o.overrides);
+  const wl::TrainingGraph g = wl::build_training_graph(drv::load_model(e), e.plan, e.file, e.at("plan"), e.symmetry);
   write_file_atomically(o.emit_graph, g.graph.to_json().dump(1) + "\n");
   std::cout << "clustersim plan: " << g.graph.size() << " ops on " << g.graph.ranks() << " simulated ranks ("
             << g.graph.mirrored() << " mirrored), " << g.graph.groups().size() << " process groups -> " << o.emit_graph << "\n";

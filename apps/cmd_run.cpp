@@ -8,7 +8,12 @@
 
 #include "core/atomic_file.h"
 #include "core/errors.h"
-#include "sim/experiment/experiment.h"
+#include "drivers/config_paths.h"
+#include "drivers/experiment.h"
+#include "drivers/training_run.h"
+#include "results/summary.h"
+#include "results/tables.h"
+#include "results/training_trace.h"
 
 namespace cs::cli {
 namespace {
@@ -29,7 +34,7 @@ std::string calibration_line(const nlohmann::json& c) {
 }
 
 
-void print_table(const exp::Experiment& e, const exp::Simulation& s) {
+void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
   const auto& r = s.result;
   const auto& p = e.plan;
   std::cout << "clustersim run: " << e.name << "\n"
@@ -53,12 +58,11 @@ void print_table(const exp::Experiment& e, const exp::Simulation& s) {
   // Where the time goes, averaged over GPUs (per GPU in per_gpu.csv with --out).
   std::cout << "  time per GPU (mean over GPUs):\n";
   const double t = to_seconds(r.iteration);
-  for (int k = 0; k < report::kStallCount; ++k) {
-    double sum = 0;
-    for (const auto& b : s.stalls) sum += to_seconds(b.time[static_cast<std::size_t>(k)]);
-    const double mean = sum / static_cast<double>(s.stalls.size());
+  const auto means = results::mean_stall_seconds(s.stalls);
+  for (int k = 0; k < results::kStallCount; ++k) {
+    const double mean = means[static_cast<std::size_t>(k)];
     if (mean <= 0) continue;
-    std::string label = report::to_string(static_cast<report::Stall>(k));
+    std::string label = results::to_string(static_cast<results::Stall>(k));
     label.resize(18, ' ');
     std::cout << "    " << label << format_duration(duration_from_seconds(mean)) << "  (" << fixed(100 * mean / t, 1) << "%)\n";
   }
@@ -79,27 +83,27 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
 }
 
 int run_experiment_command(const RunOptions& o) {
-  exp::Experiment e = exp::load_experiment(o.experiment, o.overrides);
+  drv::Experiment e = drv::load_experiment(o.experiment, o.overrides);
   e.allow_oom = e.allow_oom || o.allow_oom;
-  if (!o.model.empty()) e.model = exp::resolve_model(o.model, "", "", "--model");
+  if (!o.model.empty()) e.model = drv::resolve_model(o.model, "", "", "--model");
   if (!o.profile.empty()) {
-    e.profile = exp::resolve_profile(o.profile, "", "", "--profile");
+    e.profile = drv::resolve_profile(o.profile, "", "", "--profile");
     e.profile_where = "--profile";
   }
   if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out)) {
     throw ConfigError("", "--out", "\"" + o.out + "\" is not a folder");
   }
-  const exp::Simulation s = exp::simulate(e);
-  const nlohmann::json summary = exp::summary_json(e, s);
+  const results::TrainingRun s = drv::simulate_training(e);
+  const nlohmann::json summary = results::summary_json(e.name, e.plan, s);
   if (!o.out.empty()) {
     // Created only once the simulation has succeeded: bad input leaves nothing behind.
     std::error_code ec;
     std::filesystem::create_directories(o.out, ec);
     if (ec) throw ConfigError("", "--out", "cannot create the folder \"" + o.out + "\": " + ec.message());
     write_file_atomically((std::filesystem::path(o.out) / "summary.json").string(), summary.dump(2) + "\n");
-    write_file_atomically((std::filesystem::path(o.out) / "per_gpu.csv").string(), exp::per_gpu_csv(s));
-    write_file_atomically((std::filesystem::path(o.out) / "links.csv").string(), exp::links_csv(s));
-    write_file_atomically((std::filesystem::path(o.out) / "trace.json").string(), exp::trace_json(s));
+    write_file_atomically((std::filesystem::path(o.out) / "per_gpu.csv").string(), results::per_gpu_csv(s));
+    write_file_atomically((std::filesystem::path(o.out) / "links.csv").string(), results::links_csv(s));
+    write_file_atomically((std::filesystem::path(o.out) / "trace.json").string(), results::training_trace_json(s));
   }
   if (o.json) {
     std::cout << summary.dump(2) << "\n";

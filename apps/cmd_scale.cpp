@@ -8,7 +8,9 @@
 
 #include "apps/cli_common.h"
 #include "core/errors.h"
-#include "sim/experiment/experiment.h"
+#include "drivers/config_paths.h"
+#include "drivers/experiment.h"
+#include "drivers/training_run.h"
 
 namespace cs::cli {
 namespace {
@@ -37,7 +39,7 @@ std::vector<int> parse_counts(const std::string& text) {
 
 struct Point {
   int gpus = 0;
-  exp::IterationResult result;
+  results::IterationResult result;
   double speedup = 0, efficiency = 0;
   std::string dominant_stall;
   double dominant_share = 0;
@@ -57,9 +59,9 @@ CLI::App* add_scale_command(CLI::App& app, ScaleOptions& o) {
 }
 
 int print_scaling(const ScaleOptions& o, bool json) {
-  exp::Experiment base = exp::load_experiment(o.experiment, o.overrides);
+  drv::Experiment base = drv::load_experiment(o.experiment, o.overrides);
   if (!o.profile.empty()) {
-    base.profile = exp::resolve_profile(o.profile, "", "", "--profile");
+    base.profile = drv::resolve_profile(o.profile, "", "", "--profile");
     base.profile_where = "--profile";
   }
   const std::vector<int> counts = parse_counts(o.gpus);
@@ -72,7 +74,7 @@ int print_scaling(const ScaleOptions& o, bool json) {
     }
   }
   for (int n : counts) {
-    exp::Experiment e = base;
+    drv::Experiment e = base;
     e.plan.dp = n / model_parallel;
     if (o.weak) e.plan.global_batch = per_replica_batch * e.plan.dp;
     if (e.plan.global_batch % (e.plan.micro_batch * e.plan.dp) != 0) {
@@ -81,18 +83,17 @@ int print_scaling(const ScaleOptions& o, bool json) {
                                                              std::to_string(e.plan.micro_batch) + " (try --weak)");
     }
     if (!json && stderr_is_terminal()) std::cerr << "\r  simulating " << n << " GPUs   " << std::flush;
-    const exp::Simulation s = exp::simulate(e);
+    const results::TrainingRun s = drv::simulate_training(e);
     Point p;
     p.gpus = n;
     p.result = s.result;
     // The largest non-compute category, mean over GPUs.
-    for (int k = 1; k < report::kStallCount; ++k) {
-      double sum = 0;
-      for (const auto& b : s.stalls) sum += to_seconds(b.time[static_cast<std::size_t>(k)]);
-      const double share = sum / static_cast<double>(s.stalls.size()) / to_seconds(s.result.iteration);
+    const auto means = results::mean_stall_seconds(s.stalls);
+    for (int k = 1; k < results::kStallCount; ++k) {
+      const double share = means[static_cast<std::size_t>(k)] / to_seconds(s.result.iteration);
       if (share > p.dominant_share) {
         p.dominant_share = share;
-        p.dominant_stall = report::to_string(static_cast<report::Stall>(k));
+        p.dominant_stall = results::to_string(static_cast<results::Stall>(k));
       }
     }
     points.push_back(p);

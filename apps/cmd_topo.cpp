@@ -10,7 +10,7 @@
 
 namespace cs::cli {
 
-void add_topo_commands(CLI::App& app, TopoOptions& info, TopoOptions& exp) {
+void add_topo_commands(CLI::App& app, TopoOptions& info, TopoOptions& export_opts) {
   auto* topo = app.add_subcommand("topo", "Inspect a cluster file");
   topo->require_subcommand(1);
   auto* i = topo->add_subcommand("info", "Counts, diameter, bisection bandwidth, oversubscription per tier");
@@ -18,15 +18,15 @@ void add_topo_commands(CLI::App& app, TopoOptions& info, TopoOptions& exp) {
   i->add_option("--set", info.overrides, "Override a value: /json/pointer=value (repeatable)");
   i->add_flag("--json", info.json, "Print JSON instead of the table");
   auto* e = topo->add_subcommand("export", "Export the cluster graph");
-  e->add_option("cluster", exp.cluster, "Cluster file, or a bundled example name")->required();
-  e->add_option("--set", exp.overrides, "Override a value: /json/pointer=value (repeatable)");
-  e->add_flag("--dot", exp.dot, "Graphviz dot format (the only format so far)")->required();
-  e->add_option("-o,--output", exp.output, "Write to this file instead of standard output");
+  e->add_option("cluster", export_opts.cluster, "Cluster file, or a bundled example name")->required();
+  e->add_option("--set", export_opts.overrides, "Override a value: /json/pointer=value (repeatable)");
+  e->add_flag("--dot", export_opts.dot, "Graphviz dot format (the only format so far)")->required();
+  e->add_option("-o,--output", export_opts.output, "Write to this file instead of standard output");
 }
 
 int run_topo_info(const TopoOptions& o) {
-  const topo::Cluster cluster = load_cluster(o.cluster, o.overrides);
-  const topo::TopologySummary s = topo::summarize(cluster);
+  const coll::Machine machine = load_machine(o.cluster, o.overrides);
+  const topo::TopologySummary s = topo::summarize(machine.cluster);
   if (o.json) {
     std::cout << topo::to_json(s).dump(2) << "\n";
   } else {
@@ -36,8 +36,8 @@ int run_topo_info(const TopoOptions& o) {
 }
 
 int run_topo_export(const TopoOptions& o) {
-  const topo::Cluster cluster = load_cluster(o.cluster, o.overrides);
-  const std::string dot = topo::export_dot(cluster);
+  const coll::Machine machine = load_machine(o.cluster, o.overrides);
+  const std::string dot = topo::export_dot(machine.cluster);
   if (o.output.empty()) {
     std::cout << dot;
   } else {

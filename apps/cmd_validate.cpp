@@ -9,7 +9,9 @@
 #include "apps/cli_common.h"
 #include "core/config.h"
 #include "core/errors.h"
-#include "sim/experiment/experiment.h"
+#include "core/statistics.h"
+#include "drivers/experiment.h"
+#include "drivers/training_run.h"
 
 #ifndef CS_CONFIG_DIR
 #define CS_CONFIG_DIR "configs"
@@ -18,12 +20,27 @@
 namespace cs::cli {
 namespace {
 
-// The zoo model of a row: "gpt-1.7b" ... "gpt-1t".
-std::string model_name(double params_billion) {
-  if (params_billion >= 1000) return "gpt-1t";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "gpt-%gb", params_billion);
-  return buf;
+// The record's experiment must be the published configuration: the plan's degrees, batch and
+// sequence, the GPUs the cluster provides, and the model's shape. ConfigError at the record
+// otherwise, so that the simulated rows cannot drift from the table.
+void check_against_config(const drv::Experiment& e, const wl::Model& model, const ConfigNode& config) {
+  auto expect = [&](const char* key, std::int64_t simulated) {
+    const ConfigNode v = config.at(key);
+    if (v.as_int() != simulated) {
+      v.fail("the record's experiment has " + std::to_string(simulated) + " where the published configuration has " +
+             std::to_string(v.as_int()));
+    }
+  };
+  expect("tp", e.plan.tp);
+  expect("pp", e.plan.pp);
+  expect("dp", e.plan.dp);
+  expect("num_gpus", e.plan.gpus());
+  expect("global_batch", e.plan.global_batch);
+  expect("seq_len", e.plan.sequence_length);
+  expect("layers", model.transformer.layers);
+  expect("hidden_size", model.transformer.hidden);
+  expect("attention_heads", model.transformer.heads);
+  expect("vocab", model.transformer.vocab);
 }
 
 std::vector<std::size_t> parse_rows(const std::string& text, std::size_t count) {
@@ -78,39 +95,13 @@ int run_validate_megatron(const ValidateOptions& o) {
                  "   row   params   GPUs   TP  PP  DP  mb  v  batch   published  predicted   error\n";
   }
   for (std::size_t i : rows) {
+    const drv::Experiment e = drv::parse_experiment(records[i].at("experiment"), std::string(CS_CONFIG_DIR) + "/validation");
     const ConfigNode cfg = records[i].at("config");
-    exp::Experiment e;
-    e.file = file;
-    e.name = "megatron row " + std::to_string(i + 1);
+    check_against_config(e, drv::load_model(e), cfg);
     const double params = cfg.at("params_billion").as_number();
-    const auto gpus = cfg.at("num_gpus").as_int(1, 1 << 20);
-    e.cluster = std::string(CS_CONFIG_DIR) + "/clusters/a100-superpod.json";
-    e.cluster_overrides = {"/servers/0/count=" + std::to_string((gpus + 7) / 8)};
-    e.model = std::string(CS_CONFIG_DIR) + "/models/" + model_name(params) + ".json";
-    e.plan.tp = static_cast<int>(cfg.at("tp").as_int(1, 1024));
-    e.plan.pp = static_cast<int>(cfg.at("pp").as_int(1, 1024));
-    e.plan.dp = static_cast<int>(cfg.at("dp").as_int(1, 1 << 20));
-    e.plan.global_batch = static_cast<int>(cfg.at("global_batch").as_int(1, 1 << 24));
-    e.plan.sequence_length = static_cast<int>(cfg.at("seq_len").as_int(1, 1 << 20));
-    e.plan.recompute = wl::Recompute::kFull;
-    // Megatron-LM as the paper ran it (2021; examples/sc21/run_table_1.sh): fp16 with 16-bit
-    // gradients, no flash attention, scatter/gather across pipeline cuts; per row the
-    // micro-batch, the DDP flavour (torch: buckets reduced during the backward pass; local:
-    // after it) and the layers per virtual pipeline stage of the interleaved schedule.
-    const ConfigNode script = records[i].at("script");
-    script.expect_only({"micro_batch", "ddp", "layers_per_virtual_stage"});
-    e.plan.micro_batch = static_cast<int>(script.at("micro_batch").as_int(1, 1 << 20));
-    e.plan.dp_overlap = script.at("ddp").as_choice({"local", "torch"}) == 1;
-    e.plan.grad_reduce_bytes = 2;
-    if (auto v = script.find("layers_per_virtual_stage")) {
-      const auto layers = cfg.at("layers").as_int(1, 1 << 20);
-      const auto per = v->as_int(1, 1 << 20);
-      if (layers % (e.plan.pp * per) != 0) v->fail("must divide the layers per pipeline stage");
-      e.plan.schedule = wl::PipelineSchedule::kInterleaved;
-      e.plan.virtual_stages = static_cast<int>(layers / (e.plan.pp * per));
-    }
+    const auto gpus = e.plan.gpus();
     if (!o.json && stderr_is_terminal()) std::cerr << "\r  simulating row " << i + 1 << "   " << std::flush;
-    const exp::Simulation s = exp::simulate(e);
+    const results::TrainingRun s = drv::simulate_training(e);
     const double published = records[i].at("measured").at("tflops_per_gpu").as_number();
     const double predicted = s.result.tflops_per_gpu;
     const double error = (predicted - published) / published;
@@ -134,10 +125,7 @@ int run_validate_megatron(const ValidateOptions& o) {
   if (o.json) {
     std::cout << out.dump(2) << "\n";
   } else {
-    std::vector<double> sorted = errors;
-    std::sort(sorted.begin(), sorted.end());
-    const double median = sorted.size() % 2 ? sorted[sorted.size() / 2] : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-    std::printf("  median |error| %.1f%%, worst %.1f%%\n", 100 * median, 100 * sorted.back());
+    std::printf("  median |error| %.1f%%, worst %.1f%%\n", 100 * median(errors), 100 * *std::max_element(errors.begin(), errors.end()));
   }
   return 0;
 }

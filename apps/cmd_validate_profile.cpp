@@ -1,7 +1,8 @@
 // `clustersim validate profile FILE`: every measured point of a calibration profile against what
 // the simulator predicts for it with that profile's models.
-//   collectives  simulated on the profile's machine rebuilt from the catalog (calibration/
-//                inventory_cluster.h) with the profile's link efficiencies and step latencies;
+//   collectives  simulated on the profile's machine rebuilt from the catalog
+//                (drivers/inventory_machine.h) with the profile's link efficiencies and step
+//                latencies;
 //                a point measured with a forced algorithm and protocol runs with them;
 //   GEMMs        the profile's compute model with the point itself left out of the table
 //                (leave-one-out: how well the table and the curve predict an unmeasured shape);
@@ -15,11 +16,12 @@
 
 #include "apps/cli_common.h"
 #include "apps/cmd_validate.h"
-#include "calibration/inventory_cluster.h"
 #include "calibration/profile_model.h"
 #include "core/errors.h"
-#include "sim/collectives/collective_runner.h"
-#include "sim/experiment/apply_profile.h"
+#include "core/statistics.h"
+#include "drivers/calibrated_protocol.h"
+#include "drivers/inventory_machine.h"
+#include "sim/collectives/collective_simulator.h"
 
 namespace cs::cli {
 namespace {
@@ -46,19 +48,16 @@ std::string flop_range(Flops f) {
   return ">= 100 GFLOP";
 }
 
-std::optional<coll::Protocol> protocol(const std::string& p) {
-  if (p == "simple") return coll::Protocol::kSimple;
-  if (p == "ll") return coll::Protocol::kLowLatency;
-  return std::nullopt;  // auto, ll128: the simulator picks
-}
+// Nothing for "auto" and "ll128": the simulator picks.
+std::optional<coll::Protocol> protocol(const std::string& p) { return parse_enum(coll::kProtocolNames, p); }
 
 void check_collectives(const cal::ProfileModel& pm, const ValidateOptions& o, std::vector<Checked>& out) {
   const cal::Profile& p = pm.profile();
   if (p.collectives.empty()) return;
-  topo::Cluster cluster = cal::inventory_cluster(p.inventory, o.nic, o.profile);
-  exp::apply_network(pm, cluster);
-  coll::CollectiveSimulator sim(cluster);
-  const auto& gpus = cluster.gpus();
+  coll::Machine machine = drv::inventory_machine(p.inventory, o.nic, o.profile);
+  machine.protocol = drv::calibrate_protocol(pm, machine.protocol).protocol;
+  coll::CollectiveSimulator sim(machine);
+  const auto gpus = machine.cluster.gpus();
   for (std::size_t i = 0; i < p.collectives.size(); ++i) {
     const cal::CollectivePoint& c = p.collectives[i];
     if (c.status != cal::PointStatus::kOk || !c.timing) continue;
@@ -67,11 +66,11 @@ void check_collectives(const cal::ProfileModel& pm, const ValidateOptions& o, st
       throw ConfigError(o.profile, where + "/ranks", "expected 2 to " + std::to_string(gpus.size()) + " ranks (the inventory's GPUs)");
     }
     coll::CollectiveSpec spec;
-    spec.op = *coll::parse_op(c.op);
+    spec.op = *parse_collective_op(c.op);
     spec.size = c.bytes;
     spec.ranks.assign(gpus.begin(), gpus.begin() + c.ranks);
     Duration predicted{0};
-    const auto algo = coll::parse_algorithm(c.algorithm);
+    const auto algo = parse_collective_algorithm(c.algorithm);
     const auto proto = protocol(c.protocol);
     std::optional<coll::CollectiveResult> r;
     if (c.algorithm != "auto" && algo && proto) r = sim.run_fixed(spec, *algo, *proto, nullptr);
@@ -131,7 +130,7 @@ void check_memory(const cal::ProfileModel& pm, std::vector<Checked>& out) {
 
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(std::floor(q * static_cast<double>(v.size() - 1)))];
+  return quantile(v, q);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "apps/cmd_collective.h"
 #include "apps/cmd_plan.h"
+#include "apps/cmd_profile.h"
 #include "apps/cmd_run.h"
 #include "apps/cmd_scale.h"
 #include "apps/cmd_topo.h"
@@ -52,15 +53,17 @@ int dispatch(int argc, char** argv) {
   cs::cli::add_collective_command(app, collective);
   cs::cli::ValidateOptions validate_opts;
   auto* validate = cs::cli::add_validate_command(app, validate_opts);
-  cs::cli::TopoOptions info, exp;
-  cs::cli::add_topo_commands(app, info, exp);
+  cs::cli::TopoOptions info, export_opts;
+  cs::cli::add_topo_commands(app, info, export_opts);
+  cs::cli::ProfileOptions profile_opts;
+  auto* profile = cs::cli::add_profile_command(app, profile_opts);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
-        first != "plan") {
+        first != "plan" && first != "profile") {
       std::cerr << "clustersim: command-line error: unknown command \"" << first
-                << "\" (run, scale, plan, collective, topo, validate; see --help)\n";
+                << "\" (run, scale, plan, collective, topo, validate, profile; see --help)\n";
       return 2;
     }
   }
@@ -81,13 +84,14 @@ int dispatch(int argc, char** argv) {
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);
   if (app.got_subcommand("scale")) return cs::cli::run_scale_command(scale_opts);
   if (app.got_subcommand("plan")) return cs::cli::run_plan_command(plan_opts);
+  if (profile->parsed()) return cs::cli::run_profile_synthetic(profile_opts);
   if (validate->parsed()) {
     if (validate->got_subcommand("profile")) return cs::cli::run_validate_profile(validate_opts);
     return cs::cli::run_validate_megatron(validate_opts);
   }
   auto* topo = app.get_subcommand("topo");
   if (topo->got_subcommand("info")) return cs::cli::run_topo_info(info);
-  if (topo->got_subcommand("export")) return cs::cli::run_topo_export(exp);
+  if (topo->got_subcommand("export")) return cs::cli::run_topo_export(export_opts);
   return 2;
 }
 

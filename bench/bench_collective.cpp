@@ -38,9 +38,9 @@
 #include <vector>
 
 #include "sim/collectives/collective.h"
-#include "sim/collectives/collective_runner.h"
+#include "sim/collectives/collective_simulator.h"
+#include "sim/collectives/machine.h"
 #include "sim/collectives/schedule.h"
-#include "topology/cluster_loader.h"
 
 namespace {
 
@@ -126,7 +126,7 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
     return 2;
   }
   const auto protocol = protocol_name == "ll" ? cs::coll::Protocol::kLowLatency : cs::coll::Protocol::kSimple;
-  const auto algo = cs::coll::parse_algorithm(algo_name);
+  const auto algo = cs::parse_collective_algorithm(algo_name);
   if (!algo) {
     std::fprintf(stderr, "bench_collective: unknown --algo %s\n", algo_name.c_str());
     return 2;
@@ -142,19 +142,20 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
   CaseResult r;
   r.algo = algo_name;
   const auto t0 = Clock::now();
-  const cs::topo::Cluster cluster = cs::topo::load_cluster(path, overrides);
+  const cs::coll::Machine machine = cs::coll::load_machine(path, overrides);
+  const cs::topo::Cluster& cluster = machine.cluster;
   r.load_s = seconds_since(t0);
 
   const auto t1 = Clock::now();
-  cs::coll::CollectiveSimulator simulator(cluster);
+  cs::coll::CollectiveSimulator simulator(machine);
   cs::coll::CollectiveSpec spec;
-  spec.op = cs::coll::Op::kAllReduce;
+  spec.op = cs::CollectiveOp::kAllReduce;
   spec.size = cs::Bytes{bytes};
   const auto all = cluster.gpus();
   spec.ranks.assign(all.begin(), all.end());
   spec.algorithm = *algo;
   cs::coll::CollectiveResult res;
-  if (*algo == cs::coll::Algorithm::kAuto) {
+  if (*algo == cs::CollectiveAlgorithm::kAuto) {
     res = simulator.run(spec);
   } else {
     std::string why;
@@ -169,21 +170,21 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
   r.total_s = seconds_since(t0);
   r.rss_kib = peak_rss_kib();
 
-  if (*algo == cs::coll::Algorithm::kAuto) {  // outside the timings: how many runs auto did
+  if (*algo == cs::CollectiveAlgorithm::kAuto) {  // outside the timings: how many runs auto did
     const cs::coll::ScheduleContext ctx(cluster);
     for (auto a : cs::coll::auto_candidates(ctx, spec)) {
       std::string why;
       if (!cs::coll::build_schedule(ctx, spec, a, &why)) continue;
-      r.candidates += a == cs::coll::Algorithm::kNvls ? 1 : 2;
+      r.candidates += a == cs::CollectiveAlgorithm::kNvls ? 1 : 2;
     }
   } else {
     r.candidates = 1;
   }
   r.gpus = static_cast<long>(spec.ranks.size());
-  r.chosen = std::string(cs::coll::to_string(res.algorithm)) + "/" + cs::coll::to_string(res.protocol);
+  r.chosen = std::string(cs::to_string(res.algorithm)) + "/" + cs::coll::to_string(res.protocol);
   r.sim_time_s = cs::to_seconds(res.time);
   r.busbw_GBps = static_cast<double>(bytes) / r.sim_time_s / 1e9 *
-                 cs::coll::busbw_factor(spec.op, spec.ranks.size());
+                 cs::busbw_factor(spec.op, spec.ranks.size());
   r.flows = res.flows;
   r.events = res.events;
   std::printf("%s\n", to_json(r, bytes).c_str());

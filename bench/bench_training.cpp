@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/experiment/experiment.h"
+#include "drivers/experiment.h"
+#include "drivers/training_run.h"
 
 #ifndef CS_CONFIG_DIR
 #define CS_CONFIG_DIR "configs"
@@ -32,8 +33,8 @@ const Case kCases[] = {
 
 int run_one(const std::string& path) {
   const auto t0 = std::chrono::steady_clock::now();
-  const cs::exp::Experiment e = cs::exp::load_experiment(path);
-  const cs::exp::Simulation s = cs::exp::simulate(e);
+  const cs::drv::Experiment e = cs::drv::load_experiment(path);
+  const cs::results::TrainingRun s = cs::drv::simulate_training(e);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);

@@ -26,6 +26,7 @@
 #include <Eigen/Dense>
 
 #include "core/errors.h"
+#include "core/statistics.h"
 
 namespace cs::cal {
 
@@ -195,12 +196,6 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& t, dou
   return f;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 bool usable(const PointBase& p) {
   return p.status == PointStatus::kOk && p.timing && p.timing->median.count() > 0;
 }
@@ -364,7 +359,7 @@ std::vector<GemmModel> fit_gemm(const Profile& p) {
     }
     for (const auto& [shape, rates] : shapes) {
       const auto& [mm, nn, kk] = shape;
-      m.table.push_back(GemmTableEntry{mm, nn, kk, FlopRate{median_of(rates)}});
+      m.table.push_back(GemmTableEntry{mm, nn, kk, FlopRate{median(rates)}});
     }
     // t(F) = t0 + F / rate with rate <= best, i.e. slope b = 1/rate >= 1/best.
     const LineFit curve = fit_line(f, t, 1.0 / m.best.value());
@@ -403,9 +398,7 @@ std::optional<Duration> fit_launch(const Profile& p) {
     if (usable(l)) v.push_back(l.timing->median);
   }
   if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return median(std::move(v));
 }
 
 std::optional<double> fit_overlap(const Profile& p) {
@@ -414,7 +407,7 @@ std::optional<double> fit_overlap(const Profile& p) {
     if (o.alone.count() > 0) v.push_back(o.slowdown());
   }
   if (v.empty()) return std::nullopt;
-  return median_of(std::move(v));
+  return median(std::move(v));
 }
 
 // Per link class: all_reduce, ring (else auto), the largest rank count, simple (else the first

@@ -1,13 +1,13 @@
 #include "calibration/nominal.h"
 
-#include "topology/catalog.h"
+#include "hardware/catalog.h"
 
 namespace cs::cal {
 
 NominalBandwidths nominal_from_catalog(const Inventory& inv) { return nominal_from_catalog(inv, std::nullopt); }
 
 NominalBandwidths nominal_from_catalog(const Inventory& inv, const std::optional<std::string>& network_nic) {
-  const topo::Catalog& catalog = topo::Catalog::builtin();
+  const hw::Catalog& catalog = hw::Catalog::builtin();
   NominalBandwidths out;
   if (!inv.gpus.empty()) {
     const auto gpu = catalog.gpus().find(inv.gpus.front().catalog_gpu);
@@ -22,7 +22,7 @@ NominalBandwidths nominal_from_catalog(const Inventory& inv, const std::optional
     }
   }
   if (network_nic) {
-    const topo::NicSpec& nic = catalog.nic(*network_nic, "", "--network-nic");
+    const hw::NicSpec& nic = catalog.nic(*network_nic, "", "--network-nic");
     if (nic.bandwidth.value() > 0) out.per_class["network"] = nic.bandwidth;
   }
   return out;

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "core/atomic_file.h"
+#include "core/collective_kind.h"
 #include "core/config.h"
 #include "core/errors.h"
 
@@ -65,11 +66,9 @@ Bandwidth CollectivePoint::algbw() const {
 Bandwidth CollectivePoint::busbw() const { return scale(algbw(), bus_factor(op, ranks)); }
 
 double bus_factor(const std::string& op, int ranks) {
+  const auto kind = parse_collective_op(op);
   if (ranks < 1) return 0;
-  const double n = ranks;
-  if (op == "all_reduce") return 2.0 * (n - 1) / n;
-  if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all") return (n - 1) / n;
-  return 1.0;
+  return kind ? busbw_factor(*kind, static_cast<std::size_t>(ranks)) : 1.0;
 }
 
 namespace {

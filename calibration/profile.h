@@ -102,7 +102,8 @@ struct CollectivePoint : PointBase {
   Bandwidth busbw() const;         // algbw x bus factor
 };
 
-// nccl-tests' bus factor: all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; else 1.
+// nccl-tests' bus factor (core/collective_kind.h, busbw_factor) of an op named as profiles name
+// it; 0 for fewer than one rank, 1 for a name that is not a collective.
 double bus_factor(const std::string& op, int ranks);
 
 struct GpuInventory {

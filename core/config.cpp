@@ -167,6 +167,10 @@ Flops ConfigNode::as_flops() const {
 }
 
 std::size_t ConfigNode::as_choice(std::initializer_list<std::string_view> names) const {
+  return as_choice(std::span<const std::string_view>(names.begin(), names.size()));
+}
+
+std::size_t ConfigNode::as_choice(std::span<const std::string_view> names) const {
   std::string list;
   for (auto n : names) list += (list.empty() ? "\"" : ", \"") + std::string(n) + "\"";
   if (!value_->is_string()) fail_expected("one of " + list);
@@ -182,6 +186,13 @@ std::size_t ConfigNode::as_choice(std::initializer_list<std::string_view> names)
 ConfigDocument::ConfigDocument(std::shared_ptr<const nlohmann::json> value,
                                std::shared_ptr<const std::string> file)
     : value_(std::move(value)), file_(std::move(file)) {}
+
+ConfigDocument ConfigDocument::load(const std::string& path, const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return load(path);
+  nlohmann::json json = load(path).json();
+  for (const std::string& o : overrides) apply_override(json, path, o);
+  return from_json(std::move(json), path);
+}
 
 ConfigDocument ConfigDocument::parse(std::string_view text, std::string name) {
   try {

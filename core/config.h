@@ -11,10 +11,12 @@
 // (cross-field checks, in each module's spec code), build (specs -> runtime objects).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.h"
 #include "core/errors.h"
 #include "core/units.h"
 
@@ -66,6 +69,14 @@ class ConfigNode {
   Flops as_flops() const;
   // One of `names`; the error lists them. Returns the index of the match.
   std::size_t as_choice(std::initializer_list<std::string_view> names) const;
+  std::size_t as_choice(std::span<const std::string_view> names) const;
+  // One of the names of an enum's name table (core/enum_names.h), as the enum's value.
+  template <class E, std::size_t N>
+  E as_enum(const EnumName<E> (&table)[N]) const {
+    std::array<std::string_view, N> names;
+    for (std::size_t i = 0; i < N; ++i) names[i] = table[i].name;
+    return table[as_choice(std::span<const std::string_view>(names))].value;
+  }
 
   // Throws ConfigError at this node: "expected <expected>; got <what is here>".
   [[noreturn]] void fail_expected(std::string_view expected) const;
@@ -84,6 +95,8 @@ class ConfigDocument {
  public:
   // Reads and parses a file; unreadable files and broken JSON are ConfigErrors naming the line.
   static ConfigDocument load(const std::string& path);
+  // The same, then "--set /json/pointer=value" overrides applied in order (apply_override).
+  static ConfigDocument load(const std::string& path, const std::vector<std::string>& overrides);
   // Parses text; `name` is what errors call the file.
   static ConfigDocument parse(std::string_view text, std::string name);
   // Wraps an already-built value (generated configurations, tests).

@@ -23,13 +23,13 @@ ROOT=$PWD
 DEPS=$ROOT/build-device-deps
 
 prepare() {
-  # The headers the host sources of clustersim-calibrate's targets include (core, topology,
+  # The headers the host sources of clustersim-calibrate's targets include (core, hardware,
   # calibration, the probe, the app), as g++ -M lists them, plus whole folders whose contents
   # depend on the compiler (Boost's configuration, MPL's preprocessed headers, ...).
   local cxx=${CXX:-g++}
   local list
   list=$(mktemp)
-  for f in core/*.cpp topology/*.cpp calibration/*.cpp calibration/probe/*.cpp apps/calibrate/*.cpp sim/*/*.cpp; do
+  for f in core/*.cpp hardware/*.cpp topology/*.cpp calibration/*.cpp calibration/probe/*.cpp apps/calibrate/*.cpp sim/*/*.cpp; do
     "$cxx" -std=c++20 -M -I. -I/usr/local/cuda/include -I/usr/include/eigen3 "$f"
   done | tr ' \\' '\n\n' | grep -E '^/usr/include/(boost|eigen3|nlohmann|CLI)/' | sort -u >"$list"
   rm -rf "$DEPS"

@@ -5,33 +5,9 @@
 
 namespace cs::topo {
 
-const char* to_string(NodeKind k) {
-  switch (k) {
-    case NodeKind::kGpu: return "gpu";
-    case NodeKind::kNic: return "nic";
-    case NodeKind::kNvSwitch: return "nvswitch";
-    case NodeKind::kPcieSwitch: return "pcie_switch";
-    case NodeKind::kLeafSwitch: return "leaf_switch";
-    case NodeKind::kSpineSwitch: return "spine_switch";
-    case NodeKind::kCoreSwitch: return "core_switch";
-    case NodeKind::kHost: return "host";
-    case NodeKind::kStorage: return "storage";
-  }
-  return "unknown";
-}
-
 bool is_switch(NodeKind k) {
   return k == NodeKind::kNvSwitch || k == NodeKind::kPcieSwitch || k == NodeKind::kLeafSwitch ||
          k == NodeKind::kSpineSwitch || k == NodeKind::kCoreSwitch;
-}
-
-const char* to_string(LinkClass c) {
-  switch (c) {
-    case LinkClass::kNvlink: return "nvlink";
-    case LinkClass::kPcie: return "pcie";
-    case LinkClass::kNetwork: return "network";
-  }
-  return "unknown";
 }
 
 Cluster::Cluster(std::string name) : impl_(std::make_unique<Impl>()) { impl_->name = std::move(name); }
@@ -54,7 +30,7 @@ NodeId Cluster::add_node(NodeInfo info) {
   return id;
 }
 
-LinkId Cluster::add_link(NodeId src, NodeId dst, Bandwidth bw, Duration latency, LinkClass cls,
+LinkId Cluster::add_link(NodeId src, NodeId dst, Bandwidth bw, Duration latency, hw::LinkClass cls,
                          int tier) {
   Impl& m = *impl_;
   if (src.value >= m.nodes.size() || dst.value >= m.nodes.size()) {
@@ -77,7 +53,7 @@ LinkId Cluster::add_link(NodeId src, NodeId dst, Bandwidth bw, Duration latency,
 }
 
 std::pair<LinkId, LinkId> Cluster::add_cable(NodeId a, NodeId b, Bandwidth bw, Duration latency,
-                                             LinkClass cls, int tier) {
+                                             hw::LinkClass cls, int tier) {
   const LinkId ab = add_link(a, b, bw, latency, cls, tier);
   const LinkId ba = add_link(b, a, bw, latency, cls, tier);
   impl_->links[ab.value].reverse = ba;
@@ -89,16 +65,7 @@ void Cluster::set_link_bandwidth(LinkId id, Bandwidth bw) { impl_->links.at(id.v
 void Cluster::set_link_latency(LinkId id, Duration latency) {
   impl_->links.at(id.value).latency = latency;
 }
-void Cluster::set_link_class_params(LinkClass cls, LinkClassParams params) {
-  impl_->class_params[static_cast<int>(cls)] = params;
-}
-
-void Cluster::set_collective_model(CollectiveModelParams params) {
-  impl_->collective_model = params;
-}
-const CollectiveModelParams& Cluster::collective_model() const { return impl_->collective_model; }
-
-void Cluster::set_gpu_spec(NodeId gpu, const GpuSpec& spec) {
+void Cluster::set_gpu_spec(NodeId gpu, const hw::GpuSpec& spec) {
   Impl& m = *impl_;
   if (m.nodes.at(gpu.value).kind != NodeKind::kGpu) throw InternalError("set_gpu_spec: not a GPU");
   // Specs are shared by name: most clusters have one or two GPU models.
@@ -108,7 +75,7 @@ void Cluster::set_gpu_spec(NodeId gpu, const GpuSpec& spec) {
       return;
     }
   }
-  m.owned_specs.push_back(std::make_unique<GpuSpec>(spec));
+  m.owned_specs.push_back(std::make_unique<hw::GpuSpec>(spec));
   m.gpu_specs[gpu.value] = m.owned_specs.back().get();
 }
 
@@ -135,19 +102,10 @@ std::span<const LinkId> Cluster::out_links(NodeId id) const { return impl_->out.
 std::span<const LinkId> Cluster::in_links(NodeId id) const { return impl_->in.at(id.value); }
 std::span<const NodeId> Cluster::gpus() const { return impl_->gpus; }
 
-const GpuSpec& Cluster::gpu_spec(NodeId gpu) const {
-  const GpuSpec* s = impl_->gpu_specs.at(gpu.value);
+const hw::GpuSpec& Cluster::gpu_spec(NodeId gpu) const {
+  const hw::GpuSpec* s = impl_->gpu_specs.at(gpu.value);
   if (!s) throw InternalError("gpu_spec: no catalog entry for " + node(gpu).name);
   return *s;
-}
-
-const LinkClassParams& Cluster::link_class_params(LinkClass cls) const {
-  return impl_->class_params[static_cast<int>(cls)];
-}
-
-Bandwidth Cluster::effective_bandwidth(LinkId id) const {
-  const LinkInfo& l = link(id);
-  return scale(l.bandwidth, link_class_params(l.link_class).efficiency);
 }
 
 }  // namespace cs::topo

@@ -13,8 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/units.h"
-#include "topology/catalog.h"
+#include "hardware/catalog.h"
+#include "hardware/link_class.h"
 #include "topology/ids.h"
 
 namespace cs::topo {
@@ -31,7 +33,13 @@ enum class NodeKind : std::uint8_t {
   kStorage,
 };
 inline constexpr int kNodeKindCount = 9;
-const char* to_string(NodeKind k);
+inline constexpr EnumName<NodeKind> kNodeKindNames[] = {
+    {NodeKind::kGpu, "gpu"},           {NodeKind::kNic, "nic"},
+    {NodeKind::kNvSwitch, "nvswitch"}, {NodeKind::kPcieSwitch, "pcie_switch"},
+    {NodeKind::kLeafSwitch, "leaf_switch"}, {NodeKind::kSpineSwitch, "spine_switch"},
+    {NodeKind::kCoreSwitch, "core_switch"}, {NodeKind::kHost, "host"},
+    {NodeKind::kStorage, "storage"}};
+inline const char* to_string(NodeKind k) { return enum_name(kNodeKindNames, k); }
 bool is_switch(NodeKind k);
 
 struct NodeInfo {
@@ -49,7 +57,7 @@ struct LinkInfo {
   NodeId src, dst;
   Bandwidth bandwidth{0};     // line rate of this direction
   Duration latency{0};        // propagation + switching of one traversal
-  LinkClass link_class = LinkClass::kNetwork;
+  hw::LinkClass link_class = hw::LinkClass::kNetwork;
   std::int8_t tier = 0;       // 0 inside a server; 1 endpoint-leaf; 2 leaf-spine; 3 spine-core
   LinkId reverse;             // the other direction of the cable, if any
 };
@@ -67,16 +75,14 @@ class Cluster {
   // Names must be unique (TopologyError naming info.origin otherwise).
   NodeId add_node(NodeInfo info);
   // One directed link.
-  LinkId add_link(NodeId src, NodeId dst, Bandwidth bw, Duration latency, LinkClass cls, int tier);
+  LinkId add_link(NodeId src, NodeId dst, Bandwidth bw, Duration latency, hw::LinkClass cls, int tier);
   // A cable: two directed links with the same parameters; returns {src->dst, dst->src}.
   std::pair<LinkId, LinkId> add_cable(NodeId a, NodeId b, Bandwidth bw, Duration latency,
-                                      LinkClass cls, int tier);
+                                      hw::LinkClass cls, int tier);
   void set_link_bandwidth(LinkId id, Bandwidth bw);
   void set_link_latency(LinkId id, Duration latency);
-  void set_link_class_params(LinkClass cls, LinkClassParams params);
-  void set_collective_model(CollectiveModelParams params);
   // Records the GPU's catalog entry (GPUs only).
-  void set_gpu_spec(NodeId gpu, const GpuSpec& spec);
+  void set_gpu_spec(NodeId gpu, const hw::GpuSpec& spec);
 
   // ---- queries ----
   const std::string& name() const;
@@ -91,11 +97,7 @@ class Cluster {
   std::span<const LinkId> in_links(NodeId id) const;
   // GPUs in rank order.
   std::span<const NodeId> gpus() const;
-  const GpuSpec& gpu_spec(NodeId gpu) const;
-  const LinkClassParams& link_class_params(LinkClass cls) const;
-  const CollectiveModelParams& collective_model() const;
-  // Usable rate of a link: line rate x the efficiency of its class.
-  Bandwidth effective_bandwidth(LinkId id) const;
+  const hw::GpuSpec& gpu_spec(NodeId gpu) const;
 
   // The Boost.Graph view, for algorithms inside topology/ only (see cluster_graph.h).
   struct Impl;

@@ -29,11 +29,9 @@ struct Cluster::Impl {
   std::vector<std::vector<LinkId>> out;  // per node, in insertion order
   std::vector<std::vector<LinkId>> in;
   std::vector<NodeId> gpus;
-  std::vector<const GpuSpec*> gpu_specs;  // per node; null except for GPUs
-  std::vector<std::unique_ptr<GpuSpec>> owned_specs;
+  std::vector<const hw::GpuSpec*> gpu_specs;  // per node; null except for GPUs
+  std::vector<std::unique_ptr<hw::GpuSpec>> owned_specs;
   std::unordered_map<std::string, NodeId> by_name;
-  LinkClassParams class_params[kLinkClassCount];
-  CollectiveModelParams collective_model;
 };
 
 }  // namespace cs::topo

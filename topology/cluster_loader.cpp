@@ -8,49 +8,17 @@
 
 namespace cs::topo {
 
-// Generated at build time from configs/hardware/*.json by cmake/EmbedFiles.cmake.
-const std::vector<std::pair<std::string, std::string>>& builtin_catalog_documents();
-
 namespace {
 
 constexpr std::int64_t kMaxServers = 1'000'000;
 constexpr std::int64_t kMaxGpusPerServer = 1024;
 constexpr std::int64_t kMaxGpus = 4'000'000;  // NodeId is 32-bit; keeps every count in range
 
-LinkClass parse_link_class(const ConfigNode& node) {
-  return static_cast<LinkClass>(node.as_choice({"nvlink", "pcie", "network"}));
-}
-
-int class_index(const std::string& name) {
-  return name == "nvlink" ? 0 : name == "pcie" ? 1 : 2;
-}
-
-struct DefaultLatencies {
-  Duration by_class[kLinkClassCount]{};
-};
-
-const DefaultLatencies& builtin_latencies() {
-  static const DefaultLatencies latencies = [] {
-    Catalog::builtin();  // validates the documents (sources, units) first
-    DefaultLatencies d;
-    for (const auto& [name, text] : builtin_catalog_documents()) {
-      const ConfigDocument doc = ConfigDocument::parse(text, name);
-      const auto classes = doc.root().find("link_classes");
-      if (!classes) continue;
-      for (const auto& [class_name, node] : classes->members()) {
-        if (auto lat = node.find("latency")) {
-          d.by_class[class_index(class_name)] = lat->at("value").as_duration();
-        }
-      }
-    }
-    return d;
-  }();
-  return latencies;
-}
+hw::LinkClass parse_link_class(const ConfigNode& node) { return node.as_enum(hw::kLinkClassNames); }
 
 // ---- parse ----------------------------------------------------------------------------------
 
-ServerGroupSpec parse_server_group(const ConfigNode& node, const Catalog& catalog,
+ServerGroupSpec parse_server_group(const ConfigNode& node, const hw::Catalog& catalog,
                                    const ClusterSpec& spec, const Duration* latency) {
   node.expect_only({"count", "name", "template", "gpu", "gpus", "nvlink", "nic", "nics",
                     "pcie_switches", "pcie_bandwidth"});
@@ -59,7 +27,7 @@ ServerGroupSpec parse_server_group(const ConfigNode& node, const Catalog& catalo
   if (auto c = node.find("count")) g.count = static_cast<int>(c->as_int(1, kMaxServers));
   if (auto n = node.find("name")) g.name = n->as_string();
   const ConfigNode tmpl = node.at("template");
-  g.kind = static_cast<ServerTemplate>(tmpl.as_choice({"nvswitch", "pcie", "single"}));
+  g.kind = tmpl.as_enum(kServerTemplateNames);
   const ConfigNode gpu = node.at("gpu");
   g.gpu = catalog.gpu(gpu.as_string(), spec.file, gpu.path());
   g.gpus = g.kind == ServerTemplate::kSingle ? 1 : 8;
@@ -92,8 +60,7 @@ FabricSpec parse_fabric(const ConfigNode& node) {
   FabricSpec f;
   f.origin = node.path();
   const ConfigNode type = node.at("type");
-  f.type = static_cast<FabricType>(
-      type.as_choice({"none", "star", "leaf_spine", "fat_tree", "rail_optimized", "torus", "ring"}));
+  f.type = type.as_enum(kFabricTypeNames);
   switch (f.type) {
     case FabricType::kNone: node.expect_only({"type"}); break;
     case FabricType::kStar:
@@ -128,13 +95,9 @@ FabricSpec parse_fabric(const ConfigNode& node) {
 
 }  // namespace
 
-Duration builtin_default_latency(LinkClass c) {
-  return builtin_latencies().by_class[static_cast<int>(c)];
-}
-
 // ---- stage 1: parse -------------------------------------------------------------------------
 
-ClusterSpec parse_cluster_spec(const ConfigDocument& doc, const Catalog& catalog) {
+ClusterSpec parse_cluster_spec(const ConfigDocument& doc, const hw::Catalog& catalog) {
   ClusterSpec spec;
   spec.file = doc.name();
   const ConfigNode root = doc.root();
@@ -151,34 +114,16 @@ ClusterSpec parse_cluster_spec(const ConfigDocument& doc, const Catalog& catalog
   }
   if (auto d = root.find("description")) spec.description = d->as_string();
 
-  // Link classes first: their latencies are the defaults of generated links.
-  Duration latency[kLinkClassCount];
-  for (int i = 0; i < kLinkClassCount; ++i) {
-    spec.link_classes[i] = catalog.link_class(static_cast<LinkClass>(i));
-    latency[i] = builtin_default_latency(static_cast<LinkClass>(i));
-  }
-  spec.collective_model = catalog.collective_model();
-  if (auto classes = root.find("link_classes")) {
-    classes->expect_only({"nvlink", "pcie", "network"});
-    for (const auto& [name, node] : classes->members()) {
-      const int i = class_index(name);
-      node.expect_only({"efficiency", "step_latency", "ll_step_latency", "latency"});
-      LinkClassParams& p = spec.link_classes[i];
-      if (auto e = node.find("efficiency")) {
-        p.efficiency = e->as_number();
-        if (!(p.efficiency > 0 && p.efficiency <= 1)) e->fail_expected("a number in (0, 1]");
+  // The wire latency of each link class: the default of generated links. The other keys of
+  // "link_classes", and "collective_model", are the collective model's (see the header).
+  Duration latency[hw::kLinkClassCount];
+  for (int i = 0; i < hw::kLinkClassCount; ++i) {
+    const auto cls = static_cast<hw::LinkClass>(i);
+    latency[i] = catalog.wire_latency(cls);
+    if (auto classes = root.find("link_classes"); classes && classes->is_object()) {
+      if (auto node = classes->find(hw::to_string(cls)); node && node->is_object()) {
+        if (auto l = node->find("latency")) latency[i] = l->as_duration();
       }
-      if (auto s = node.find("step_latency")) p.step_latency = s->as_duration();
-      if (auto s = node.find("ll_step_latency")) p.ll_step_latency = s->as_duration();
-      if (auto l = node.find("latency")) latency[i] = l->as_duration();
-    }
-  }
-  if (auto model = root.find("collective_model")) {
-    model->expect_only({"launch_latency", "ll_wire_factor"});
-    if (auto l = model->find("launch_latency")) spec.collective_model.launch_latency = l->as_duration();
-    if (auto f = model->find("ll_wire_factor")) {
-      spec.collective_model.ll_wire_factor = f->as_number();
-      if (!(spec.collective_model.ll_wire_factor >= 1)) f->fail_expected("a number >= 1");
     }
   }
 
@@ -196,7 +141,7 @@ ClusterSpec parse_cluster_spec(const ConfigDocument& doc, const Catalog& catalog
   } else {
     spec.fabric.origin = "/fabric";
   }
-  spec.fabric.link_class = LinkClass::kNetwork;
+  spec.fabric.link_class = hw::LinkClass::kNetwork;
   spec.fabric.link_latency = latency[2];
   if (auto fabric = root.find("fabric")) {
     if (auto link = fabric->find("link")) {
@@ -217,13 +162,7 @@ ClusterSpec parse_cluster_spec(const ConfigDocument& doc, const Catalog& catalog
       dev.origin = d.path();
       dev.name = d.at("name").as_string();
       if (dev.name.empty()) d.at("name").fail_expected("a non-empty device name");
-      const ConfigNode kind = d.at("kind");
-      static constexpr NodeKind kKinds[] = {
-          NodeKind::kGpu,        NodeKind::kNic,         NodeKind::kNvSwitch,
-          NodeKind::kPcieSwitch, NodeKind::kLeafSwitch,  NodeKind::kSpineSwitch,
-          NodeKind::kCoreSwitch, NodeKind::kHost,        NodeKind::kStorage};
-      dev.kind = kKinds[kind.as_choice({"gpu", "nic", "nvswitch", "pcie_switch", "leaf_switch",
-                                        "spine_switch", "core_switch", "host", "storage"})];
+      dev.kind = d.at("kind").as_enum(kNodeKindNames);
       if (auto m = d.find("model")) dev.model = m->as_string();
       if (dev.kind == NodeKind::kGpu) {
         const ConfigNode model = d.at("model");
@@ -248,7 +187,7 @@ ClusterSpec parse_cluster_spec(const ConfigDocument& doc, const Catalog& catalog
       if (auto c = l.find("class")) link.link_class = parse_link_class(*c);
       link.latency = latency[static_cast<int>(link.link_class)];
       if (auto lat = l.find("latency")) link.latency = lat->as_duration();
-      link.tier = link.link_class == LinkClass::kNetwork ? 1 : 0;
+      link.tier = link.link_class == hw::LinkClass::kNetwork ? 1 : 0;
       if (auto t = l.find("tier")) link.tier = static_cast<int>(t->as_int(0, 3));
       if (auto d = l.find("duplex")) link.duplex = d->as_bool();
       spec.links.push_back(std::move(link));
@@ -318,10 +257,6 @@ NodeId resolve(const Cluster& cluster, const std::string& file, const std::strin
 
 Cluster build_unchecked(const ClusterSpec& spec) {
   Cluster cluster(spec.name);
-  for (int i = 0; i < kLinkClassCount; ++i) {
-    cluster.set_link_class_params(static_cast<LinkClass>(i), spec.link_classes[i]);
-  }
-  cluster.set_collective_model(spec.collective_model);
 
   std::vector<ServerDevices> servers;
   std::int64_t total = 0;
@@ -394,10 +329,7 @@ Cluster build_cluster(const ClusterSpec& spec) {
 Cluster build_cluster(const ConfigDocument& doc) { return build_cluster(parse_cluster_spec(doc)); }
 
 Cluster load_cluster(const std::string& path, const std::vector<std::string>& overrides) {
-  if (overrides.empty()) return build_cluster(ConfigDocument::load(path));
-  nlohmann::json json = ConfigDocument::load(path).json();
-  for (const std::string& o : overrides) apply_override(json, path, o);
-  return build_cluster(ConfigDocument::from_json(std::move(json), path));
+  return build_cluster(ConfigDocument::load(path, overrides));
 }
 
 }  // namespace cs::topo

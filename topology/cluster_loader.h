@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/config.h"
-#include "topology/catalog.h"
+#include "hardware/catalog.h"
 #include "topology/cluster.h"
 #include "topology/fabrics.h"
 #include "topology/server_templates.h"
@@ -25,7 +25,7 @@ struct DeviceSpec {
   std::string name;
   NodeKind kind = NodeKind::kStorage;
   std::string model;               // free text, or the catalog GPU name for a GPU
-  std::optional<GpuSpec> gpu;      // GPUs only
+  std::optional<hw::GpuSpec> gpu;      // GPUs only
   Bandwidth reduction_bandwidth{0};  // NVSwitches only
   std::string origin;              // "/devices/<i>"
 };
@@ -35,7 +35,7 @@ struct LinkSpec {
   std::string from, to;
   Bandwidth bandwidth{0};
   Duration latency{0};
-  LinkClass link_class = LinkClass::kNetwork;
+  hw::LinkClass link_class = hw::LinkClass::kNetwork;
   int tier = 1;
   bool duplex = true;              // a cable (two directions) or one directed link
   std::string origin;              // "/links/<i>"
@@ -59,17 +59,15 @@ struct ClusterSpec {
   std::vector<DeviceSpec> devices;
   std::vector<LinkSpec> links;
   std::vector<LinkOverrideSpec> link_overrides;
-  LinkClassParams link_classes[kLinkClassCount];
-  CollectiveModelParams collective_model;
 };
 
-// Default wire latency of generated links of each class: the "latency" of each class in
-// configs/hardware/link-classes.json (zero when absent).
-Duration builtin_default_latency(LinkClass c);
-
-// Stage 1. Resolves catalog names with `catalog` and fills defaults.
+// Stage 1. Resolves catalog names with `catalog` and fills defaults. The sections
+// "link_classes" and "collective_model" parameterise the collective model; only the wire
+// latency of each link class ("link_classes"/<class>/"latency", the default of generated links)
+// is the platform's. The collective model's loader reads and checks the rest
+// (sim/collectives/machine.h, which loads both from one file).
 ClusterSpec parse_cluster_spec(const ConfigDocument& doc,
-                               const Catalog& catalog = Catalog::builtin());
+                               const hw::Catalog& catalog = hw::Catalog::builtin());
 // Stage 2.
 void validate_cluster_spec(const ClusterSpec& spec);
 // Stage 3 (validates first). Ends with check_gpus_connected.
@@ -78,7 +76,8 @@ Cluster build_cluster(const ClusterSpec& spec);
 // All three stages.
 Cluster build_cluster(const ConfigDocument& doc);
 // Reads `path`, applies "--set" overrides ("/json/pointer=value", see core/config.h) in order,
-// then builds. Errors name `path`.
+// then builds. Errors name `path`. The platform alone: a whole cluster file, with the collective
+// model's sections checked and read, is coll::load_machine (sim/collectives/machine.h).
 Cluster load_cluster(const std::string& path, const std::vector<std::string>& overrides = {});
 
 }  // namespace cs::topo

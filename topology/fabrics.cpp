@@ -9,19 +9,6 @@
 
 namespace cs::topo {
 
-const char* to_string(FabricType t) {
-  switch (t) {
-    case FabricType::kNone: return "none";
-    case FabricType::kStar: return "star";
-    case FabricType::kLeafSpine: return "leaf_spine";
-    case FabricType::kFatTree: return "fat_tree";
-    case FabricType::kRailOptimized: return "rail_optimized";
-    case FabricType::kTorus: return "torus";
-    case FabricType::kRing: return "ring";
-  }
-  return "unknown";
-}
-
 std::vector<Endpoint> fabric_endpoints(std::span<const ServerDevices> servers) {
   std::vector<Endpoint> out;
   for (const ServerDevices& s : servers) {

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/units.h"
 #include "topology/cluster.h"
 #include "topology/server_templates.h"
@@ -46,7 +47,12 @@
 namespace cs::topo {
 
 enum class FabricType : std::uint8_t { kNone, kStar, kLeafSpine, kFatTree, kRailOptimized, kTorus, kRing };
-const char* to_string(FabricType t);
+inline constexpr EnumName<FabricType> kFabricTypeNames[] = {
+    {FabricType::kNone, "none"},         {FabricType::kStar, "star"},
+    {FabricType::kLeafSpine, "leaf_spine"}, {FabricType::kFatTree, "fat_tree"},
+    {FabricType::kRailOptimized, "rail_optimized"}, {FabricType::kTorus, "torus"},
+    {FabricType::kRing, "ring"}};
+inline const char* to_string(FabricType t) { return enum_name(kFabricTypeNames, t); }
 
 struct FabricSpec {
   FabricType type = FabricType::kNone;
@@ -60,7 +66,7 @@ struct FabricSpec {
   bool rail_aligned = false;        // leaf_spine, fat_tree
   std::optional<Bandwidth> link_bandwidth;  // endpoint cables; default each endpoint's NIC rate
   Duration link_latency{0};
-  LinkClass link_class = LinkClass::kNetwork;
+  hw::LinkClass link_class = hw::LinkClass::kNetwork;
   std::string origin = "/fabric";   // JSON path, for errors
 };
 

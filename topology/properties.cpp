@@ -186,8 +186,8 @@ nlohmann::json to_json(const TopologySummary& s) {
   }
   j["tiers"] = std::move(tiers);
   nlohmann::json classes = nlohmann::json::object();
-  for (int c = 0; c < kLinkClassCount; ++c) {
-    classes[to_string(static_cast<LinkClass>(c))] =
+  for (int c = 0; c < hw::kLinkClassCount; ++c) {
+    classes[to_string(static_cast<hw::LinkClass>(c))] =
         to_bps(s.total_capacity_by_link_class[static_cast<std::size_t>(c)]);
   }
   j["total_capacity_Bps_by_link_class"] = std::move(classes);
@@ -214,10 +214,10 @@ std::string to_table(const TopologySummary& s) {
   out << row("Diameter (GPU-GPU)", s.diameter_hops < 0 ? "unreachable GPU pair"
                                                        : std::to_string(s.diameter_hops) + " hops");
   out << row("Bisection", format_bandwidth(s.bisection_bandwidth) + " (rank-order halves)");
-  for (int c = 0; c < kLinkClassCount; ++c) {
+  for (int c = 0; c < hw::kLinkClassCount; ++c) {
     const Bandwidth b = s.total_capacity_by_link_class[static_cast<std::size_t>(c)];
     if (b.value() > 0) {
-      out << row(std::string("Capacity ") + to_string(static_cast<LinkClass>(c)),
+      out << row(std::string("Capacity ") + to_string(static_cast<hw::LinkClass>(c)),
                  format_bandwidth(b));
     }
   }

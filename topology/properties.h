@@ -48,7 +48,7 @@ struct TopologySummary {
   int diameter_hops = 0;
   Bandwidth bisection_bandwidth{0};
   std::vector<TierSummary> tiers;                                         // ascending tier
-  std::array<Bandwidth, kLinkClassCount> total_capacity_by_link_class{};  // index by LinkClass
+  std::array<Bandwidth, hw::kLinkClassCount> total_capacity_by_link_class{};  // index by hw::LinkClass
 };
 
 TopologySummary summarize(const Cluster& cluster);

@@ -129,7 +129,7 @@ ServerDevices build_server(Cluster& cluster, const ServerGroupSpec& spec, int se
   if (spec.kind == ServerTemplate::kSingle) {
     if (spec.nics == 1) {
       cluster.add_cable(out.gpus[0], out.nics[0], spec.pcie_bandwidth, nic_cable_latency,
-                        LinkClass::kPcie, 0);
+                        hw::LinkClass::kPcie, 0);
     }
     return out;
   }
@@ -145,7 +145,7 @@ ServerDevices build_server(Cluster& cluster, const ServerGroupSpec& spec, int se
     const NodeId nvswitch = cluster.add_node(std::move(sw));
     for (NodeId g : out.gpus) {
       cluster.add_cable(g, nvswitch, spec.nvlink->per_gpu_bandwidth, spec.nvlink_latency,
-                        LinkClass::kNvlink, 0);
+                        hw::LinkClass::kNvlink, 0);
     }
   }
 
@@ -159,15 +159,15 @@ ServerDevices build_server(Cluster& cluster, const ServerGroupSpec& spec, int se
   };
   for (int i = 0; i < spec.gpus; ++i) {
     cluster.add_cable(out.gpus[static_cast<std::size_t>(i)], switch_of_gpu(i), spec.pcie_bandwidth,
-                      spec.pcie_latency, LinkClass::kPcie, 0);
+                      spec.pcie_latency, hw::LinkClass::kPcie, 0);
   }
   for (int m = 0; m < spec.nics; ++m) {
     const std::int64_t gpu = static_cast<std::int64_t>(m) * spec.gpus / spec.nics;
     cluster.add_cable(out.nics[static_cast<std::size_t>(m)], switch_of_gpu(gpu), spec.pcie_bandwidth,
-                      nic_cable_latency, LinkClass::kPcie, 0);
+                      nic_cable_latency, hw::LinkClass::kPcie, 0);
   }
   for (NodeId p : pcie) {
-    cluster.add_cable(p, host, spec.pcie_bandwidth, spec.pcie_latency, LinkClass::kPcie, 0);
+    cluster.add_cable(p, host, spec.pcie_bandwidth, spec.pcie_latency, hw::LinkClass::kPcie, 0);
   }
   return out;
 }

@@ -24,14 +24,17 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/units.h"
-#include "topology/catalog.h"
+#include "hardware/catalog.h"
 #include "topology/cluster.h"
 #include "topology/ids.h"
 
 namespace cs::topo {
 
 enum class ServerTemplate : std::uint8_t { kNvswitch, kPcie, kSingle };
+inline constexpr EnumName<ServerTemplate> kServerTemplateNames[] = {
+    {ServerTemplate::kNvswitch, "nvswitch"}, {ServerTemplate::kPcie, "pcie"}, {ServerTemplate::kSingle, "single"}};
 const char* to_string(ServerTemplate t);
 
 // One group of identical servers, typed. The loader fills it from "/servers/<i>"; C++ callers
@@ -40,10 +43,10 @@ struct ServerGroupSpec {
   std::string name = "node";  // name prefix: letters, digits, '_', '-'; not ending in a digit
   ServerTemplate kind = ServerTemplate::kNvswitch;
   int count = 1;
-  GpuSpec gpu;
+  hw::GpuSpec gpu;
   int gpus = 8;
-  std::optional<NvlinkSpec> nvlink;  // nvswitch template only (required there)
-  std::optional<NicSpec> nic;        // required when nics > 0
+  std::optional<hw::NvlinkSpec> nvlink;  // nvswitch template only (required there)
+  std::optional<hw::NicSpec> nic;        // required when nics > 0
   int nics = 0;
   int pcie_switches = 1;             // nvswitch and pcie templates
   Bandwidth pcie_bandwidth{0};       // per direction; the GPU's host link

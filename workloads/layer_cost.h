@@ -37,7 +37,7 @@
 
 #include "core/units.h"
 #include "workloads/model.h"
-#include "sim/taskgraph/task_graph.h"
+#include "taskgraph/task_graph.h"
 #include "workloads/parallel_plan.h"
 
 namespace cs::wl {

@@ -152,7 +152,7 @@ std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& 
 }
 
 std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& plan,
-                                            const topo::GpuSpec& gpu) {
+                                            const hw::GpuSpec& gpu) {
   return estimate_memory(m, plan, gpu.hbm_capacity);
 }
 

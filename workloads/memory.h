@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "core/units.h"
-#include "topology/catalog.h"
+#include "hardware/catalog.h"
 #include "workloads/model.h"
 #include "workloads/parallel_plan.h"
 
@@ -71,7 +71,7 @@ double micro_batches_in_flight(const ParallelPlan& plan, int stage);
 std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& plan,
                                             Bytes capacity);
 std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& plan,
-                                            const topo::GpuSpec& gpu);
+                                            const hw::GpuSpec& gpu);
 // The estimate of the worst stage.
 MemoryEstimate peak_memory(const std::vector<MemoryEstimate>& stages);
 

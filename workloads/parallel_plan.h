@@ -9,12 +9,21 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
+
 namespace cs::wl {
 
 enum class ZeroStage { kNone = 0, kOptimizer = 1, kGradients = 2, kParameters = 3 };  // 3 = FSDP
 enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Precision { kBf16, kFp8 };
+
+inline constexpr EnumName<PipelineSchedule> kPipelineScheduleNames[] = {
+    {PipelineSchedule::kGpipe, "gpipe"}, {PipelineSchedule::kOneFOneB, "1f1b"}, {PipelineSchedule::kInterleaved, "interleaved"}};
+inline constexpr EnumName<Recompute> kRecomputeNames[] = {
+    {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
+// The precision of matrix work, named as the GPU catalog names its peaks.
+inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kBf16, "bf16"}, {Precision::kFp8, "fp8"}};
 
 struct ParallelPlan {
   int dp = 1;   // data parallel

@@ -88,7 +88,7 @@ class Builder {
   }
 
  private:
-  OpId collective(std::uint32_t group, const char* name, coll::Op op, Bytes size, std::vector<OpId> deps) {
+  OpId collective(std::uint32_t group, const char* name, CollectiveOp op, Bytes size, std::vector<OpId> deps) {
     const std::uint64_t seq = seq_[{rank_, group}]++;
     const std::uint64_t instance = (static_cast<std::uint64_t>(group) << 32) | seq;
     return g_.add_collective(rank_, group, name, op, size, instance, deps);
@@ -111,14 +111,14 @@ class Builder {
     const int n = std::max(1, c.all_reduce + c.reduce_scatter);
     OpId last = 0;
     for (int i = 0; i < n; ++i) {
-      if (plan_.tp > 1 && i < c.all_gather) deps = {collective(tp, "tp all-gather", coll::Op::kAllGather, coll_bytes, deps)};
+      if (plan_.tp > 1 && i < c.all_gather) deps = {collective(tp, "tp all-gather", CollectiveOp::kAllGather, coll_bytes, deps)};
       last = compute(name, Flops{f.value() / n}, Bytes{mem.value() / n}, tg::ComputeClass::kGemm, deps);
       if (gemm_mix != tg::kNoGemmMix) g_.set_gemm_mix(last, gemm_mix);
       deps = {last};
       if (plan_.tp > 1 && i < c.all_reduce) {
-        last = collective(tp, "tp all-reduce", coll::Op::kAllReduce, coll_bytes, deps);
+        last = collective(tp, "tp all-reduce", CollectiveOp::kAllReduce, coll_bytes, deps);
       } else if (plan_.tp > 1 && i < c.all_reduce + c.reduce_scatter) {
-        last = collective(tp, "tp reduce-scatter", coll::Op::kReduceScatter, coll_bytes, deps);
+        last = collective(tp, "tp reduce-scatter", CollectiveOp::kReduceScatter, coll_bytes, deps);
       }
       deps = {last};
     }
@@ -142,7 +142,7 @@ class Builder {
   // An expert all-to-all after `deps`; returns the new dependency list.
   std::vector<OpId> moe_all_to_all(const char* name, const LayerCost& c, std::vector<OpId> deps) {
     if (plan_.ep <= 1 || c.moe_all_to_all_bytes.value() == 0) return deps;
-    return {collective(ep_group(), name, coll::Op::kAllToAll, c.moe_all_to_all_bytes, deps)};
+    return {collective(ep_group(), name, CollectiveOp::kAllToAll, c.moe_all_to_all_bytes, deps)};
   }
 
   void forward(int j, int k) {
@@ -163,10 +163,10 @@ class Builder {
     for (int u = first; u < last; ++u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
       if (plan_.zero == ZeroStage::kParameters && plan_.dp > 1) {
-        deps = {collective(dp_group(), "fsdp all-gather", coll::Op::kAllGather, c.weights, deps)};
+        deps = {collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps)};
       }
       if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
-        deps = {collective(cp_group(), "cp kv all-gather", coll::Op::kAllGather, c.cp_kv_bytes, deps)};
+        deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes, deps)};
       }
       deps = moe_all_to_all("ep dispatch", c, deps);
       deps = {pieces("block fwd", c.forward - c.attention_forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
@@ -199,7 +199,7 @@ class Builder {
     for (int u = last - 1; u >= first; --u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
       if (plan_.zero == ZeroStage::kParameters && plan_.dp > 1) {
-        deps = {collective(dp_group(), "fsdp all-gather", coll::Op::kAllGather, c.weights, deps)};
+        deps = {collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps)};
       }
       // A full recomputation repeats the forward (with its TP collectives); a partial one (the
       // attention scores only) runs inside the attention backward.
@@ -217,7 +217,7 @@ class Builder {
                               c.attention_backward_traffic + c.attention_recompute_traffic, deps);
       deps = moe_all_to_all("ep dispatch bwd", c, deps);
       if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
-        deps = {collective(cp_group(), "cp kv reduce-scatter", coll::Op::kReduceScatter, c.cp_kv_bytes, deps)};
+        deps = {collective(cp_group(), "cp kv reduce-scatter", CollectiveOp::kReduceScatter, c.cp_kv_bytes, deps)};
       }
       if (last_micro) gradients_ready(c.gradients, deps.back());
     }
@@ -244,7 +244,7 @@ class Builder {
     }
     const bool sharded = plan_.zero != ZeroStage::kNone;
     dp_ops_.push_back(collective(dp_group(), sharded ? "dp reduce-scatter" : "dp all-reduce",
-                                 sharded ? coll::Op::kReduceScatter : coll::Op::kAllReduce, pending_grad_, {producer}));
+                                 sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, pending_grad_, {producer}));
     pending_grad_ = Bytes{0};
   }
 
@@ -273,7 +273,7 @@ class Builder {
     deps.push_back(bwd_last_);
     const OpId step = compute("optimizer step", Flops{0}, Bytes{params * kOptimizerStepBytesPerParameter / shards}, tg::ComputeClass::kOptimizer, deps);
     if (plan_.zero == ZeroStage::kOptimizer || plan_.zero == ZeroStage::kGradients) {
-      if (plan_.dp * plan_.cp > 1) collective(dp_group(), "dp param all-gather", coll::Op::kAllGather, Bytes{params * 2}, {step});
+      if (plan_.dp * plan_.cp > 1) collective(dp_group(), "dp param all-gather", CollectiveOp::kAllGather, Bytes{params * 2}, {step});
     }
   }
 
@@ -300,7 +300,7 @@ class Builder {
   OpId pp_recv(std::uint32_t from, int unit, std::uint64_t t, const char* name) {
     const OpId recv = g_.add_recv(rank_, tg::Stream::kPp, from, pp_bytes(unit), t, name);
     if (!pp_scatter_gather()) return recv;
-    return collective(tp_group(), "pp all-gather", coll::Op::kAllGather, output_bytes(unit), {recv});
+    return collective(tp_group(), "pp all-gather", CollectiveOp::kAllGather, output_bytes(unit), {recv});
   }
 
   // A transfer's tag: micro-batch, direction (0 activations, 1 gradients) and the chunk index of

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/taskgraph/task_graph.h"
+#include "taskgraph/task_graph.h"
 #include "workloads/model.h"
 #include "workloads/parallel_plan.h"
 #include "workloads/rank_grid.h"

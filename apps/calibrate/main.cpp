@@ -4,9 +4,9 @@
 // file and the JSON path, or the option), 1 internal error, 130 interrupted (the profile so far is
 // saved).
 //
-// Commands are small functions in their own files (cmd_measure, cmd_refit); another one, such as
-// `--synthetic GPU` (a profile from the hardware catalog), is an option in parse() and a branch in
-// dispatch().
+// Commands are small functions in their own files (cmd_measure, cmd_refit); another one is an
+// option in dispatch() and a branch after parsing. Synthetic profiles, which the simulator
+// generates, are `clustersim profile synthetic` (this tool knows nothing of the simulator).
 #include <exception>
 #include <iostream>
 #include <string>
@@ -15,7 +15,6 @@
 
 #include "apps/calibrate/cmd_measure.h"
 #include "apps/calibrate/cmd_refit.h"
-#include "apps/calibrate/cmd_synthetic.h"
 #include "apps/calibrate/options.h"
 #include "core/errors.h"
 
@@ -57,16 +56,15 @@ int dispatch(int argc, char** argv) {
   auto* mpi = app.add_flag("--mpi", o.mpi, "one process per GPU under mpirun: collectives across nodes (MPI builds only)");
   auto* refit = app.add_option("--refit", o.refit, "recompute the models of this profile from its points (no GPU)");
   for (CLI::Option* opt : {quick, gpus, algos, sections, max_bytes, time_limit, mpi}) refit->excludes(opt);
-  auto* synthetic = app.add_option("--synthetic", o.synthetic,
-                                   "write a profile generated from the hardware catalog for this GPU (no GPU; marked synthetic); "
-                                   "--gpus sets the GPUs of its one server (default 8)");
-  for (CLI::Option* opt : {quick, algos, sections, max_bytes, time_limit, mpi, refit}) synthetic->excludes(opt);
+  // Moved to the simulator's command line; named here so that old scripts get a pointer to it.
+  app.add_option("--synthetic", o.synthetic)->group("");
   app.footer(
       "\nExamples:\n"
       "  clustersim-calibrate --quick --out h200.json     about 3 minutes on one GPU\n"
       "  clustersim-calibrate --out dgx-h100.json --algos  the full run, every NCCL algorithm\n"
       "  clustersim-calibrate --refit h200.json           refit the models in place\n"
-      "  clustersim-calibrate --synthetic A100-SXM-80GB --gpus 8 --out example.json   from the catalog, no GPU\n");
+      "A profile generated from the hardware catalog (no GPU) is made by the simulator:\n"
+      "  clustersim profile synthetic A100-SXM-80GB --gpus 8 --out example.json\n");
 
   try {
     app.parse(argc, argv);
@@ -82,7 +80,12 @@ int dispatch(int argc, char** argv) {
   }
   o.command = command_line(argc, argv);
   if (!o.refit.empty()) return cs::calibrate::run_refit_command(o);
-  if (!o.synthetic.empty()) return cs::calibrate::run_synthetic_command(o);
+  if (!o.synthetic.empty()) {
+    std::cerr << "clustersim-calibrate: command-line error: --synthetic: synthetic profiles are made by the simulator: "
+                 "clustersim profile synthetic "
+              << o.synthetic << " [--gpus N] [--out FILE]\n";
+    return 2;
+  }
   return cs::calibrate::run_measure_command(o);
 }
 

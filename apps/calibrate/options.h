@@ -19,8 +19,8 @@ struct Options {
   bool mpi = false;
   // refitting
   std::string refit;  // profile to refit
-  // generating a synthetic profile from the hardware catalog
-  std::string synthetic;  // catalog GPU name
+  // --synthetic GPU, which moved to `clustersim profile synthetic` (an error pointing there)
+  std::string synthetic;
   // the command line as typed, for the profile's provenance
   std::string command;
 };

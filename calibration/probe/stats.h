@@ -1,9 +1,7 @@
 // Statistics of timing samples and the stop rule of one measured point (docs/calibration.md,
 // "How a point is measured"). Pure C++: unit-tested without a GPU.
 //
-//   quantile   linear interpolation between the closest ranks (numpy's default): for n sorted
-//              samples x[0..n-1] and q in [0, 1], h = q (n - 1), x[floor h] + (h - floor h) *
-//              (x[floor h + 1] - x[floor h]).
+//   quantile   core/statistics.h: linear interpolation between the closest ranks (numpy's default).
 //   spread     (p90 - p10) / median, the relative width of the central 80% of the samples.
 //   stop rule  at least min_samples kept samples, then stop when spread < target_spread or when
 //              the point has run for time_limit; a point that cannot keep min_samples stops at
@@ -15,9 +13,6 @@
 #include "calibration/profile.h"
 
 namespace cs::probe {
-
-// q-quantile of ascending `sorted` (non-empty); q is clamped to [0, 1].
-double quantile(const std::vector<double>& sorted, double q);
 
 struct SampleSummary {
   double median_s = 0, p10_s = 0, p90_s = 0, min_s = 0;

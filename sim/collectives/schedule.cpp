@@ -65,7 +65,7 @@ std::vector<std::vector<std::size_t>> ring_orders(const topo::Cluster& c, const 
 }
 
 // The edges of one ring (or, without wrap, one chain) as one pipeline.
-void add_ring_edges(Phase& ph, const CollectiveSpec& s, const std::vector<std::size_t>& order,
+void add_ring_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::size_t>& order,
                     Bytes per_edge, std::uint32_t channel, bool wrap, std::uint32_t pipeline) {
   const std::size_t n = order.size();
   for (std::size_t i = 0; i + (wrap ? 0 : 1) < n; ++i) {
@@ -78,32 +78,32 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
   const auto orders = ring_orders(ctx.cluster(), s);
   const auto channels = static_cast<std::int64_t>(orders.size());
   const Bytes per_channel = share(s.size, 1, channels);
-  Phase ph;
+  Round ph;
   switch (s.op) {
-    case Op::kAllReduce:
+    case CollectiveOp::kAllReduce:
       ph.steps = static_cast<int>(2 * (n - 1));
       for (std::size_t c = 0; c < orders.size(); ++c) {
         add_ring_edges(ph, s, orders[c], share(per_channel, 2 * static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
                        static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c));
       }
       break;
-    case Op::kAllGather:
-    case Op::kReduceScatter:
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
       ph.steps = static_cast<int>(n - 1);
       for (std::size_t c = 0; c < orders.size(); ++c) {
         add_ring_edges(ph, s, orders[c], share(per_channel, static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
                        static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c));
       }
       break;
-    case Op::kBroadcast:
-    case Op::kReduce: {
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce: {
       // A pipelined chain starting (broadcast) or ending (reduce) at the root.
       ph.steps = static_cast<int>(n - 1);
       for (std::size_t c = 0; c < orders.size(); ++c) {
         std::vector<std::size_t> o = orders[c];
         auto it = std::find(o.begin(), o.end(), s.root);
         std::rotate(o.begin(), it, o.end());
-        if (s.op == Op::kReduce) std::reverse(o.begin(), o.end());
+        if (s.op == CollectiveOp::kReduce) std::reverse(o.begin(), o.end());
         add_ring_edges(ph, s, o, per_channel, static_cast<std::uint32_t>(c), false, static_cast<std::uint32_t>(c));
       }
       break;
@@ -113,13 +113,13 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
       return std::nullopt;
   }
   Schedule out;
-  out.phases.push_back(std::move(ph));
+  out.rounds.push_back(std::move(ph));
   return out;
 }
 
 // Heap-shaped binary tree over positions 0..n-1 of `order`: parent of i is (i-1)/2.
 // One tree, reduce up and/or broadcast down, as one pipeline (id = channel).
-void add_tree_edges(Phase& ph, const CollectiveSpec& s, const std::vector<std::size_t>& order,
+void add_tree_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::size_t>& order,
                     Bytes bytes, std::uint32_t channel, bool up, bool down) {
   for (std::size_t i = 1; i < order.size(); ++i) {
     const NodeId child = s.ranks[order[i]];
@@ -132,11 +132,11 @@ void add_tree_edges(Phase& ph, const CollectiveSpec& s, const std::vector<std::s
 std::optional<Schedule> tree(const CollectiveSpec& s, std::string* why) {
   const std::size_t n = s.ranks.size();
   const int depth = floor_log2(n);
-  Phase ph;
+  Round ph;
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
   switch (s.op) {
-    case Op::kAllReduce: {
+    case CollectiveOp::kAllReduce: {
       // Two mirrored trees (rank i of tree B is rank n-1-i of tree A), S/2 each, reduce up and
       // broadcast down, pipelined: the leaves of one tree are the inner nodes of the other.
       ph.steps = 2 * depth;
@@ -146,11 +146,11 @@ std::optional<Schedule> tree(const CollectiveSpec& s, std::string* why) {
       add_tree_edges(ph, s, mirrored, s.size - half, 1, true, true);
       break;
     }
-    case Op::kBroadcast:
-    case Op::kReduce: {
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce: {
       ph.steps = depth;
       std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(s.root), order.end());
-      add_tree_edges(ph, s, order, s.size, 0, s.op == Op::kReduce, s.op == Op::kBroadcast);
+      add_tree_edges(ph, s, order, s.size, 0, s.op == CollectiveOp::kReduce, s.op == CollectiveOp::kBroadcast);
       break;
     }
     default:
@@ -158,17 +158,17 @@ std::optional<Schedule> tree(const CollectiveSpec& s, std::string* why) {
       return std::nullopt;
   }
   Schedule out;
-  out.phases.push_back(std::move(ph));
+  out.rounds.push_back(std::move(ph));
   return out;
 }
 
-void add_hd_phase(Schedule& out, const CollectiveSpec& s, std::size_t distance, Bytes bytes) {
-  Phase ph;
+void add_hd_round(Schedule& out, const CollectiveSpec& s, std::size_t distance, Bytes bytes) {
+  Round ph;
   ph.steps = 1;
   for (std::size_t i = 0; i < s.ranks.size(); ++i) {
     ph.flows.push_back({s.ranks[i], s.ranks[i ^ distance], bytes, 0, false, kNoPipeline});
   }
-  out.phases.push_back(std::move(ph));
+  out.rounds.push_back(std::move(ph));
 }
 
 std::optional<Schedule> halving_doubling(const CollectiveSpec& s, std::string* why) {
@@ -177,26 +177,26 @@ std::optional<Schedule> halving_doubling(const CollectiveSpec& s, std::string* w
     if (why) *why = "hd needs a power-of-two number of ranks";
     return std::nullopt;
   }
-  if (s.op != Op::kAllReduce && s.op != Op::kReduceScatter && s.op != Op::kAllGather) {
+  if (s.op != CollectiveOp::kAllReduce && s.op != CollectiveOp::kReduceScatter && s.op != CollectiveOp::kAllGather) {
     if (why) *why = std::string("hd does not implement ") + to_string(s.op);
     return std::nullopt;
   }
   Schedule out;
-  const bool rs = s.op != Op::kAllGather;
-  const bool ag = s.op != Op::kReduceScatter;
+  const bool rs = s.op != CollectiveOp::kAllGather;
+  const bool ag = s.op != CollectiveOp::kReduceScatter;
   // Recursive halving: step k exchanges S/2^k with the rank n/2^k away.
   if (rs) {
-    for (std::size_t d = n / 2, k = 1; d >= 1; d /= 2, ++k) add_hd_phase(out, s, d, share(s.size, 1, std::int64_t{1} << k));
+    for (std::size_t d = n / 2, k = 1; d >= 1; d /= 2, ++k) add_hd_round(out, s, d, share(s.size, 1, std::int64_t{1} << k));
   }
   // Recursive doubling: the same exchanges in reverse, S/n first.
   if (ag) {
-    std::vector<Phase> doubling;
+    std::vector<Round> doubling;
     for (std::size_t d = n / 2, k = 1; d >= 1; d /= 2, ++k) {
       Schedule tmp;
-      add_hd_phase(tmp, s, d, share(s.size, 1, std::int64_t{1} << k));
-      doubling.push_back(std::move(tmp.phases[0]));
+      add_hd_round(tmp, s, d, share(s.size, 1, std::int64_t{1} << k));
+      doubling.push_back(std::move(tmp.rounds[0]));
     }
-    for (auto it = doubling.rbegin(); it != doubling.rend(); ++it) out.phases.push_back(std::move(*it));
+    for (auto it = doubling.rbegin(); it != doubling.rend(); ++it) out.rounds.push_back(std::move(*it));
   }
   return out;
 }
@@ -206,38 +206,38 @@ std::optional<Schedule> direct(const CollectiveSpec& s, std::string* why) {
   const auto ni = static_cast<std::int64_t>(n);
   Schedule out;
   auto all_pairs = [&](Bytes bytes) {
-    Phase ph;
+    Round ph;
     ph.steps = 1;
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
         if (i != j) ph.flows.push_back({s.ranks[i], s.ranks[j], bytes, 0, false, kNoPipeline});
       }
     }
-    out.phases.push_back(std::move(ph));
+    out.rounds.push_back(std::move(ph));
   };
   switch (s.op) {
-    case Op::kAllToAll:
-    case Op::kAllGather:
-    case Op::kReduceScatter: all_pairs(share(s.size, 1, ni)); break;
-    case Op::kAllReduce:
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter: all_pairs(share(s.size, 1, ni)); break;
+    case CollectiveOp::kAllReduce:
       all_pairs(share(s.size, 1, ni));  // reduce-scatter
       all_pairs(share(s.size, 1, ni));  // all-gather
       break;
-    case Op::kBroadcast:
-    case Op::kReduce: {
-      Phase ph;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce: {
+      Round ph;
       for (std::size_t i = 0; i < n; ++i) {
         if (i == s.root) continue;
-        if (s.op == Op::kBroadcast) ph.flows.push_back({s.ranks[s.root], s.ranks[i], s.size, 0, false, kNoPipeline});
+        if (s.op == CollectiveOp::kBroadcast) ph.flows.push_back({s.ranks[s.root], s.ranks[i], s.size, 0, false, kNoPipeline});
         else ph.flows.push_back({s.ranks[i], s.ranks[s.root], s.size, 0, false, kNoPipeline});
       }
-      out.phases.push_back(std::move(ph));
+      out.rounds.push_back(std::move(ph));
       break;
     }
-    case Op::kSendRecv: {
-      Phase ph;
+    case CollectiveOp::kSendRecv: {
+      Round ph;
       ph.flows.push_back({s.ranks[0], s.ranks[1], s.size, 0, false, kNoPipeline});
-      out.phases.push_back(std::move(ph));
+      out.rounds.push_back(std::move(ph));
       break;
     }
   }
@@ -248,7 +248,7 @@ std::optional<Schedule> direct(const CollectiveSpec& s, std::string* why) {
 std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const CollectiveSpec& s,
                                      std::string* why) {
   const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
-  if (s.op != Op::kAllReduce && s.op != Op::kAllGather && s.op != Op::kReduceScatter) {
+  if (s.op != CollectiveOp::kAllReduce && s.op != CollectiveOp::kAllGather && s.op != CollectiveOp::kReduceScatter) {
     if (why) *why = std::string("hierarchical does not implement ") + to_string(s.op);
     return std::nullopt;
   }
@@ -265,14 +265,14 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
   Schedule out;
   auto intra = [&](std::int64_t num, std::int64_t den, int steps) {
     if (g < 2) return;
-    Phase ph;
+    Round ph;
     ph.steps = steps;
     std::uint32_t ring_id = 0;
     for (const auto& b : sb.blocks) add_ring_edges(ph, s, b, share(s.size, num, den), 0, true, ring_id++);
-    out.phases.push_back(std::move(ph));
+    out.rounds.push_back(std::move(ph));
   };
   auto inter = [&](std::int64_t num, std::int64_t den, int steps) {
-    Phase ph;
+    Round ph;
     ph.steps = steps;
     const Bytes slice = share(s.size, 1, g);
     for (std::int64_t j = 0; j < g; ++j) {
@@ -281,20 +281,20 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
       add_ring_edges(ph, s, rail, share(slice, num, den), static_cast<std::uint32_t>(j), true,
                      static_cast<std::uint32_t>(j));
     }
-    out.phases.push_back(std::move(ph));
+    out.rounds.push_back(std::move(ph));
   };
   const int gs = static_cast<int>(g - 1), ms = static_cast<int>(m - 1);
   switch (s.op) {
-    case Op::kAllReduce:
+    case CollectiveOp::kAllReduce:
       intra(g - 1, g, gs);         // reduce-scatter inside each server
       inter(2 * (m - 1), m, 2 * ms);  // all-reduce of each 1/g slice across servers, per rail
       intra(g - 1, g, gs);         // all-gather inside each server
       break;
-    case Op::kReduceScatter:
+    case CollectiveOp::kReduceScatter:
       intra(g - 1, g, gs);
       inter(m - 1, m, ms);
       break;
-    case Op::kAllGather:
+    case CollectiveOp::kAllGather:
       inter(m - 1, m, ms);
       intra(g - 1, g, gs);
       break;
@@ -304,7 +304,7 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
 }
 
 std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
-  if (s.op != Op::kAllReduce) {
+  if (s.op != CollectiveOp::kAllReduce) {
     if (why) *why = std::string("nvls does not implement ") + to_string(s.op);
     return std::nullopt;
   }
@@ -321,14 +321,14 @@ std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s
   // Each GPU pushes its S bytes through the switch's reduction engine (reduce-scatter by
   // multimem loads) and receives the S reduced bytes by multicast (all-gather by multimem
   // stores): four link traversals per pipeline chunk.
-  Phase ph;
+  Round ph;
   ph.steps = 4;
   for (NodeId g : s.ranks) {
     ph.flows.push_back({g, *sw, s.size, 0, true, 0});
     ph.flows.push_back({*sw, g, s.size, 0, false, 0});
   }
   Schedule out;
-  out.phases.push_back(std::move(ph));
+  out.rounds.push_back(std::move(ph));
   return out;
 }
 
@@ -336,7 +336,7 @@ std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s
 
 std::size_t Schedule::flow_count() const {
   std::size_t n = 0;
-  for (const auto& p : phases) n += p.flows.size();
+  for (const auto& p : rounds) n += p.flows.size();
   return n;
 }
 
@@ -358,49 +358,49 @@ std::optional<topo::NodeId> ScheduleContext::reducing_switch(std::int32_t server
 }
 
 std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const CollectiveSpec& spec,
-                                       Algorithm algorithm, std::string* why_not) {
-  if (spec.op == Op::kSendRecv && algorithm != Algorithm::kDirect) {
+                                       CollectiveAlgorithm algorithm, std::string* why_not) {
+  if (spec.op == CollectiveOp::kSendRecv && algorithm != CollectiveAlgorithm::kDirect) {
     if (why_not) *why_not = "send_recv uses the direct algorithm";
     return std::nullopt;
   }
   switch (algorithm) {
-    case Algorithm::kRing: return ring(ctx, spec, why_not);
-    case Algorithm::kTree: return tree(spec, why_not);
-    case Algorithm::kHalvingDoubling: return halving_doubling(spec, why_not);
-    case Algorithm::kDirect: return direct(spec, why_not);
-    case Algorithm::kHierarchical: return hierarchical(ctx, spec, why_not);
-    case Algorithm::kNvls: return nvls(ctx, spec, why_not);
-    case Algorithm::kAuto: break;
+    case CollectiveAlgorithm::kRing: return ring(ctx, spec, why_not);
+    case CollectiveAlgorithm::kTree: return tree(spec, why_not);
+    case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling(spec, why_not);
+    case CollectiveAlgorithm::kDirect: return direct(spec, why_not);
+    case CollectiveAlgorithm::kHierarchical: return hierarchical(ctx, spec, why_not);
+    case CollectiveAlgorithm::kNvls: return nvls(ctx, spec, why_not);
+    case CollectiveAlgorithm::kAuto: break;
   }
   if (why_not) *why_not = "auto is not a fixed algorithm";
   return std::nullopt;
 }
 
-std::vector<Algorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec) {
+std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec) {
   // NCCL's algorithm set, as its tuner sees it: rings everywhere; in-switch reduction inside an
   // NVLS-capable server; trees and the hierarchical (NVLink then per-rail) schedule only across
   // servers, where NCCL builds its trees; direct sends for all_to_all and send/recv.
   // Halving-doubling and direct all-pairs reductions (MPI-style) are explicit choices only.
   const bool multi_server = group_by_server(ctx.cluster(), spec.ranks).blocks.size() > 1;
   switch (spec.op) {
-    case Op::kAllReduce: {
-      std::vector<Algorithm> v{Algorithm::kRing};
+    case CollectiveOp::kAllReduce: {
+      std::vector<CollectiveAlgorithm> v{CollectiveAlgorithm::kRing};
       if (multi_server) {
-        v.push_back(Algorithm::kTree);
-        v.push_back(Algorithm::kHierarchical);
+        v.push_back(CollectiveAlgorithm::kTree);
+        v.push_back(CollectiveAlgorithm::kHierarchical);
       } else {
-        v.push_back(Algorithm::kNvls);
+        v.push_back(CollectiveAlgorithm::kNvls);
       }
       return v;
     }
-    case Op::kAllGather:
-    case Op::kReduceScatter:
-      if (multi_server) return {Algorithm::kRing, Algorithm::kHierarchical};
-      return {Algorithm::kRing};
-    case Op::kAllToAll:
-    case Op::kSendRecv: return {Algorithm::kDirect};
-    case Op::kBroadcast:
-    case Op::kReduce: return {Algorithm::kRing};
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+      if (multi_server) return {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical};
+      return {CollectiveAlgorithm::kRing};
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kSendRecv: return {CollectiveAlgorithm::kDirect};
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce: return {CollectiveAlgorithm::kRing};
   }
   return {};
 }

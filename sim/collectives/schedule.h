@@ -1,8 +1,8 @@
 // Collective algorithms as schedules of flows.
 //
-// A schedule is a list of phases; a phase is a set of flows that start together once the previous
-// phase has been delivered everywhere, and it counts `steps` algorithm steps of latency.
-// Pipelined algorithms (ring, tree, chain broadcast) are one phase of bulk flows, one per edge,
+// A schedule is a list of rounds; a round is a set of flows that start together once the previous
+// round has been delivered everywhere, and it counts `steps` algorithm steps of latency.
+// Pipelined algorithms (ring, tree, chain broadcast) are one round of bulk flows, one per edge,
 // each carrying the edge's whole volume: the flow model then gives their bandwidth term, and the
 // step count their latency term. On an uncongested uniform network every schedule reduces to
 // its closed form (n ranks, S bytes, per-step latency a, link rate B):
@@ -41,18 +41,18 @@ struct PlannedFlow {
   Bytes bytes{0};          // data bytes (the protocol may put more on the wire)
   std::uint32_t channel = 0;
   bool through_reduction_engine = false;  // NVLS: also crosses the switch's reduction engine
-  // Flows of one phase with the same pipeline id are the edges of one pipelined transfer (a
+  // Flows of one round with the same pipeline id are the edges of one pipelined transfer (a
   // ring channel, a tree, an NVLS reduction): they carry equal bytes and advance at one rate.
   std::uint32_t pipeline = kNoPipeline;
 };
 
-struct Phase {
+struct Round {
   std::vector<PlannedFlow> flows;
   int steps = 1;
 };
 
 struct Schedule {
-  std::vector<Phase> phases;
+  std::vector<Round> rounds;
   std::size_t flow_count() const;
 };
 
@@ -72,9 +72,9 @@ class ScheduleContext {
 // The schedule of `spec` with a fixed algorithm, or nothing when the algorithm does not apply
 // (then `why_not` says why, e.g. "hd needs a power-of-two number of ranks").
 std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const CollectiveSpec& spec,
-                                       Algorithm algorithm, std::string* why_not);
+                                       CollectiveAlgorithm algorithm, std::string* why_not);
 
 // Algorithms `auto` considers (NCCL's set for the situation), in preference order for ties.
-std::vector<Algorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec);
+std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec);
 
 }  // namespace cs::coll

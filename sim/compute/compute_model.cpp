@@ -12,7 +12,7 @@ constexpr int index(Prov p) { return static_cast<int>(p); }
 
 }  // namespace
 
-FlopRate ComputeModel::peak(const topo::GpuSpec& gpu) const {
+FlopRate ComputeModel::peak(const hw::GpuSpec& gpu) const {
   auto it = gpu.peak.find(dtype_);
   if (it == gpu.peak.end()) {
     throw ConfigError("", "/precision", "GPU " + gpu.name + " has no " + dtype_ + " peak in the catalog");
@@ -20,7 +20,7 @@ FlopRate ComputeModel::peak(const topo::GpuSpec& gpu) const {
   return it->second;
 }
 
-double ComputeModel::overlap_slowdown(const topo::GpuSpec& gpu) const {
+double ComputeModel::overlap_slowdown(const hw::GpuSpec& gpu) const {
   if (profile_) {
     if (auto s = profile_->overlap_slowdown()) {
       ++tally_.overlap[index(Prov::kMeasured)];
@@ -28,7 +28,7 @@ double ComputeModel::overlap_slowdown(const topo::GpuSpec& gpu) const {
     }
     ++tally_.overlap[index(Prov::kNominal)];
   }
-  return gpu.efficiency.overlap_slowdown;
+  return gpu.roofline.overlap_slowdown;
 }
 
 const ComputeModel::MixRate& ComputeModel::mix_rate(std::span<const tg::GemmShape> gemms) const {
@@ -54,9 +54,9 @@ const ComputeModel::MixRate& ComputeModel::mix_rate(std::span<const tg::GemmShap
   return mix_cache_.emplace(std::move(key), r).first->second;
 }
 
-Duration ComputeModel::time(const topo::GpuSpec& gpu, tg::ComputeClass cls, Flops flops, Bytes memory,
+Duration ComputeModel::time(const hw::GpuSpec& gpu, tg::ComputeClass cls, Flops flops, Bytes memory,
                             std::span<const tg::GemmShape> gemms) const {
-  const auto& eff = gpu.efficiency;
+  const auto& eff = gpu.roofline;
   const bool gemm = cls == tg::ComputeClass::kGemm;
   Duration math{0};
   if ((gemm || cls == tg::ComputeClass::kAttention) && flops.value() > 0) {

@@ -4,8 +4,8 @@
 //   t = kernel_launch + max( F / (peak[dtype] x eff[class]),  M / (HBM bandwidth x eff_memory) )
 //
 // F: the op's FLOPs; M: the bytes it moves to and from HBM; eff[class] is the GEMM efficiency
-// for matrix multiplies and the attention efficiency for fused attention (topo::GpuSpec's
-// ComputeEfficiency, from configs/hardware/gpus.json). Elementwise and optimizer ops are
+// for matrix multiplies and the attention efficiency for fused attention (hw::GpuSpec's
+// RooflineParams, from configs/hardware/gpus.json). Elementwise and optimizer ops are
 // memory-bound by construction (their FLOPs run on the vector units at far below the tensor
 // peak, so only M counts).
 //
@@ -30,8 +30,8 @@
 
 #include "calibration/profile_model.h"
 #include "core/units.h"
-#include "sim/taskgraph/task_graph.h"
-#include "topology/catalog.h"
+#include "taskgraph/task_graph.h"
+#include "hardware/catalog.h"
 
 namespace cs::compute {
 
@@ -50,12 +50,12 @@ class ComputeModel {
   const cal::ProfileModel* profile() const { return profile_.get(); }
 
   // `gemms`: the shapes the op's FLOPs come from (may be empty).
-  Duration time(const topo::GpuSpec& gpu, tg::ComputeClass cls, Flops flops, Bytes memory,
+  Duration time(const hw::GpuSpec& gpu, tg::ComputeClass cls, Flops flops, Bytes memory,
                 std::span<const tg::GemmShape> gemms = {}) const;
   // The peak this model divides by, for MFU.
-  FlopRate peak(const topo::GpuSpec& gpu) const;
+  FlopRate peak(const hw::GpuSpec& gpu) const;
   // How many times slower compute runs beside communication kernels on the same GPU.
-  double overlap_slowdown(const topo::GpuSpec& gpu) const;
+  double overlap_slowdown(const hw::GpuSpec& gpu) const;
 
   // Uses so far, by provenance (only counted with a profile).
   const ProvenanceTally& tally() const { return tally_; }

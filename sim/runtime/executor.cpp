@@ -11,14 +11,14 @@
 namespace cs::rt {
 
 Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
-                   const coll::NetworkLayout& layout, coll::CollectiveSimulator& chooser,
+                   const coll::NetworkLayout& layout, coll::AlgorithmTuner& tuner,
                    const compute::ComputeModel& compute, const tg::TaskGraph& graph,
                    std::vector<topo::NodeId> rank_gpus)
     : sim_(sim),
       net_(net),
       router_(router),
       layout_(layout),
-      chooser_(chooser),
+      tuner_(tuner),
       runner_(sim, net, router, layout),
       compute_(compute),
       graph_(graph),
@@ -29,7 +29,7 @@ Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& rou
   }
   for (std::uint32_t g = 0; g < graph.groups().size(); ++g) simulated_members_.push_back(graph.simulated_members(g));
   const std::size_t n = graph.size();
-  records_.assign(n, OpRecord{});
+  records_.assign(n, tg::OpRecord{});
   waiting_deps_.assign(n, 0);
   arrived_.assign(n, false);
   // Dependents in CSR form.
@@ -70,7 +70,7 @@ void Executor::try_head(std::uint32_t q) {
 void Executor::arrive(tg::OpId id) {
   arrived_[id] = true;
   const tg::Op& op = graph_.op(id);
-  OpRecord& rec = records_[id];
+  tg::OpRecord& rec = records_[id];
   rec.arrival = sim_.now();
   switch (op.kind) {
     case tg::OpKind::kCompute: {
@@ -159,11 +159,10 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
   auto it = choices_.find(key);
   if (it == choices_.end()) {
     spec.algorithm = first.algorithm;
-    const coll::CollectiveResult best = chooser_.run(spec, "/groups/" + std::to_string(first.group));
-    it = choices_.emplace(key, std::make_pair(best.algorithm, best.protocol)).first;
+    it = choices_.emplace(key, tuner_.choose(spec, "/groups/" + std::to_string(first.group))).first;
   }
-  const coll::Algorithm algo = it->second.first;
-  const coll::Protocol proto = it->second.second;
+  const CollectiveAlgorithm algo = it->second.algorithm;
+  const coll::Protocol proto = it->second.protocol;
   for (tg::OpId m : members) {
     records_[m].start = sim_.now();
     comm_changed(graph_.op(m).rank, +1);
@@ -211,12 +210,12 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
 void Executor::start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, std::uint64_t label,
                               std::function<void()> done) {
   coll::CollectiveSpec spec;
-  spec.op = coll::Op::kSendRecv;
+  spec.op = CollectiveOp::kSendRecv;
   spec.size = bytes;
   spec.ranks = {from, to};
   spec.label = label;
-  auto schedule = coll::build_schedule(layout_.schedules(), spec, coll::Algorithm::kDirect, nullptr);
-  runner_.start(spec, std::move(*schedule), coll::Algorithm::kDirect, coll::Protocol::kSimple,
+  auto schedule = coll::build_schedule(layout_.schedules(), spec, CollectiveAlgorithm::kDirect, nullptr);
+  runner_.start(spec, std::move(*schedule), CollectiveAlgorithm::kDirect, coll::Protocol::kSimple,
                 [done = std::move(done)](const coll::CollectiveOutcome&) { done(); });
 }
 

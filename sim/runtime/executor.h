@@ -20,24 +20,20 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/collectives/algorithm_tuner.h"
 #include "sim/collectives/collective_runner.h"
 #include "sim/compute/compute_model.h"
-#include "sim/taskgraph/task_graph.h"
+#include "taskgraph/task_graph.h"
+#include "taskgraph/timeline.h"
 
 namespace cs::rt {
-
-struct OpRecord {
-  SimTime arrival = kTimeNever;
-  SimTime start = kTimeNever;
-  SimTime end = kTimeNever;
-};
 
 class Executor {
  public:
   // `rank_gpus[r]` is the GPU that runs rank r, for the simulated and the mirrored ranks. The
   // graph and every reference must outlive the executor.
   Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
-           const coll::NetworkLayout& layout, coll::CollectiveSimulator& chooser,
+           const coll::NetworkLayout& layout, coll::AlgorithmTuner& tuner,
            const compute::ComputeModel& compute, const tg::TaskGraph& graph,
            std::vector<topo::NodeId> rank_gpus);
 
@@ -56,7 +52,7 @@ class Executor {
   // Starts the graph now; run the simulator to execute it.
   void start();
   bool finished() const { return completed_ == graph_.size(); }
-  const std::vector<OpRecord>& records() const { return records_; }
+  const tg::Timeline& timeline() const { return records_; }
   // The end of the last op.
   SimTime end_time() const { return end_; }
 
@@ -88,13 +84,13 @@ class Executor {
   net::FlowNetwork& net_;
   topo::Router& router_;
   const coll::NetworkLayout& layout_;
-  coll::CollectiveSimulator& chooser_;
+  coll::AlgorithmTuner& tuner_;
   coll::CollectiveRunner runner_;
   const compute::ComputeModel& compute_;
   const tg::TaskGraph& graph_;
   std::vector<topo::NodeId> rank_gpus_;
 
-  std::vector<OpRecord> records_;
+  tg::Timeline records_;
   std::vector<std::uint32_t> waiting_deps_;
   std::vector<std::uint32_t> dependents_begin_;
   std::vector<tg::OpId> dependents_;
@@ -118,7 +114,7 @@ class Executor {
   std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> group_images_;  // cache
   std::map<std::uint64_t, std::vector<tg::OpId>> collective_arrivals_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, std::vector<tg::OpId>> sends_, recvs_;
-  std::map<std::tuple<std::uint32_t, coll::Op, std::int64_t>, std::pair<coll::Algorithm, coll::Protocol>> choices_;
+  std::map<std::tuple<std::uint32_t, CollectiveOp, std::int64_t>, coll::TunedChoice> choices_;  // per (group, op, size), as NCCL tunes per communicator
   std::size_t completed_ = 0;
   SimTime end_ = kTimeZero;
 };

@@ -39,7 +39,7 @@ constexpr int kExtrapolated = static_cast<int>(EstimateProvenance::kExtrapolated
 constexpr int kNominal = static_cast<int>(EstimateProvenance::kNominal);
 
 TEST(ComputeWithProfile, GemmOpsRunAtTheRateOfTheirShapes) {
-  const topo::GpuSpec gpu = testing::round_gpu();
+  const hw::GpuSpec gpu = testing::round_gpu();
   const ComputeModel cm("bf16", profile());
   // A mix of one small and one large shape: rate = total FLOPs / total time.
   const tg::GemmShape mix[] = {{1024, 1024, 1024}, {8192, 8192, 8192}};
@@ -58,7 +58,7 @@ TEST(ComputeWithProfile, GemmOpsRunAtTheRateOfTheirShapes) {
 }
 
 TEST(ComputeWithProfile, MemoryLaunchAndOverlapComeFromTheProfile) {
-  const topo::GpuSpec gpu = testing::round_gpu();
+  const hw::GpuSpec gpu = testing::round_gpu();
   const ComputeModel cm("bf16", profile());
   const Duration t = cm.time(gpu, tg::ComputeClass::kElementwise, Flops{0}, mebibytes(64));
   EXPECT_NEAR(to_seconds(t), 3e-6 + 2e-6 + 64.0 * 1024 * 1024 / 2e12, 1e-12);
@@ -76,13 +76,13 @@ TEST(ComputeWithProfile, MemoryLaunchAndOverlapComeFromTheProfile) {
 }
 
 TEST(ComputeWithProfile, WithoutAProfileNothingChangesAndNothingIsCounted) {
-  const topo::GpuSpec gpu = testing::round_gpu();
+  const hw::GpuSpec gpu = testing::round_gpu();
   const ComputeModel plain("bf16");
   const tg::GemmShape mix[] = {{1024, 1024, 1024}};
   // The catalog roofline: 1e12 FLOP at 100 TFLOP/s x 0.5; no launch cost in the test GPU.
   EXPECT_DOUBLE_EQ(to_seconds(plain.time(gpu, tg::ComputeClass::kGemm, flops(1e12), Bytes{0}, mix)), 0.02);
   EXPECT_EQ(plain.tally().gemm[kMeasured] + plain.tally().gemm[kNominal], 0);
-  EXPECT_DOUBLE_EQ(plain.overlap_slowdown(gpu), gpu.efficiency.overlap_slowdown);
+  EXPECT_DOUBLE_EQ(plain.overlap_slowdown(gpu), gpu.roofline.overlap_slowdown);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include "calibration/profile_model.h"
 #include "core/errors.h"
 #include "tests/calibration/synthetic_profile.h"
-#include "topology/catalog.h"
+#include "hardware/catalog.h"
 
 namespace cs::cal {
 namespace {
@@ -362,11 +362,11 @@ TEST(CalibrationProfileModel, EndToEndOnAFittedProfile) {
 // ---- nominal bandwidths --------------------------------------------------------------------
 
 TEST(CalibrationNominal, FromTheCatalog) {
-  const topo::Catalog& cat = topo::Catalog::builtin();
+  const hw::Catalog& cat = hw::Catalog::builtin();
   Inventory inv;
   inv.gpus.push_back(GpuInventory{});
   inv.gpus[0].catalog_gpu = "H200-SXM";
-  const topo::GpuSpec& gpu = cat.gpus().at("H200-SXM");
+  const hw::GpuSpec& gpu = cat.gpus().at("H200-SXM");
   const NominalBandwidths n = nominal_from_catalog(inv);
   ASSERT_TRUE(n.per_class.count("nvlink"));
   EXPECT_EQ(n.per_class.at("nvlink"), cat.nvlinks().at(gpu.nvlink).per_gpu_bandwidth);

@@ -26,18 +26,6 @@ constexpr std::int64_t kGiB = 1LL << 30;
 
 // ---- statistics ----------------------------------------------------------------------------------
 
-TEST(ProbeStats, QuantileInterpolatesBetweenClosestRanks) {
-  // numpy.quantile([1, 2, 3, 4], q): h = q (n - 1).
-  const std::vector<double> x = {1, 2, 3, 4};
-  EXPECT_DOUBLE_EQ(quantile(x, 0.0), 1.0);
-  EXPECT_DOUBLE_EQ(quantile(x, 0.5), 2.5);   // h = 1.5
-  EXPECT_DOUBLE_EQ(quantile(x, 0.1), 1.3);   // h = 0.3
-  EXPECT_DOUBLE_EQ(quantile(x, 0.9), 3.7);   // h = 2.7
-  EXPECT_DOUBLE_EQ(quantile(x, 1.0), 4.0);
-  EXPECT_DOUBLE_EQ(quantile({7.0}, 0.9), 7.0);
-  EXPECT_THROW(quantile({}, 0.5), InternalError);
-}
-
 TEST(ProbeStats, SummaryOfUnsortedSamples) {
   // 1..11 shuffled: median 6, p10 = 2 (h = 1), p90 = 10 (h = 9), spread (10 - 2) / 6.
   const SampleSummary s = summarize({5, 3, 11, 1, 9, 7, 2, 8, 4, 10, 6});

@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "calibration/profile.h"
 #include "tests/support/run_binary.h"
 
 namespace {
@@ -736,4 +737,58 @@ TEST(CliRun, ModelFromAHuggingFaceConfig) {
   const RunResult r = run_clustersim(args);
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
   EXPECT_EQ(parse_json(r.out)["model"], "llama2-7b");
+}
+
+// ---- synthetic profiles ----------------------------------------------------------------------
+
+namespace {
+
+cs::cal::Profile synthetic(const std::string& gpu, int gpus, const std::string& out) {
+  const std::vector<std::string> args = {"profile", "synthetic", gpu, "--gpus", std::to_string(gpus), "--out", out};
+  const RunResult r = run_clustersim(args);
+  EXPECT_EQ(r.exit_code, 0) << describe(args, r);
+  return cs::cal::load_profile(out);
+}
+
+}  // namespace
+
+TEST(CliProfile, SyntheticProfileFromTheCatalogIsMarkedAndFitted) {
+  // No GPU needed: points from the catalog's roofline and the flow model of one 4-GPU server.
+  TempDir dir("synthetic");
+  const cs::cal::Profile p = synthetic("H100-SXM", 4, dir.file("p.json"));
+  EXPECT_EQ(p.provenance.kind, "synthetic");
+  EXPECT_EQ(p.provenance.host, "catalog");
+  EXPECT_EQ(p.provenance.command, "clustersim profile synthetic H100-SXM --gpus 4 --out " + dir.file("p.json"));
+  ASSERT_EQ(p.inventory.gpus.size(), 4u);
+  EXPECT_EQ(p.inventory.gpus[0].catalog_gpu, "H100-SXM");
+  EXPECT_FALSE(p.gemm.empty());
+  EXPECT_FALSE(p.collectives.empty());
+  ASSERT_EQ(p.models.network.size(), 1u);
+  EXPECT_EQ(p.models.network[0].link_class, "nvlink");
+  // NVLink bus bandwidth over the nominal: the catalog's NVLink efficiency, within the noise.
+  EXPECT_GT(p.models.network[0].link_efficiency, 0.6);
+  EXPECT_LE(p.models.network[0].link_efficiency, 1.0);
+}
+
+TEST(CliProfile, TheBundledSyntheticProfileIsWhatTheCommandGenerates) {
+  // configs/calibration/example-synthetic.json was written by the same generator (then in
+  // clustersim-calibrate): the same GPU and GPU count give the same points and models (seeded
+  // noise); only the provenance's date and command line differ.
+  TempDir dir("synthetic");
+  cs::cal::Profile generated = synthetic("A100-SXM-80GB", 8, dir.file("a100.json"));
+  const cs::cal::Profile bundled = cs::cal::load_profile(kSyntheticProfile);
+  generated.provenance.created = bundled.provenance.created;
+  generated.provenance.command = bundled.provenance.command;
+  generated.provenance.tool = bundled.provenance.tool;
+  EXPECT_EQ(cs::cal::to_json(generated).dump(1), cs::cal::to_json(bundled).dump(1));
+}
+
+TEST(CliProfile, SyntheticProfileOfAnUnknownGpuIsOneLineAndWritesNothing) {
+  TempDir dir("synthetic");
+  const std::vector<std::string> args = {"profile", "synthetic", "Z9000", "--out", dir.file("x.json")};
+  const RunResult r = run_clustersim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("unknown GPU \"Z9000\""), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.json")));
 }

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "sim/collectives/collective_runner.h"
+#include "sim/collectives/collective_simulator.h"
 #include "tests/collectives/test_clusters.h"
 
 namespace cs::coll {
@@ -15,16 +15,16 @@ using testing::Uniform;
 
 double secs(Duration d) { return to_seconds(d); }
 
-CollectiveSpec spec_for(const topo::Cluster& c, Op op, Bytes size, std::size_t n = 0) {
+CollectiveSpec spec_for(const Machine& m, CollectiveOp op, Bytes size, std::size_t n = 0) {
   CollectiveSpec s;
   s.op = op;
   s.size = size;
-  const auto g = c.gpus();
+  const auto g = m.cluster.gpus();
   s.ranks.assign(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(n == 0 ? g.size() : n));
   return s;
 }
 
-double simulate(const topo::Cluster& c, const CollectiveSpec& s, Algorithm a,
+double simulate(const Machine& c, const CollectiveSpec& s, CollectiveAlgorithm a,
                 Protocol p = Protocol::kSimple) {
   CollectiveSimulator sim(c);
   std::string why;
@@ -38,11 +38,11 @@ TEST(ClosedForm, RingAllReduceOnUniformRingForTwoToSixtyFourRanks) {
   const Uniform u;
   const Bytes S = mebibytes(64);
   for (int n = 2; n <= 64; ++n) {
-    const topo::Cluster c = testing::uniform_ring(n, u);
+    const coll::Machine c = testing::uniform_ring(n, u);
     const double a = secs(u.step + u.latency);
     const double B = u.bandwidth.value();
     const double expected = 2 * (n - 1) * a + 2.0 * (n - 1) / n * static_cast<double>(S.value()) / B;
-    const double got = simulate(c, spec_for(c, Op::kAllReduce, S), Algorithm::kRing);
+    const double got = simulate(c, spec_for(c, CollectiveOp::kAllReduce, S), CollectiveAlgorithm::kRing);
     EXPECT_NEAR(got, expected, expected * 1e-3) << "n=" << n;
   }
 }
@@ -52,16 +52,16 @@ TEST(ClosedForm, LowLatencyProtocolDoublesTheWireBytes) {
   const Uniform u;
   const int n = 8;
   const Bytes S = mebibytes(8);
-  const topo::Cluster c = testing::uniform_ring(n, u);
+  const coll::Machine c = testing::uniform_ring(n, u);
   const double a = secs(u.ll_step + u.latency);
   const double expected = 2 * (n - 1) * a + 2 * 2.0 * (n - 1) / n * static_cast<double>(S.value()) / u.bandwidth.value();
-  EXPECT_NEAR(simulate(c, spec_for(c, Op::kAllReduce, S), Algorithm::kRing, Protocol::kLowLatency),
+  EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kAllReduce, S), CollectiveAlgorithm::kRing, Protocol::kLowLatency),
               expected, expected * 1e-3);
 }
 
 struct StarCase {
-  Op op;
-  Algorithm algo;
+  CollectiveOp op;
+  CollectiveAlgorithm algo;
   int n;
 };
 
@@ -70,7 +70,7 @@ class StarClosedForm : public ::testing::TestWithParam<StarCase> {};
 TEST_P(StarClosedForm, MatchesItsFormula) {
   const StarCase k = GetParam();
   const Uniform u;
-  const topo::Cluster c = testing::uniform_star(k.n, u);
+  const coll::Machine c = testing::uniform_star(k.n, u);
   const double n = k.n;
   const double S = static_cast<double>(mebibytes(256).value());
   const double B = u.bandwidth.value();
@@ -78,30 +78,30 @@ TEST_P(StarClosedForm, MatchesItsFormula) {
   const double log2n = std::log2(n);
   double expected = 0;
   switch (k.algo) {
-    case Algorithm::kRing:
-      if (k.op == Op::kAllReduce) expected = 2 * (n - 1) * a + 2 * (n - 1) / n * S / B;
-      if (k.op == Op::kAllGather || k.op == Op::kReduceScatter) expected = (n - 1) * a + (n - 1) / n * S / B;
-      if (k.op == Op::kBroadcast || k.op == Op::kReduce) expected = (n - 1) * a + S / B;  // pipelined chain
+    case CollectiveAlgorithm::kRing:
+      if (k.op == CollectiveOp::kAllReduce) expected = 2 * (n - 1) * a + 2 * (n - 1) / n * S / B;
+      if (k.op == CollectiveOp::kAllGather || k.op == CollectiveOp::kReduceScatter) expected = (n - 1) * a + (n - 1) / n * S / B;
+      if (k.op == CollectiveOp::kBroadcast || k.op == CollectiveOp::kReduce) expected = (n - 1) * a + S / B;  // pipelined chain
       break;
-    case Algorithm::kHalvingDoubling:
+    case CollectiveAlgorithm::kHalvingDoubling:
       // log2(n) exchanges of S/2, S/4, ... S/n each way, one step each.
-      if (k.op == Op::kAllReduce) expected = 2 * log2n * a + 2 * (n - 1) / n * S / B;
+      if (k.op == CollectiveOp::kAllReduce) expected = 2 * log2n * a + 2 * (n - 1) / n * S / B;
       else expected = log2n * a + (n - 1) / n * S / B;
       break;
-    case Algorithm::kDirect:
+    case CollectiveAlgorithm::kDirect:
       // All pairs at once: every uplink carries (n-1) flows of S/n.
-      if (k.op == Op::kAllToAll || k.op == Op::kAllGather || k.op == Op::kReduceScatter) {
+      if (k.op == CollectiveOp::kAllToAll || k.op == CollectiveOp::kAllGather || k.op == CollectiveOp::kReduceScatter) {
         expected = a + (n - 1) / n * S / B;
       }
-      if (k.op == Op::kAllReduce) expected = 2 * (a + (n - 1) / n * S / B);  // RS then AG
-      if (k.op == Op::kBroadcast) expected = a + (n - 1) * S / B;          // root's uplink sends n-1 copies
+      if (k.op == CollectiveOp::kAllReduce) expected = 2 * (a + (n - 1) / n * S / B);  // RS then AG
+      if (k.op == CollectiveOp::kBroadcast) expected = a + (n - 1) * S / B;          // root's uplink sends n-1 copies
       break;
-    case Algorithm::kTree:
+    case CollectiveAlgorithm::kTree:
       // n = 8, two mirrored heap trees of S/2 (derivation in the test comment below):
       // the busiest ranks (1, 2, 5, 6) send 4 x S/2 = 2S, so t = 2 floor(log2 8) a + 2S/B.
-      if (k.op == Op::kAllReduce) expected = 2 * 3 * a + 2 * S / B;
+      if (k.op == CollectiveOp::kAllReduce) expected = 2 * 3 * a + 2 * S / B;
       // Broadcast: one heap tree of S from the root; inner nodes send to 2 children: 2S.
-      if (k.op == Op::kBroadcast) expected = 3 * a + 2 * S / B;
+      if (k.op == CollectiveOp::kBroadcast) expected = 3 * a + 2 * S / B;
       break;
     default: break;
   }
@@ -115,41 +115,41 @@ TEST_P(StarClosedForm, MatchesItsFormula) {
 // p3 2H (up + one child), p4..p7 H (up). Rank r sends A(r) + A(7-r): r1 = 3H + H = 4H = 2S.
 INSTANTIATE_TEST_SUITE_P(
     Algorithms, StarClosedForm,
-    ::testing::Values(StarCase{Op::kAllReduce, Algorithm::kRing, 8}, StarCase{Op::kAllGather, Algorithm::kRing, 8},
-                      StarCase{Op::kReduceScatter, Algorithm::kRing, 8}, StarCase{Op::kBroadcast, Algorithm::kRing, 8},
-                      StarCase{Op::kReduce, Algorithm::kRing, 8}, StarCase{Op::kAllReduce, Algorithm::kHalvingDoubling, 16},
-                      StarCase{Op::kReduceScatter, Algorithm::kHalvingDoubling, 8},
-                      StarCase{Op::kAllGather, Algorithm::kHalvingDoubling, 32}, StarCase{Op::kAllToAll, Algorithm::kDirect, 12},
-                      StarCase{Op::kAllGather, Algorithm::kDirect, 6}, StarCase{Op::kAllReduce, Algorithm::kDirect, 8},
-                      StarCase{Op::kBroadcast, Algorithm::kDirect, 5}, StarCase{Op::kAllReduce, Algorithm::kTree, 8},
-                      StarCase{Op::kBroadcast, Algorithm::kTree, 8}));
+    ::testing::Values(StarCase{CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 8}, StarCase{CollectiveOp::kAllGather, CollectiveAlgorithm::kRing, 8},
+                      StarCase{CollectiveOp::kReduceScatter, CollectiveAlgorithm::kRing, 8}, StarCase{CollectiveOp::kBroadcast, CollectiveAlgorithm::kRing, 8},
+                      StarCase{CollectiveOp::kReduce, CollectiveAlgorithm::kRing, 8}, StarCase{CollectiveOp::kAllReduce, CollectiveAlgorithm::kHalvingDoubling, 16},
+                      StarCase{CollectiveOp::kReduceScatter, CollectiveAlgorithm::kHalvingDoubling, 8},
+                      StarCase{CollectiveOp::kAllGather, CollectiveAlgorithm::kHalvingDoubling, 32}, StarCase{CollectiveOp::kAllToAll, CollectiveAlgorithm::kDirect, 12},
+                      StarCase{CollectiveOp::kAllGather, CollectiveAlgorithm::kDirect, 6}, StarCase{CollectiveOp::kAllReduce, CollectiveAlgorithm::kDirect, 8},
+                      StarCase{CollectiveOp::kBroadcast, CollectiveAlgorithm::kDirect, 5}, StarCase{CollectiveOp::kAllReduce, CollectiveAlgorithm::kTree, 8},
+                      StarCase{CollectiveOp::kBroadcast, CollectiveAlgorithm::kTree, 8}));
 
 TEST(ClosedForm, ScheduleSizesAreTheFlowsTheAlgorithmSends) {
   // n = 8: a ring all-reduce sends one flow per ring edge (8); the double binary tree one up and
   // one down flow per tree edge of two trees (2 x 2 x 7 = 28); direct all-to-all n(n-1) = 56;
   // the wire bytes of a ring are 8 edges x 2(n-1)/n S.
   const Uniform u;
-  const topo::Cluster c = testing::uniform_star(8, u);
+  const coll::Machine c = testing::uniform_star(8, u);
   CollectiveSimulator sim(c);
-  const auto ring = sim.run_fixed(spec_for(c, Op::kAllReduce, mebibytes(8)), Algorithm::kRing, Protocol::kSimple, nullptr);
-  const auto tree = sim.run_fixed(spec_for(c, Op::kAllReduce, mebibytes(8)), Algorithm::kTree, Protocol::kSimple, nullptr);
-  const auto a2a = sim.run_fixed(spec_for(c, Op::kAllToAll, mebibytes(8)), Algorithm::kDirect, Protocol::kSimple, nullptr);
+  const auto ring = sim.run_fixed(spec_for(c, CollectiveOp::kAllReduce, mebibytes(8)), CollectiveAlgorithm::kRing, Protocol::kSimple, nullptr);
+  const auto tree = sim.run_fixed(spec_for(c, CollectiveOp::kAllReduce, mebibytes(8)), CollectiveAlgorithm::kTree, Protocol::kSimple, nullptr);
+  const auto a2a = sim.run_fixed(spec_for(c, CollectiveOp::kAllToAll, mebibytes(8)), CollectiveAlgorithm::kDirect, Protocol::kSimple, nullptr);
   ASSERT_TRUE(ring && tree && a2a);
   EXPECT_EQ(ring->flows, 8u);
   EXPECT_EQ(tree->flows, 28u);
   EXPECT_EQ(a2a->flows, 56u);
   EXPECT_EQ(ring->wire_bytes.value(), 8 * (mebibytes(8).value() * 14 / 8));
   // LL puts twice the bytes on the wire.
-  const auto ll = sim.run_fixed(spec_for(c, Op::kAllReduce, mebibytes(8)), Algorithm::kRing, Protocol::kLowLatency, nullptr);
+  const auto ll = sim.run_fixed(spec_for(c, CollectiveOp::kAllReduce, mebibytes(8)), CollectiveAlgorithm::kRing, Protocol::kLowLatency, nullptr);
   ASSERT_TRUE(ll);
   EXPECT_EQ(ll->wire_bytes.value(), 2 * ring->wire_bytes.value());
 }
 
 TEST(ClosedForm, SendRecvIsOneStepPlusSizeOverBandwidth) {
   const Uniform u;
-  const topo::Cluster c = testing::uniform_star(2, u);
+  const coll::Machine c = testing::uniform_star(2, u);
   const double expected = secs(u.step + 2 * u.latency) + static_cast<double>(gibibytes(1).value()) / u.bandwidth.value();
-  EXPECT_NEAR(simulate(c, spec_for(c, Op::kSendRecv, gibibytes(1)), Algorithm::kDirect), expected, expected * 1e-3);
+  EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kSendRecv, gibibytes(1)), CollectiveAlgorithm::kDirect), expected, expected * 1e-3);
 }
 
 TEST(ClosedForm, NvlsIsBoundByTheSlowerOfLinkAndReductionEngine) {
@@ -158,16 +158,16 @@ TEST(ClosedForm, NvlsIsBoundByTheSlowerOfLinkAndReductionEngine) {
   const Uniform u;
   for (double r_gbs : {60.0, 100.0, 250.0}) {
     const Bandwidth R = gigabytes_per_second(r_gbs);
-    const topo::Cluster c = testing::uniform_star(8, u, R);
+    const coll::Machine c = testing::uniform_star(8, u, R);
     const double S = static_cast<double>(gibibytes(1).value());
     const double expected = 4 * secs(u.step + u.latency) + S / std::min(u.bandwidth.value(), R.value());
-    EXPECT_NEAR(simulate(c, spec_for(c, Op::kAllReduce, gibibytes(1)), Algorithm::kNvls), expected, expected * 1e-3) << r_gbs;
+    EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kAllReduce, gibibytes(1)), CollectiveAlgorithm::kNvls), expected, expected * 1e-3) << r_gbs;
   }
 }
 
 // m servers of g GPUs: an internal switch per server (NVLink class, B1, L1) and one rail switch
 // per local index j joining GPU j of every server (network class, B2, L2).
-topo::Cluster two_level(int m, int g, const Uniform& intra, const Uniform& inter) {
+Machine two_level(int m, int g, const Uniform& intra, const Uniform& inter) {
   topo::Cluster c("two-level");
   for (int s = 0; s < m; ++s) {
     for (int j = 0; j < g; ++j) testing::add_gpu(c, "s" + std::to_string(s) + "/gpu" + std::to_string(j), s, j);
@@ -175,18 +175,18 @@ topo::Cluster two_level(int m, int g, const Uniform& intra, const Uniform& inter
   for (int s = 0; s < m; ++s) {
     const auto sw = testing::add_switch(c, "s" + std::to_string(s) + "/sw", topo::NodeKind::kNvSwitch, s);
     for (int j = 0; j < g; ++j) {
-      c.add_cable(topo::NodeId{static_cast<std::uint32_t>(s * g + j)}, sw, intra.bandwidth, intra.latency, topo::LinkClass::kNvlink, 0);
+      c.add_cable(topo::NodeId{static_cast<std::uint32_t>(s * g + j)}, sw, intra.bandwidth, intra.latency, hw::LinkClass::kNvlink, 0);
     }
   }
   for (int j = 0; j < g; ++j) {
     const auto rail = testing::add_switch(c, "rail" + std::to_string(j), topo::NodeKind::kLeafSwitch);
     for (int s = 0; s < m; ++s) {
-      c.add_cable(topo::NodeId{static_cast<std::uint32_t>(s * g + j)}, rail, inter.bandwidth, inter.latency, topo::LinkClass::kNetwork, 1);
+      c.add_cable(topo::NodeId{static_cast<std::uint32_t>(s * g + j)}, rail, inter.bandwidth, inter.latency, hw::LinkClass::kNetwork, 1);
     }
   }
-  testing::set_class(c, topo::LinkClass::kNvlink, intra);
-  testing::set_class(c, topo::LinkClass::kNetwork, inter);
-  return c;
+  ProtocolParams protocol = testing::uniform_protocol(inter);
+  testing::set_class(protocol, hw::LinkClass::kNvlink, intra);
+  return Machine{std::move(c), protocol};
 }
 
 TEST(ClosedForm, HierarchicalAllReduceIsTheSumOfItsThreeRings) {
@@ -195,40 +195,40 @@ TEST(ClosedForm, HierarchicalAllReduceIsTheSumOfItsThreeRings) {
   Uniform intra{gigabytes_per_second(300), nanoseconds(400), microseconds(3), nanoseconds(600)};
   Uniform inter{gigabytes_per_second(50), nanoseconds(900), microseconds(7), microseconds(2)};
   const int m = 4, g = 8;
-  const topo::Cluster c = two_level(m, g, intra, inter);
+  const Machine c = two_level(m, g, intra, inter);
   const double S = static_cast<double>(gibibytes(1).value());
   const double a1 = secs(intra.step + 2 * intra.latency), a2 = secs(inter.step + 2 * inter.latency);
   const double rs = (g - 1) * a1 + (g - 1.0) / g * S / intra.bandwidth.value();
   const double ar = 2 * (m - 1) * a2 + 2 * (m - 1.0) / m * (S / g) / inter.bandwidth.value();
   const double expected = 2 * rs + ar;
-  EXPECT_NEAR(simulate(c, spec_for(c, Op::kAllReduce, gibibytes(1)), Algorithm::kHierarchical), expected, expected * 1e-3);
+  EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kAllReduce, gibibytes(1)), CollectiveAlgorithm::kHierarchical), expected, expected * 1e-3);
 }
 
 TEST(Auto, IsTheFastestOfItsCandidatesAndNeverSlowerThanAnyOfThem) {
   // auto = min over NCCL's algorithms for the situation (auto_candidates) x both protocols.
   const Uniform u;
-  std::vector<topo::Cluster> clusters;
+  std::vector<Machine> clusters;
   clusters.push_back(testing::uniform_star(8, u));
   clusters.push_back(testing::uniform_ring(6, u));
   clusters.push_back(testing::uniform_star(8, u, gigabytes_per_second(80)));
   for (const auto& c : clusters) {
     CollectiveSimulator sim(c);
-    const ScheduleContext ctx(c);
-    for (Op op : kAllOps) {
+    const ScheduleContext ctx(c.cluster);
+    for (CollectiveOp op : kCollectiveOps) {
       for (Bytes size : {bytes(64), kibibytes(64), mebibytes(4), mebibytes(256)}) {
-        CollectiveSpec s = spec_for(c, op, size, op == Op::kSendRecv ? 2 : 0);
+        CollectiveSpec s = spec_for(c, op, size, op == CollectiveOp::kSendRecv ? 2 : 0);
         const CollectiveResult best = sim.run(s);
         Duration fastest = Duration::max();
-        for (Algorithm a : auto_candidates(ctx, s)) {
+        for (CollectiveAlgorithm a : auto_candidates(ctx, s)) {
           for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {
-            if (a == Algorithm::kNvls && p == Protocol::kLowLatency) continue;
+            if (a == CollectiveAlgorithm::kNvls && p == Protocol::kLowLatency) continue;
             auto r = sim.run_fixed(s, a, p, nullptr);
             if (!r) continue;
-            EXPECT_LE(best.time, r->time) << c.name() << " " << to_string(op) << " " << to_string(a);
+            EXPECT_LE(best.time, r->time) << c.cluster.name() << " " << to_string(op) << " " << to_string(a);
             fastest = std::min(fastest, r->time);
           }
         }
-        EXPECT_EQ(best.time, fastest) << c.name() << " " << to_string(op);
+        EXPECT_EQ(best.time, fastest) << c.cluster.name() << " " << to_string(op);
       }
     }
   }
@@ -237,9 +237,9 @@ TEST(Auto, IsTheFastestOfItsCandidatesAndNeverSlowerThanAnyOfThem) {
 TEST(Auto, UsesInSwitchReductionForLargeMessagesWhereTheSwitchIsFasterThanARing) {
   // Ring busbw is B; NVLS busbw is 2(n-1)/n x min(B, R). With R = 0.8 B, NVLS wins for large S.
   const Uniform u;
-  const topo::Cluster c = testing::uniform_star(8, u, gigabytes_per_second(80));
+  const coll::Machine c = testing::uniform_star(8, u, gigabytes_per_second(80));
   CollectiveSimulator sim(c);
-  EXPECT_EQ(sim.run(spec_for(c, Op::kAllReduce, gibibytes(1))).algorithm, Algorithm::kNvls);
+  EXPECT_EQ(sim.run(spec_for(c, CollectiveOp::kAllReduce, gibibytes(1))).algorithm, CollectiveAlgorithm::kNvls);
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/collectives/collective_runner.h"
-#include "topology/cluster_loader.h"
+#include "sim/collectives/collective_simulator.h"
+#include "sim/collectives/machine.h"
 
 namespace cs::coll {
 namespace {
@@ -27,8 +27,9 @@ Bytes nccl_tests_size(const std::string& label) {
 void validate(const std::string& cluster_file, const std::string& system_prefix) {
   std::ifstream in(std::string(CS_TEST_DATA_DIR) + "/validation/nccl-single-node.json");
   const auto doc = nlohmann::json::parse(in);
-  const topo::Cluster cluster = topo::load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + cluster_file);
-  CollectiveSimulator sim(cluster);
+  const Machine machine = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + cluster_file);
+  const topo::Cluster& cluster = machine.cluster;
+  CollectiveSimulator sim(machine);
   int checked = 0;
   for (const auto& rec : doc["records"]) {
     if (!rec["measured"].contains("busbw_GBps_by_size")) continue;
@@ -39,7 +40,7 @@ void validate(const std::string& cluster_file, const std::string& system_prefix)
       const Bytes size = nccl_tests_size(label);
       if (size < mebibytes(1)) continue;
       CollectiveSpec s;
-      s.op = Op::kAllReduce;
+      s.op = CollectiveOp::kAllReduce;
       s.size = size;
       s.ranks.assign(cluster.gpus().begin(), cluster.gpus().end());
       const CollectiveResult r = sim.run(s);

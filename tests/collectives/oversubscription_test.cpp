@@ -1,16 +1,17 @@
 // An oversubscribed leaf-spine slows traffic that crosses leaves and nothing else.
 #include <gtest/gtest.h>
 
-#include "sim/collectives/collective_runner.h"
-#include "topology/cluster_loader.h"
+#include "sim/collectives/collective_simulator.h"
+#include "sim/collectives/machine.h"
 
 namespace cs::coll {
 namespace {
 
-Duration all_to_all(const topo::Cluster& c, std::size_t first, std::size_t count, Bytes size) {
-  CollectiveSimulator sim(c);
+Duration all_to_all(const Machine& m, std::size_t first, std::size_t count, Bytes size) {
+  CollectiveSimulator sim(m);
+  const topo::Cluster& c = m.cluster;
   CollectiveSpec s;
-  s.op = Op::kAllToAll;
+  s.op = CollectiveOp::kAllToAll;
   s.size = size;
   s.ranks.assign(c.gpus().begin() + static_cast<std::ptrdiff_t>(first),
                  c.gpus().begin() + static_cast<std::ptrdiff_t>(first + count));
@@ -25,8 +26,8 @@ TEST(Oversubscription, AllToAllAcrossLeavesSlowsDownInsideOneLeafDoesNot) {
   // spines adds collisions on the halved uplinks, which is what pushes the ratio above 1.9
   // (it is also what real oversubscribed fabrics suffer).
   const std::string file = std::string(CS_SOURCE_DIR) + "/configs/clusters/leafspine-oversub.json";
-  const topo::Cluster oversub = topo::load_cluster(file);
-  const topo::Cluster full = topo::load_cluster(file, {"/fabric/oversubscription=1"});
+  const Machine oversub = load_machine(file);
+  const Machine full = load_machine(file, {"/fabric/oversubscription=1"});
   const Bytes S = mebibytes(64);
   const Duration t_over = all_to_all(oversub, 0, 64, S);
   const Duration t_full = all_to_all(full, 0, 64, S);

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/random.h"
-#include "sim/collectives/collective_runner.h"
+#include "sim/collectives/collective_simulator.h"
 #include "tests/collectives/test_clusters.h"
 
 namespace cs::coll {
@@ -11,7 +11,7 @@ namespace {
 
 // A random connected cluster: a spanning chain of switches with extra random cables, and GPUs
 // hanging off random switches. Bandwidths in [10, 100] GB/s times `k`.
-topo::Cluster random_cluster(std::uint64_t seed, double k, bool zero_latency) {
+Machine random_cluster(std::uint64_t seed, double k, bool zero_latency) {
   Rng rng = Rng::derive(seed, 11);
   topo::Cluster c("random" + std::to_string(seed));
   const int switches = 3 + static_cast<int>(rng.below(4));
@@ -21,27 +21,26 @@ topo::Cluster random_cluster(std::uint64_t seed, double k, bool zero_latency) {
   auto bw = [&] { return gigabytes_per_second(k * static_cast<double>(10 + rng.below(91))); };
   auto lat = [&] { return zero_latency ? Duration{0} : nanoseconds(static_cast<std::int64_t>(100 + rng.below(900))); };
   auto sw = [&](std::uint64_t i) { return topo::NodeId{static_cast<std::uint32_t>(gpus + i)}; };
-  for (int s = 1; s < switches; ++s) c.add_cable(sw(static_cast<std::uint64_t>(s - 1)), sw(static_cast<std::uint64_t>(s)), bw(), lat(), topo::LinkClass::kNetwork, 2);
+  for (int s = 1; s < switches; ++s) c.add_cable(sw(static_cast<std::uint64_t>(s - 1)), sw(static_cast<std::uint64_t>(s)), bw(), lat(), hw::LinkClass::kNetwork, 2);
   for (int e = 0; e < switches; ++e) {
     const auto a = rng.below(static_cast<std::uint64_t>(switches)), b = rng.below(static_cast<std::uint64_t>(switches));
-    if (a != b) c.add_cable(sw(a), sw(b), bw(), lat(), topo::LinkClass::kNetwork, 2);
+    if (a != b) c.add_cable(sw(a), sw(b), bw(), lat(), hw::LinkClass::kNetwork, 2);
   }
   for (int g = 0; g < gpus; ++g) {
     c.add_cable(topo::NodeId{static_cast<std::uint32_t>(g)}, sw(rng.below(static_cast<std::uint64_t>(switches))), bw(), lat(),
-                topo::LinkClass::kNetwork, 1);
+                hw::LinkClass::kNetwork, 1);
   }
   testing::Uniform u;
   if (zero_latency) u.step = u.ll_step = Duration{0};
-  testing::set_class(c, topo::LinkClass::kNetwork, u);
-  return c;
+  return Machine{std::move(c), testing::uniform_protocol(u)};
 }
 
-CollectiveSpec all_ranks(const topo::Cluster& c, Op op, Bytes size) {
+CollectiveSpec all_ranks(const Machine& m, CollectiveOp op, Bytes size) {
   CollectiveSpec s;
   s.op = op;
   s.size = size;
-  s.ranks.assign(c.gpus().begin(), c.gpus().end());
-  if (op == Op::kSendRecv) s.ranks.resize(2);
+  s.ranks.assign(m.cluster.gpus().begin(), m.cluster.gpus().end());
+  if (op == CollectiveOp::kSendRecv) s.ranks.resize(2);
   return s;
 }
 
@@ -49,11 +48,12 @@ TEST(CollectiveProperties, BytesAreConservedAndNoLinkExceedsItsCapacity) {
   // Each flow's bytes cross every link of its path once: the bytes all links carried equal
   // sum over flows of (wire bytes x hops); and bytes / (capacity x run time) <= 1 per link.
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-    const topo::Cluster c = random_cluster(seed, 1.0, false);
-    CollectiveSimulator sim(c);
-    for (Op op : {Op::kAllReduce, Op::kAllToAll, Op::kAllGather, Op::kBroadcast}) {
-      for (Algorithm a : {Algorithm::kRing, Algorithm::kDirect, Algorithm::kTree}) {
-        const CollectiveSpec s = all_ranks(c, op, mebibytes(3));
+    const Machine m = random_cluster(seed, 1.0, false);
+    const topo::Cluster& c = m.cluster;
+    CollectiveSimulator sim(m);
+    for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllToAll, CollectiveOp::kAllGather, CollectiveOp::kBroadcast}) {
+      for (CollectiveAlgorithm a : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kTree}) {
+        const CollectiveSpec s = all_ranks(m, op, mebibytes(3));
         std::vector<LinkActivity> act;
         auto r = sim.run_fixed(s, a, Protocol::kSimple, nullptr, &act);
         if (!r) continue;
@@ -79,11 +79,11 @@ TEST(CollectiveProperties, BytesAreConservedAndNoLinkExceedsItsCapacity) {
 TEST(CollectiveProperties, ScaleInvariance) {
   // Zero latency: multiplying every size and every bandwidth by k leaves every time unchanged.
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-    const topo::Cluster c1 = random_cluster(seed, 1.0, true);
-    const topo::Cluster ck = random_cluster(seed, 8.0, true);
+    const Machine c1 = random_cluster(seed, 1.0, true);
+    const Machine ck = random_cluster(seed, 8.0, true);
     CollectiveSimulator s1(c1), sk(ck);
-    for (Op op : {Op::kAllReduce, Op::kAllToAll, Op::kReduceScatter}) {
-      for (Algorithm a : {Algorithm::kRing, Algorithm::kDirect}) {
+    for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllToAll, CollectiveOp::kReduceScatter}) {
+      for (CollectiveAlgorithm a : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect}) {
         auto r1 = s1.run_fixed(all_ranks(c1, op, mebibytes(2)), a, Protocol::kSimple, nullptr);
         auto rk = sk.run_fixed(all_ranks(ck, op, mebibytes(16)), a, Protocol::kSimple, nullptr);
         if (!r1) continue;
@@ -101,9 +101,9 @@ TEST(CollectiveProperties, ScaleInvariance) {
 
 TEST(CollectiveProperties, DeterministicAcrossRunsAndSimulators) {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    const topo::Cluster c = random_cluster(seed, 1.0, false);
+    const Machine c = random_cluster(seed, 1.0, false);
     CollectiveSimulator a(c), b(c);
-    const CollectiveSpec s = all_ranks(c, Op::kAllToAll, mebibytes(5));
+    const CollectiveSpec s = all_ranks(c, CollectiveOp::kAllToAll, mebibytes(5));
     std::vector<LinkActivity> x, y;
     const auto ra = a.run(s, "--algo", &x);
     const auto rb = b.run(s, "--algo", &y);

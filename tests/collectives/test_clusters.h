@@ -1,9 +1,10 @@
-// Small clusters built in code for closed-form tests: uniform links, explicit link-class
-// parameters, no launch latency, so every expected time can be written down by hand.
+// Small machines built in code for closed-form tests: uniform links, explicit link-class
+// protocol parameters, no launch latency, so every expected time can be written down by hand.
 #pragma once
 
 #include <string>
 
+#include "sim/collectives/machine.h"
 #include "topology/cluster.h"
 
 namespace cs::testing {
@@ -15,12 +16,19 @@ struct Uniform {
   Duration ll_step = nanoseconds(700); // LL step latency
 };
 
-inline void set_class(topo::Cluster& c, topo::LinkClass cls, const Uniform& u) {
-  topo::LinkClassParams p;
-  p.efficiency = 1.0;
-  p.step_latency = u.step;
-  p.ll_step_latency = u.ll_step;
-  c.set_link_class_params(cls, p);
+// Protocol parameters of a class: efficiency 1, the given step latencies.
+inline void set_class(coll::ProtocolParams& p, hw::LinkClass cls, const Uniform& u) {
+  p.of(cls) = {1.0, u.step, u.ll_step};
+}
+
+// No launch latency; LL puts twice the bytes on the wire; every class at efficiency 1 with the
+// given step latencies.
+inline coll::ProtocolParams uniform_protocol(const Uniform& u) {
+  coll::ProtocolParams p;
+  for (int i = 0; i < hw::kLinkClassCount; ++i) set_class(p, static_cast<hw::LinkClass>(i), u);
+  p.launch_latency = Duration{0};
+  p.ll_wire_factor = 2.0;
+  return p;
 }
 
 inline topo::NodeId add_gpu(topo::Cluster& c, const std::string& name, int server, int local) {
@@ -42,23 +50,22 @@ inline topo::NodeId add_switch(topo::Cluster& c, const std::string& name, topo::
 }
 
 // n single-GPU servers, GPU i cabled to GPU i+1 (mod n).
-inline topo::Cluster uniform_ring(int n, const Uniform& u) {
+inline coll::Machine uniform_ring(int n, const Uniform& u) {
   topo::Cluster c("ring");
   for (int i = 0; i < n; ++i) add_gpu(c, "gpu" + std::to_string(i), i, 0);
   for (int i = 0; i < n; ++i) {
     c.add_cable(topo::NodeId{static_cast<std::uint32_t>(i)}, topo::NodeId{static_cast<std::uint32_t>((i + 1) % n)},
-                u.bandwidth, u.latency, topo::LinkClass::kNetwork, 1);
+                u.bandwidth, u.latency, hw::LinkClass::kNetwork, 1);
   }
-  set_class(c, topo::LinkClass::kNetwork, u);
-  return c;
+  return coll::Machine{std::move(c), uniform_protocol(u)};
 }
 
 // n single-GPU servers behind one switch. With `reduction` > 0 the switch is an NVSwitch that
 // reduces in-switch at `reduction` per GPU, and all GPUs are in server 0.
-inline topo::Cluster uniform_star(int n, const Uniform& u, Bandwidth reduction = Bandwidth{0}) {
+inline coll::Machine uniform_star(int n, const Uniform& u, Bandwidth reduction = Bandwidth{0}) {
   topo::Cluster c("star");
   const bool nvls = reduction.value() > 0;
-  const auto cls = nvls ? topo::LinkClass::kNvlink : topo::LinkClass::kNetwork;
+  const auto cls = nvls ? hw::LinkClass::kNvlink : hw::LinkClass::kNetwork;
   for (int i = 0; i < n; ++i) add_gpu(c, "gpu" + std::to_string(i), nvls ? 0 : i, nvls ? i : 0);
   topo::NodeInfo sw;
   sw.name = "switch";
@@ -69,36 +76,33 @@ inline topo::Cluster uniform_star(int n, const Uniform& u, Bandwidth reduction =
   for (int i = 0; i < n; ++i) {
     c.add_cable(topo::NodeId{static_cast<std::uint32_t>(i)}, s, u.bandwidth, u.latency, cls, nvls ? 0 : 1);
   }
-  set_class(c, cls, u);
-  return c;
+  return coll::Machine{std::move(c), uniform_protocol(u)};
 }
 
 // A GPU with round numbers for compute tests: 100 TFLOP/s bf16 at GEMM efficiency 0.5
 // (50 TFLOP/s achieved), 1 TB/s HBM at efficiency 1, no launch overhead.
-inline topo::GpuSpec round_gpu() {
-  topo::GpuSpec g;
+inline hw::GpuSpec round_gpu() {
+  hw::GpuSpec g;
   g.name = "TestGPU";
   g.peak["bf16"] = teraflops_per_second(100);
   g.hbm_capacity = gibibytes(80);
   g.hbm_bandwidth = bytes_per_second(1e12);
-  g.efficiency = {0.5, 0.5, 1.0, Duration{0}};
+  g.roofline = {0.5, 0.5, 1.0, Duration{0}};
   return g;
 }
 
 // n round GPUs behind one switch with a 5 us collective launch; with `free_comm`, transfers take
 // (next to) no time: zero latencies, steps and launch, 10^18 B/s links.
-inline topo::Cluster compute_star(int n, bool free_comm) {
+inline coll::Machine compute_star(int n, bool free_comm) {
   Uniform u;
   if (free_comm) {
     u.latency = u.step = u.ll_step = Duration{0};
     u.bandwidth = bytes_per_second(1e18);
   }
-  topo::Cluster c = uniform_star(n, u);
-  for (topo::NodeId g : c.gpus()) c.set_gpu_spec(g, round_gpu());
-  topo::CollectiveModelParams m;
-  m.launch_latency = free_comm ? Duration{0} : microseconds(5);
-  c.set_collective_model(m);
-  return c;
+  coll::Machine m = uniform_star(n, u);
+  for (topo::NodeId g : m.cluster.gpus()) m.cluster.set_gpu_spec(g, round_gpu());
+  m.protocol.launch_latency = free_comm ? Duration{0} : microseconds(5);
+  return m;
 }
 
 }  // namespace cs::testing

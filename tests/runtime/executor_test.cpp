@@ -9,27 +9,28 @@
 namespace cs::rt {
 namespace {
 
-topo::Cluster star(int n, bool free_comm) { return testing::compute_star(n, free_comm); }
+coll::Machine star(int n, bool free_comm) { return testing::compute_star(n, free_comm); }
 
 struct Harness {
-  const topo::Cluster& cluster;
+  const coll::Machine& machine;
+  const topo::Cluster& cluster = machine.cluster;
   sim::Simulator sim;
-  coll::NetworkLayout layout{cluster};
+  coll::NetworkLayout layout{machine};
   net::FlowNetwork net{sim, layout.capacities()};
   topo::Router router{cluster};
-  coll::CollectiveSimulator chooser{cluster};
+  coll::AlgorithmTuner tuner{machine};
   compute::ComputeModel compute{"bf16"};
-  explicit Harness(const topo::Cluster& c) : cluster(c) {}
+  explicit Harness(const coll::Machine& m) : machine(m) {}
   SimTime run(const tg::TaskGraph& g) {
     std::vector<topo::NodeId> gpus(cluster.gpus().begin(), cluster.gpus().begin() + g.ranks());
-    Executor ex(sim, net, router, layout, chooser, compute, g, gpus);
+    Executor ex(sim, net, router, layout, tuner, compute, g, gpus);
     ex.start();
     sim.run();
     EXPECT_TRUE(ex.finished());
-    records = ex.records();
+    records = ex.timeline();
     return ex.end_time();
   }
-  std::vector<OpRecord> records;
+  tg::Timeline records;
 };
 
 double ms(SimTime t) { return to_seconds(t) * 1e3; }
@@ -37,7 +38,7 @@ double ms(SimTime t) { return to_seconds(t) * 1e3; }
 TEST(Executor, ComputeChainIsTheSumOfRooflineTimes) {
   // GEMM of 1e12 FLOP at 50 TFLOP/s = 20 ms; then an elementwise op moving 1e9 B at 1 TB/s
   // = 1 ms: the rank ends at 21 ms.
-  const topo::Cluster c = star(2, true);
+  const coll::Machine c = star(2, true);
   tg::TaskGraph g(1);
   const tg::OpId a = g.add_compute(0, "gemm", flops(1e12), bytes(0), tg::ComputeClass::kGemm);
   const tg::OpId deps[] = {a};
@@ -49,19 +50,19 @@ TEST(Executor, ComputeChainIsTheSumOfRooflineTimes) {
 TEST(Executor, DataParallelWithoutOverlapIsComputePlusAllReduce) {
   // Four ranks: 20 ms of compute, then one all-reduce of 256 MiB over all four. The iteration
   // is 20 ms + the all-reduce's isolated time (nothing else shares the network).
-  const topo::Cluster c = star(4, false);
+  const coll::Machine c = star(4, false);
   tg::TaskGraph g(4);
   const std::uint32_t dp = g.add_group({"dp0", tg::Stream::kDp, {0, 1, 2, 3}});
   for (std::uint32_t r = 0; r < 4; ++r) {
     const tg::OpId f = g.add_compute(r, "bwd", flops(1e12), bytes(0), tg::ComputeClass::kGemm);
     const tg::OpId deps[] = {f};
-    g.add_collective(r, dp, "grad all-reduce", coll::Op::kAllReduce, mebibytes(256), 1, deps);
+    g.add_collective(r, dp, "grad all-reduce", CollectiveOp::kAllReduce, mebibytes(256), 1, deps);
   }
   Harness h(c);
   coll::CollectiveSpec spec;
-  spec.op = coll::Op::kAllReduce;
+  spec.op = CollectiveOp::kAllReduce;
   spec.size = mebibytes(256);
-  spec.ranks.assign(c.gpus().begin(), c.gpus().end());
+  spec.ranks.assign(c.cluster.gpus().begin(), c.cluster.gpus().end());
   const double allreduce_ms = to_seconds(coll::CollectiveSimulator(c).run(spec).time) * 1e3;
   EXPECT_NEAR(ms(h.run(g)), 20.0 + allreduce_ms, 1e-9);
 }
@@ -70,22 +71,22 @@ TEST(Executor, BucketedAllReduceOverlapsTheRestOfBackward) {
   // Backward in two halves of 10 ms; bucket k's all-reduce (time T) starts when half k is done,
   // on the DP stream, in order. Bucket 1 starts at 10 ms and ends at 10 + T; bucket 2 starts at
   // max(20, 10 + T) and ends T later. Exposed communication: end - 20 ms.
-  const topo::Cluster c = star(4, false);
+  const coll::Machine c = star(4, false);
   for (Bytes bucket : {mebibytes(16), mebibytes(512)}) {
     tg::TaskGraph g(4);
     const std::uint32_t dp = g.add_group({"dp0", tg::Stream::kDp, {0, 1, 2, 3}});
     for (std::uint32_t r = 0; r < 4; ++r) {
       const tg::OpId b1 = g.add_compute(r, "bwd half 1", flops(5e11), bytes(0), tg::ComputeClass::kGemm);
       const tg::OpId d1[] = {b1};
-      g.add_collective(r, dp, "bucket 1", coll::Op::kAllReduce, bucket, 1, d1);
+      g.add_collective(r, dp, "bucket 1", CollectiveOp::kAllReduce, bucket, 1, d1);
       const tg::OpId b2 = g.add_compute(r, "bwd half 2", flops(5e11), bytes(0), tg::ComputeClass::kGemm, d1);
       const tg::OpId d2[] = {b2};
-      g.add_collective(r, dp, "bucket 2", coll::Op::kAllReduce, bucket, 2, d2);
+      g.add_collective(r, dp, "bucket 2", CollectiveOp::kAllReduce, bucket, 2, d2);
     }
     coll::CollectiveSpec spec;
-    spec.op = coll::Op::kAllReduce;
+    spec.op = CollectiveOp::kAllReduce;
     spec.size = bucket;
-    spec.ranks.assign(c.gpus().begin(), c.gpus().end());
+    spec.ranks.assign(c.cluster.gpus().begin(), c.cluster.gpus().end());
     const double T = to_seconds(coll::CollectiveSimulator(c).run(spec).time) * 1e3;
     Harness h(c);
     const double expected = std::max(20.0, 10.0 + T) + T;
@@ -144,7 +145,7 @@ TEST(Executor, PipelineBubbleIsPMinusOneOverMPlusPMinusOne) {
   // so the bubble fraction is (p - 1) / (m + p - 1), for GPipe and 1F1B alike.
   for (bool one_f_one_b : {false, true}) {
     for (auto [p, m] : {std::pair{2, 4}, std::pair{4, 8}, std::pair{4, 4}, std::pair{8, 16}}) {
-      const topo::Cluster c = star(p, true);
+      const coll::Machine c = star(p, true);
       Harness h(c);
       const double total = ms(h.run(pipeline(p, m, one_f_one_b)));
       EXPECT_NEAR(total, (m + p - 1) * 30.0, 1e-6) << (one_f_one_b ? "1F1B" : "GPipe") << " p=" << p << " m=" << m;
@@ -158,25 +159,25 @@ TEST(Executor, ComputeBesideCommunicationIsSlowedForTheOverlapOnly) {
   // Each of two ranks runs a 5 ms op, then at once a 20 ms GEMM on its compute stream and an
   // all-reduce of time T < 20 ms on its DP stream. With an overlap slowdown s the GEMM
   // progresses at 1/s while the all-reduce runs, so it ends at 5 + 20 + T (1 - 1/s).
-  topo::Cluster c = star(2, false);
-  topo::GpuSpec gpu = testing::round_gpu();
+  coll::Machine c = star(2, false);
+  hw::GpuSpec gpu = testing::round_gpu();
   gpu.name = "TestGPU-interference";  // specs are shared by name
-  gpu.efficiency.overlap_slowdown = 1.5;
-  for (topo::NodeId n : c.gpus()) c.set_gpu_spec(n, gpu);
+  gpu.roofline.overlap_slowdown = 1.5;
+  for (topo::NodeId n : c.cluster.gpus()) c.cluster.set_gpu_spec(n, gpu);
   tg::TaskGraph g(2);
   const std::uint32_t dp = g.add_group({"dp0", tg::Stream::kDp, {0, 1}});
   tg::OpId a = 0;
   for (std::uint32_t r = 0; r < 2; ++r) {
     const tg::OpId pre = g.add_compute(r, "pre", flops(0), bytes(5'000'000'000), tg::ComputeClass::kElementwise);
     const tg::OpId d[] = {pre};
-    g.add_collective(r, dp, "all-reduce", coll::Op::kAllReduce, mebibytes(64), 1, d);
+    g.add_collective(r, dp, "all-reduce", CollectiveOp::kAllReduce, mebibytes(64), 1, d);
     const tg::OpId gemm = g.add_compute(r, "gemm", flops(1e12), bytes(0), tg::ComputeClass::kGemm, d);
     if (r == 0) a = gemm;
   }
   coll::CollectiveSpec spec;
-  spec.op = coll::Op::kAllReduce;
+  spec.op = CollectiveOp::kAllReduce;
   spec.size = mebibytes(64);
-  spec.ranks.assign(c.gpus().begin(), c.gpus().end());
+  spec.ranks.assign(c.cluster.gpus().begin(), c.cluster.gpus().end());
   const double T = to_seconds(coll::CollectiveSimulator(c).run(spec).time) * 1e3;
   ASSERT_LT(T, 20.0);
   Harness h(c);

@@ -1,5 +1,5 @@
 // TaskGraph construction, validation and the JSON round trip.
-#include "sim/taskgraph/task_graph.h"
+#include "taskgraph/task_graph.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@ TaskGraph small_graph() {
   for (std::uint32_t r = 0; r < 2; ++r) {
     const OpId f = g.add_compute(r, "fwd", flops(1.5e12), mebibytes(3), ComputeClass::kGemm);
     const OpId d[] = {f};
-    g.add_collective(r, dp, "grads", coll::Op::kAllReduce, mebibytes(25), 7, d, coll::Algorithm::kRing);
+    g.add_collective(r, dp, "grads", CollectiveOp::kAllReduce, mebibytes(25), 7, d, CollectiveAlgorithm::kRing);
   }
   g.add_send(0, Stream::kPp, 1, kibibytes(4), 3, "act");
   g.add_recv(1, Stream::kPp, 0, kibibytes(4), 3, "act");
@@ -34,7 +34,7 @@ TEST(TaskGraph, JsonRoundTripIsExact) {
   ASSERT_EQ(back.size(), g.size());
   EXPECT_EQ(back.op(0).flops, flops(1.5e12));
   EXPECT_EQ(back.op(1).instance, 7u);
-  EXPECT_EQ(back.op(1).algorithm, coll::Algorithm::kRing);
+  EXPECT_EQ(back.op(1).algorithm, CollectiveAlgorithm::kRing);
   EXPECT_EQ(back.deps(1).size(), 1u);
   EXPECT_EQ(back.op(6).duration, microseconds(250));
   EXPECT_EQ(back.name_of(4), "act");

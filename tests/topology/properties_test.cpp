@@ -25,8 +25,8 @@ TEST(Properties, RingOfEight) {
   EXPECT_EQ(s.cables, 8u);
   EXPECT_EQ(s.diameter_hops, 4);
   EXPECT_EQ(s.bisection_bandwidth, 2 * b);
-  EXPECT_EQ(s.total_capacity_by_link_class[kIdx(LinkClass::kNvlink)], 16.0 * b);
-  EXPECT_EQ(s.total_capacity_by_link_class[kIdx(LinkClass::kNetwork)], Bandwidth{0});
+  EXPECT_EQ(s.total_capacity_by_link_class[kIdx(hw::LinkClass::kNvlink)], 16.0 * b);
+  EXPECT_EQ(s.total_capacity_by_link_class[kIdx(hw::LinkClass::kNetwork)], Bandwidth{0});
   EXPECT_TRUE(s.tiers.empty());  // no fabric switches
 }
 
@@ -70,7 +70,7 @@ TEST(Properties, LeafSpineTwoToOne) {
   EXPECT_EQ(s.directed_links, 96u);
   EXPECT_EQ(s.diameter_hops, 4);
   EXPECT_EQ(s.bisection_bandwidth, 8 * d);
-  EXPECT_EQ(s.total_capacity_by_link_class[kIdx(LinkClass::kNetwork)], 96.0 * d);
+  EXPECT_EQ(s.total_capacity_by_link_class[kIdx(hw::LinkClass::kNetwork)], 96.0 * d);
   ASSERT_EQ(s.tiers.size(), 1u);
   EXPECT_EQ(s.tiers[0].tier, 1);
   EXPECT_EQ(s.tiers[0].links, 16u);
@@ -85,7 +85,7 @@ TEST(Properties, LoneLinksCountAsCablesAndBreakTheDiameter) {
   Cluster c("oneway");
   const NodeId a = fixtures::add_device(c, "a", NodeKind::kGpu);
   const NodeId b = fixtures::add_device(c, "b", NodeKind::kGpu);
-  c.add_link(a, b, gigabytes_per_second(10), nanoseconds(1), LinkClass::kPcie, 0);
+  c.add_link(a, b, gigabytes_per_second(10), nanoseconds(1), hw::LinkClass::kPcie, 0);
   const TopologySummary s = summarize(c);
   EXPECT_EQ(s.cables, 1u);
   EXPECT_EQ(s.diameter_hops, -1);

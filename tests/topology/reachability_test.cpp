@@ -17,12 +17,12 @@ Cluster three_gpus(bool to_gpu2) {
   const NodeId g0 = add_device(c, "node0/gpu0", NodeKind::kGpu, 0, 0);
   const NodeId g1 = add_device(c, "node0/gpu1", NodeKind::kGpu, 0, 1);
   const NodeId g2 = add_device(c, "node0/gpu2", NodeKind::kGpu, 0, 2);
-  c.add_cable(g0, sw, gigabytes_per_second(1), nanoseconds(1), LinkClass::kNetwork, 1);
-  c.add_cable(g1, sw, gigabytes_per_second(1), nanoseconds(1), LinkClass::kNetwork, 1);
+  c.add_cable(g0, sw, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
+  c.add_cable(g1, sw, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
   if (to_gpu2) {
-    c.add_link(sw, g2, gigabytes_per_second(1), nanoseconds(1), LinkClass::kNetwork, 1);
+    c.add_link(sw, g2, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
   } else {
-    c.add_link(g2, sw, gigabytes_per_second(1), nanoseconds(1), LinkClass::kNetwork, 1);
+    c.add_link(g2, sw, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
   }
   return c;
 }

@@ -87,7 +87,7 @@ TEST(Router, EcmpChoosesAmongParallelLinks) {
   const NodeId a = add_device(c, "a", NodeKind::kGpu), b = add_device(c, "b", NodeKind::kGpu);
   std::array<LinkId, 3> ab;
   for (auto& l : ab)
-    l = c.add_cable(a, b, gigabytes_per_second(25), nanoseconds(10), LinkClass::kNvlink, 0).first;
+    l = c.add_cable(a, b, gigabytes_per_second(25), nanoseconds(10), hw::LinkClass::kNvlink, 0).first;
   Router r(c);
   std::array<int, 3> used{};
   for (std::uint64_t label = 0; label < 300; ++label) {
@@ -146,10 +146,10 @@ TEST(Router, MatchesBfsOnRandomDirectedGraphs) {
       if (a == b) continue;
       if (rng.below(3) == 0) {
         c.add_link(NodeId{a}, NodeId{b}, gigabytes_per_second(1), nanoseconds(1),
-                   LinkClass::kNetwork, 1);
+                   hw::LinkClass::kNetwork, 1);
       } else {
         c.add_cable(NodeId{a}, NodeId{b}, gigabytes_per_second(1), nanoseconds(1),
-                    LinkClass::kNetwork, 1);
+                    hw::LinkClass::kNetwork, 1);
       }
     }
     Router r(c);
@@ -177,8 +177,8 @@ TEST(Router, NoPathNamesBothDevices) {
   const NodeId a = add_device(c, "node0/gpu0", NodeKind::kGpu);
   const NodeId b = add_device(c, "node1/gpu0", NodeKind::kGpu);
   const NodeId sw = add_device(c, "sw", NodeKind::kLeafSwitch);
-  c.add_link(a, sw, gigabytes_per_second(1), nanoseconds(1), LinkClass::kNetwork, 1);
-  c.add_link(sw, b, gigabytes_per_second(1), nanoseconds(1), LinkClass::kNetwork, 1);
+  c.add_link(a, sw, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
+  c.add_link(sw, b, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
   Router r(c);
   EXPECT_EQ(r.hops(a, b), 2);   // a -> sw -> b
   EXPECT_EQ(r.hops(b, a), -1);  // links are one-way

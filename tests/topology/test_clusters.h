@@ -31,7 +31,7 @@ inline Cluster ring(int n, Bandwidth bw) {
     g.push_back(add_device(c, "node0/gpu" + std::to_string(i), NodeKind::kGpu, 0, i));
   }
   for (int i = 0; i < n; ++i) {
-    c.add_cable(g[i], g[(i + 1) % n], bw, nanoseconds(100), LinkClass::kNvlink, 0);
+    c.add_cable(g[i], g[(i + 1) % n], bw, nanoseconds(100), hw::LinkClass::kNvlink, 0);
   }
   return c;
 }
@@ -42,7 +42,7 @@ inline Cluster star(int n, Bandwidth bw) {
   const NodeId sw = add_device(c, "switch", NodeKind::kLeafSwitch);
   for (int i = 0; i < n; ++i) {
     const NodeId g = add_device(c, "node" + std::to_string(i) + "/gpu0", NodeKind::kGpu, i, 0);
-    c.add_cable(g, sw, bw, nanoseconds(500), LinkClass::kNetwork, 1);
+    c.add_cable(g, sw, bw, nanoseconds(500), hw::LinkClass::kNetwork, 1);
   }
   return c;
 }
@@ -63,9 +63,9 @@ inline Cluster leaf_spine(int leaves, int per_leaf, int spines, Bandwidth down, 
       const int server = l * per_leaf + e;
       const NodeId g =
           add_device(c, "node" + std::to_string(server) + "/gpu0", NodeKind::kGpu, server, 0);
-      c.add_cable(g, leaf[l], down, nanoseconds(500), LinkClass::kNetwork, 1);
+      c.add_cable(g, leaf[l], down, nanoseconds(500), hw::LinkClass::kNetwork, 1);
     }
-    for (NodeId s : spine) c.add_cable(leaf[l], s, up, nanoseconds(500), LinkClass::kNetwork, 2);
+    for (NodeId s : spine) c.add_cable(leaf[l], s, up, nanoseconds(500), hw::LinkClass::kNetwork, 2);
   }
   return c;
 }
@@ -98,7 +98,7 @@ inline RailFabric rail_fabric(int servers, int spines) {
     const NodeId sp = add_device(c, "spine" + std::to_string(k), NodeKind::kSpineSwitch);
     f.spines.push_back(sp);
     for (NodeId leaf : f.leaves)
-      c.add_cable(leaf, sp, net, nanoseconds(600), LinkClass::kNetwork, 2);
+      c.add_cable(leaf, sp, net, nanoseconds(600), hw::LinkClass::kNetwork, 2);
   }
   for (int s = 0; s < servers; ++s) {
     const std::string node = "node" + std::to_string(s);
@@ -107,11 +107,11 @@ inline RailFabric rail_fabric(int servers, int spines) {
       const NodeId g = add_device(c, node + "/gpu" + std::to_string(i), NodeKind::kGpu, s, i);
       const NodeId nic = add_device(c, node + "/nic" + std::to_string(i), NodeKind::kNic, s, i);
       f.gpus.push_back(g);
-      c.add_cable(g, nvs, nvlink, nanoseconds(100), LinkClass::kNvlink, 0);
-      c.add_cable(g, nic, pcie, nanoseconds(200), LinkClass::kPcie, 0);
+      c.add_cable(g, nvs, nvlink, nanoseconds(100), hw::LinkClass::kNvlink, 0);
+      c.add_cable(g, nic, pcie, nanoseconds(200), hw::LinkClass::kPcie, 0);
       const NodeId leaf =
           f.leaves[static_cast<std::size_t>(i * blocks + s / RailFabric::kServersPerLeaf)];
-      c.add_cable(nic, leaf, net, nanoseconds(600), LinkClass::kNetwork, 1);
+      c.add_cable(nic, leaf, net, nanoseconds(600), hw::LinkClass::kNetwork, 1);
     }
   }
   return f;

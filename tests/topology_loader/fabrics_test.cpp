@@ -9,8 +9,8 @@
 namespace cs::topo {
 namespace {
 
-GpuSpec test_gpu() {
-  GpuSpec g;
+hw::GpuSpec test_gpu() {
+  hw::GpuSpec g;
   g.name = std::string("G");  // not = "G": GCC 12 warns falsely (-Wrestrict) on that
   g.peak["bf16"] = teraflops_per_second(1);
   g.pcie_bandwidth = gigabytes_per_second(32);
@@ -25,7 +25,7 @@ ServerGroupSpec single_servers(int count, bool with_nic) {
   s.gpus = 1;
   s.pcie_bandwidth = s.gpu.pcie_bandwidth;
   if (with_nic) {
-    s.nic = NicSpec{"N", gigabits_per_second(400), nanoseconds(500)};
+    s.nic = hw::NicSpec{"N", gigabits_per_second(400), nanoseconds(500)};
     s.nics = 1;
   }
   s.origin = "/servers/0";
@@ -55,9 +55,9 @@ bool cabled(const Cluster& c, const std::string& a, const std::string& b) {
 TEST(ServerTemplates, CountsMatchTheBuiltServer) {
   ServerGroupSpec s;
   s.gpu = test_gpu();
-  s.nvlink = NvlinkSpec{"NV", gigabytes_per_second(100), 4, Bandwidth{0}};
+  s.nvlink = hw::NvlinkSpec{"NV", gigabytes_per_second(100), 4, Bandwidth{0}};
   s.gpus = 6;
-  s.nic = NicSpec{"N", gigabits_per_second(100), nanoseconds(1)};
+  s.nic = hw::NicSpec{"N", gigabits_per_second(100), nanoseconds(1)};
   s.nics = 3;
   s.pcie_switches = 3;
   s.pcie_bandwidth = s.gpu.pcie_bandwidth;

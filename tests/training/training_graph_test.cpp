@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
-#include "sim/report/stall_attribution.h"
+#include "results/stall_attribution.h"
 #include "sim/runtime/executor.h"
 #include "tests/collectives/test_clusters.h"
 #include "workloads/layer_cost.h"
@@ -12,8 +12,8 @@
 namespace cs::wl {
 namespace {
 
-topo::GpuSpec test_gpu() { return testing::round_gpu(); }
-topo::Cluster star(int n, bool free_comm) { return testing::compute_star(n, free_comm); }
+hw::GpuSpec test_gpu() { return testing::round_gpu(); }
+coll::Machine star(int n, bool free_comm) { return testing::compute_star(n, free_comm); }
 
 // A small GPT: 8 blocks, h = 1024, 16 heads, vocab 8 (so the embedding and head are negligible).
 Model small_gpt() {
@@ -35,23 +35,24 @@ Model small_gpt() {
 struct Execution {
   double seconds;
   SimTime end;
-  std::vector<rt::OpRecord> records;
+  tg::Timeline records;
 };
 
-Execution execute(const topo::Cluster& c, const TrainingGraph& tgraph) {
+Execution execute(const coll::Machine& m, const TrainingGraph& tgraph) {
+  const topo::Cluster& c = m.cluster;
   sim::Simulator sim;
-  coll::NetworkLayout layout(c);
+  coll::NetworkLayout layout(m);
   net::FlowNetwork net(sim, layout.capacities());
   topo::Router router(c);
-  coll::CollectiveSimulator chooser(c);
+  coll::AlgorithmTuner tuner(m);
   compute::ComputeModel compute("bf16");
   std::vector<topo::NodeId> gpus;  // simulated then mirrored ranks, each on its grid rank's GPU
   for (int r : tgraph.grid_rank) gpus.push_back(c.gpus()[static_cast<std::size_t>(r)]);
-  rt::Executor ex(sim, net, router, layout, chooser, compute, tgraph.graph, gpus);
+  rt::Executor ex(sim, net, router, layout, tuner, compute, tgraph.graph, gpus);
   ex.start();
   sim.run();
   EXPECT_TRUE(ex.finished());
-  return {to_seconds(ex.end_time()), ex.end_time(), ex.records()};
+  return {to_seconds(ex.end_time()), ex.end_time(), ex.timeline()};
 }
 
 // Sum of the compute times of one rank's ops, by the compute model.
@@ -68,7 +69,7 @@ TEST(TrainingGraph, DataParallelIsComputePlusTheExposedAllReduce) {
   // DP = 4, one gradient bucket (larger than all gradients): the all-reduce of every gradient
   // starts when the backward ends and the optimizer waits for it, so
   //   iteration = (compute before the optimizer) + T_allreduce(gradient bytes) + optimizer.
-  const topo::Cluster c = star(4, false);
+  const coll::Machine c = star(4, false);
   const Model m = small_gpt();
   ParallelPlan plan;
   plan.dp = 4;
@@ -85,18 +86,18 @@ TEST(TrainingGraph, DataParallelIsComputePlusTheExposedAllReduce) {
     if (op.rank == 0 && op.compute_class == tg::ComputeClass::kOptimizer) optimizer = to_seconds(cm.time(test_gpu(), op.compute_class, op.flops, op.bytes));
   }
   coll::CollectiveSpec spec;
-  spec.op = coll::Op::kAllReduce;
+  spec.op = CollectiveOp::kAllReduce;
   spec.size = grads;
-  spec.ranks.assign(c.gpus().begin(), c.gpus().end());
+  spec.ranks.assign(c.cluster.gpus().begin(), c.cluster.gpus().end());
   const double allreduce = to_seconds(coll::CollectiveSimulator(c).run(spec).time);
   const double expected = compute_seconds(t, 0) - optimizer + allreduce + optimizer;
   const Execution run = execute(c, t);
   EXPECT_NEAR(run.seconds, expected, expected * 1e-9);
   // Stall attribution: compute, then the whole all-reduce exposed as DP communication.
-  for (const auto& b : report::attribute_stalls(t.graph, run.records, run.end)) {
+  for (const auto& b : results::attribute_stalls(t.graph, run.records, run.end)) {
     EXPECT_NEAR(to_seconds(b.total()), run.seconds, 1e-9);
-    EXPECT_NEAR(to_seconds(b.time[static_cast<int>(report::Stall::kDp)]), allreduce, 1e-9);
-    EXPECT_NEAR(to_seconds(b.time[static_cast<int>(report::Stall::kCompute)]), compute_seconds(t, 0), 1e-9);
+    EXPECT_NEAR(to_seconds(b.time[static_cast<int>(results::Stall::kDp)]), allreduce, 1e-9);
+    EXPECT_NEAR(to_seconds(b.time[static_cast<int>(results::Stall::kCompute)]), compute_seconds(t, 0), 1e-9);
   }
   // Small buckets overlap with the backward: never slower than one bucket, never faster than
   // compute alone.
@@ -123,7 +124,7 @@ TEST(TrainingGraph, PipelineBubbleMatchesTheClosedForm) {
   const Model m = uniform_layers();
   for (auto schedule : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB}) {
     for (int micro : {4, 8, 16}) {
-      const topo::Cluster c = star(4, true);
+      const coll::Machine c = star(4, true);
       ParallelPlan plan;
       plan.pp = 4;
       plan.schedule = schedule;
@@ -146,11 +147,11 @@ TEST(TrainingGraph, PipelineBubbleMatchesTheClosedForm) {
       EXPECT_NEAR(1 - (micro * per_micro) / (total - optimizer), 3.0 / (micro + 3), 1e-9);
       // Stall attribution: every stage computes m (t_f + t_b) + optimizer and spends the rest in
       // the pipeline bubble, (p - 1)(t_f + t_b); the categories add up to the iteration.
-      const auto stalls = report::attribute_stalls(t.graph, run.records, run.end);
+      const auto stalls = results::attribute_stalls(t.graph, run.records, run.end);
       for (const auto& b : stalls) {
         EXPECT_NEAR(to_seconds(b.total()), total, 1e-9);
-        EXPECT_NEAR(to_seconds(b.time[static_cast<int>(report::Stall::kBubble)]), 3 * per_micro, 1e-6);
-        EXPECT_NEAR(to_seconds(b.time[static_cast<int>(report::Stall::kCompute)]), micro * per_micro + optimizer, 1e-6);
+        EXPECT_NEAR(to_seconds(b.time[static_cast<int>(results::Stall::kBubble)]), 3 * per_micro, 1e-6);
+        EXPECT_NEAR(to_seconds(b.time[static_cast<int>(results::Stall::kCompute)]), micro * per_micro + optimizer, 1e-6);
       }
     }
   }
@@ -161,7 +162,7 @@ TEST(TrainingGraph, InterleavedBubbleIsPMinusOneOverVmPlusPMinusOne) {
   // / v, and the iteration is (v m + p - 1) t_c + optimizer: bubble (p - 1) / (v m + p - 1).
   const Model m = uniform_layers();
   for (auto [p, v, micro] : {std::tuple{2, 2, 4}, std::tuple{2, 4, 8}, std::tuple{4, 2, 8}, std::tuple{4, 2, 16}}) {
-    const topo::Cluster c = star(p, true);
+    const coll::Machine c = star(p, true);
     ParallelPlan plan;
     plan.pp = p;
     plan.schedule = PipelineSchedule::kInterleaved;
@@ -199,7 +200,7 @@ TEST(TrainingGraph, InterleavedBubbleIsPMinusOneOverVmPlusPMinusOne) {
 TEST(TrainingGraph, TensorParallelCollectivesSitOnTheCriticalPath) {
   // TP = 2 without sequence parallelism: every block runs two all-reduces forward and two
   // backward; they add to the iteration (one rank's compute alone is a lower bound).
-  const topo::Cluster c = star(2, false);
+  const coll::Machine c = star(2, false);
   ParallelPlan plan;
   plan.tp = 2;
   plan.micro_batch = 1;
@@ -239,7 +240,7 @@ TEST(TrainingGraph, PipelineCutsScatterAndGatherOverTensorParallelism) {
         ++sends;
         EXPECT_EQ(op.bytes, sg ? Bytes{activation.value() / 2} : activation);
       }
-      if (op.kind == tg::OpKind::kCollective && op.collective == coll::Op::kAllGather) {
+      if (op.kind == tg::OpKind::kCollective && op.collective == CollectiveOp::kAllGather) {
         ++gathers;
         EXPECT_EQ(op.bytes, activation);
       }
@@ -287,7 +288,7 @@ TEST(TrainingGraph, BadPlansNameTheFileAndPath) {
 namespace cs::wl {
 namespace {
 
-double iteration_seconds(const topo::Cluster& c, const Model& m, const ParallelPlan& plan, bool symmetry) {
+double iteration_seconds(const coll::Machine& c, const Model& m, const ParallelPlan& plan, bool symmetry) {
   return execute(c, build_training_graph(m, plan, "test", "/plan", symmetry)).seconds;
 }
 
@@ -295,7 +296,7 @@ TEST(TrainingGraphSymmetry, OneRankPerStageGivesTheFullSimulationsResult) {
   // DP 2 x TP 2 x PP 2 = 8 GPUs behind one switch: replicas and TP ranks are identical and
   // their transfers use disjoint links, so simulating one rank per stage (the others mirrored)
   // gives exactly the full simulation's iteration time, with 2 simulated ranks instead of 8.
-  const topo::Cluster c = star(8, false);
+  const coll::Machine c = star(8, false);
   ParallelPlan plan;
   plan.dp = 2;
   plan.tp = 2;

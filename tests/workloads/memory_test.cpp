@@ -6,14 +6,14 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
-#include "topology/catalog.h"
+#include "hardware/catalog.h"
 #include "workloads/memory.h"
 #include "workloads/model.h"
 
 namespace cs::wl {
 namespace {
 
-const topo::GpuSpec& a100() { return topo::Catalog::builtin().gpu("A100-SXM-80GB", "", ""); }
+const hw::GpuSpec& a100() { return hw::Catalog::builtin().gpu("A100-SXM-80GB", "", ""); }
 
 ParallelPlan gpt3_plan() {
   // Megatron's GPT-3 175B layout: TP 8 inside a DGX, PP 16, DP 8 (1024 GPUs), micro-batch 1,

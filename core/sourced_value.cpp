@@ -1,0 +1,43 @@
+#include "core/sourced_value.h"
+
+#include <string>
+#include <string_view>
+
+namespace cs {
+namespace {
+
+constexpr std::string_view kStatusKinds[] = {"datasheet", "secondary", "standard",
+                                             "derived", "assumed", "fitted"};
+// Kinds that are not a reading of a published document must say why.
+constexpr std::string_view kStatusKindsWithReason[] = {"derived", "assumed", "fitted"};
+
+void check_status(const ConfigNode& node) {
+  const std::string s = node.as_string();
+  const std::size_t end = s.find_first_of(":( ");
+  const std::string_view kind = std::string_view(s).substr(0, end);
+  bool known = false;
+  for (auto k : kStatusKinds) known = known || k == kind;
+  if (!known) {
+    node.fail_expected(
+        "a status starting with datasheet, secondary, standard, derived, assumed or fitted");
+  }
+  for (auto k : kStatusKindsWithReason) {
+    if (k != kind) continue;
+    const bool has_reason = end != std::string::npos && s[end] == ':' &&
+                            s.find_first_not_of(' ', end + 1) != std::string::npos;
+    if (!has_reason) node.fail_expected("\"" + std::string(kind) + ": <reason>\"");
+  }
+}
+
+}  // namespace
+
+ConfigNode sourced_value(const ConfigNode& node) {
+  node.expect_only({"value", "source", "status", "note"});
+  const ConfigNode source = node.at("source");
+  if (source.as_string().empty()) source.fail_expected("a non-empty source (a URL or document)");
+  check_status(node.at("status"));
+  if (auto note = node.find("note")) note->as_string();
+  return node.at("value");
+}
+
+}  // namespace cs

@@ -1,0 +1,59 @@
+#include "drivers/config_paths.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "core/errors.h"
+#include "workloads/model.h"
+
+#ifndef CS_CONFIG_DIR
+#define CS_CONFIG_DIR "configs"
+#endif
+
+namespace cs::drv {
+
+namespace fs = std::filesystem;
+
+std::string resolve_config(const std::string& ref, const std::string& base_dir, const char* kind) {
+  if (fs::path(ref).is_absolute()) return ref;
+  if (!base_dir.empty()) {
+    const fs::path beside = fs::path(base_dir) / ref;
+    if (fs::exists(beside)) return beside.string();
+  }
+  if (fs::exists(ref)) return ref;
+  const fs::path bundled = fs::path(CS_CONFIG_DIR) / kind / (ref + ".json");
+  if (ref.find('/') == std::string::npos && fs::exists(bundled)) return bundled.string();
+  return ref;
+}
+
+std::string resolve_profile(const std::string& ref, const std::string& base_dir, const std::string& file,
+                            const std::string& where) {
+  const std::string path = resolve_config(ref, base_dir, "calibration");
+  if (fs::exists(path)) return path;
+  std::vector<std::string> names;
+  const fs::path dir = fs::path(CS_CONFIG_DIR) / "calibration";
+  if (fs::is_directory(dir)) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw ConfigError(file, where, "no profile file \"" + ref + "\" and no bundled profile of that name (bundled: " + list + ")");
+}
+
+std::string resolve_model(const std::string& ref, const std::string& base_dir, const std::string& file,
+                          const std::string& where) {
+  const bool hf = ref.rfind("hf:", 0) == 0;
+  const std::string path = hf ? "hf:" + resolve_config(ref.substr(3), base_dir, "models") : resolve_config(ref, base_dir, "models");
+  if (!fs::exists(hf ? path.substr(3) : path)) {
+    std::string names;
+    for (const auto& n : wl::bundled_model_names()) names += (names.empty() ? "" : ", ") + n;
+    throw ConfigError(file, where, "no model file \"" + ref + "\" and no bundled model of that name (bundled: " + names + ")");
+  }
+  return path;
+}
+
+}  // namespace cs::drv

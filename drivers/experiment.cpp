@@ -1,0 +1,103 @@
+#include "drivers/experiment.h"
+
+#include <filesystem>
+
+#include "core/errors.h"
+#include "drivers/config_paths.h"
+#include "workloads/hf_config.h"
+
+namespace cs::drv {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+wl::ParallelPlan parse_plan(const ConfigNode& n) {
+  n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
+                 "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
+                 "flash_attention", "dp_overlap", "grad_reduce_dtype", "pp_scatter_gather"});
+  wl::ParallelPlan p;
+  auto degree = [&](const char* key, int& out) {
+    if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
+  };
+  degree("dp", p.dp);
+  degree("tp", p.tp);
+  degree("pp", p.pp);
+  degree("cp", p.cp);
+  degree("ep", p.ep);
+  degree("virtual_stages", p.virtual_stages);
+  if (auto v = n.find("sequence_parallel")) p.sequence_parallel = v->as_bool();
+  if (auto v = n.find("flash_attention")) p.flash_attention = v->as_bool();
+  if (auto v = n.find("dp_overlap")) p.dp_overlap = v->as_bool();
+  if (auto v = n.find("pp_scatter_gather")) p.pp_scatter_gather = v->as_bool();
+  if (auto v = n.find("grad_reduce_dtype")) p.grad_reduce_bytes = v->as_choice({"bf16", "fp32"}) == 0 ? 2 : 4;
+  if (auto v = n.find("schedule")) p.schedule = v->as_enum(wl::kPipelineScheduleNames);
+  if (auto v = n.find("layers_per_stage")) {
+    for (const ConfigNode& e : v->elements()) p.layers_per_stage.push_back(static_cast<int>(e.as_int(1, 1 << 20)));
+  }
+  if (auto v = n.find("zero")) p.zero = static_cast<wl::ZeroStage>(v->as_int(0, 3));
+  p.micro_batch = static_cast<int>(n.at("micro_batch").as_int(1, 1 << 24));
+  p.global_batch = static_cast<int>(n.at("global_batch").as_int(1, 1 << 30));
+  if (auto v = n.find("sequence_length")) p.sequence_length = static_cast<int>(v->as_int(1, 1 << 24));
+  if (auto v = n.find("recompute")) p.recompute = v->as_enum(wl::kRecomputeNames);
+  if (auto v = n.find("precision")) p.precision = v->as_enum(wl::kPrecisionNames);
+  if (auto v = n.find("dp_bucket")) p.dp_bucket_mib = static_cast<double>(v->as_bytes().value()) / (1024.0 * 1024.0);
+  if (auto v = n.find("order")) {
+    p.order.clear();
+    for (const ConfigNode& e : v->elements()) p.order.push_back(e.as_string());
+  }
+  return p;
+}
+
+}  // namespace
+
+Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir) {
+  root.expect_only({"name", "description", "cluster", "cluster_overrides", "model", "plan", "data", "options"});
+  Experiment e;
+  e.file = root.file();
+  e.path = root.path();
+  e.name = root.has("name") ? root.at("name").as_string() : fs::path(root.file()).stem().string();
+  if (auto d = root.find("description")) d->as_string();
+  e.cluster = resolve_config(root.at("cluster").as_string(), base_dir, "clusters");
+  if (!fs::exists(e.cluster)) root.at("cluster").fail("no cluster file \"" + e.cluster + "\" and no bundled cluster of that name");
+  if (auto o = root.find("cluster_overrides")) {
+    for (const ConfigNode& v : o->elements()) e.cluster_overrides.push_back(v.as_string());
+  }
+  e.model = resolve_model(root.at("model").as_string(), base_dir, root.file(), root.at("model").path());
+  e.plan = parse_plan(root.at("plan"));
+  if (auto d = root.find("data")) {
+    d->expect_only({"source", "bytes_per_sample"});
+    const bool storage = d->at("source").as_choice({"local", "storage"}) == 1;
+    if (storage) e.plan.data_bytes_per_sample = d->at("bytes_per_sample").as_bytes().value();
+  }
+  if (auto o = root.find("options")) {
+    o->expect_only({"allow_oom", "symmetry", "stragglers", "profile"});
+    if (auto v = o->find("profile")) {
+      e.profile = resolve_profile(v->as_string(), base_dir, root.file(), v->path());
+      e.profile_where = v->path();
+    }
+    if (auto v = o->find("allow_oom")) e.allow_oom = v->as_bool();
+    if (auto v = o->find("symmetry")) e.symmetry = v->as_bool();
+    if (auto v = o->find("stragglers")) {
+      for (const ConfigNode& sn : v->elements()) {
+        sn.expect_only({"rank", "slowdown"});
+        Experiment::Straggler st;
+        st.rank = static_cast<int>(sn.at("rank").as_int(0, e.plan.gpus() - 1));
+        st.slowdown = sn.at("slowdown").as_number();
+        if (!(st.slowdown >= 1 && st.slowdown <= 100)) sn.at("slowdown").fail_expected("a slowdown factor from 1 to 100");
+        e.stragglers.push_back(st);
+      }
+    }
+  }
+  return e;
+}
+
+wl::Model load_model(const Experiment& e) {
+  return e.model.rfind("hf:", 0) == 0 ? wl::model_from_hf_config(e.model.substr(3)) : wl::load_model(e.model);
+}
+
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_experiment(ConfigDocument::load(path, overrides).root(), fs::path(path).parent_path().string());
+}
+
+}  // namespace cs::drv

@@ -1,0 +1,48 @@
+// An experiment: a cluster, a model and a parallel plan, read from JSON (docs/experiment-format.md).
+// drivers/training_run.h simulates one training iteration of it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "workloads/model.h"
+#include "workloads/parallel_plan.h"
+
+namespace cs::drv {
+
+struct Experiment {
+  std::string file;                    // what errors call the experiment
+  std::string path;                    // JSON path of the experiment object in it ("" for the root)
+  std::string name;
+  std::string cluster;                 // path or bundled name
+  std::vector<std::string> cluster_overrides;
+  std::string model;                   // path, bundled name or "hf:PATH"
+  wl::ParallelPlan plan;
+  bool allow_oom = false;
+  bool symmetry = true;                // simulate one rank per pipeline stage (training_graph.h)
+  struct Straggler {
+    int rank = 0;                      // grid rank (= GPU index in rank order)
+    double slowdown = 1;               // its compute takes this many times as long
+  };
+  std::vector<Straggler> stragglers;   // what-if; breaks symmetry, so it turns it off
+  // A calibration profile (docs/calibration-profile.md): compute times, link efficiencies, step
+  // latencies and the overlap slowdown come from it where it has them. Empty: the catalog.
+  std::string profile;
+  std::string profile_where;           // the file and JSON path (or option) that named it
+
+  // The JSON path of a key of the experiment ("/plan", or "/records/3/experiment/plan").
+  std::string at(const std::string& key) const { return path + "/" + key; }
+};
+
+// Parses an experiment object (a whole document, or an object inside one, such as a record of a
+// validation table); `base_dir` resolves relative cluster and model paths. Errors name the file
+// and the JSON path.
+Experiment parse_experiment(const ConfigNode& node, const std::string& base_dir);
+// The experiment's model: a model file, a bundled model, or a Hugging Face config ("hf:PATH").
+wl::Model load_model(const Experiment& e);
+
+// Reads an experiment file and applies "--set /json/pointer=value" overrides in order.
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace cs::drv

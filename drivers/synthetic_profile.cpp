@@ -1,0 +1,176 @@
+#include "drivers/synthetic_profile.h"
+
+#include <cmath>
+#include <functional>
+
+#include "calibration/fit.h"
+#include "calibration/nominal.h"
+#include "core/errors.h"
+#include "core/random.h"
+#include "drivers/inventory_machine.h"
+#include "hardware/catalog.h"
+#include "sim/collectives/collective_simulator.h"
+#include "sim/compute/compute_model.h"
+
+namespace cs::drv {
+namespace {
+
+constexpr std::uint64_t kSeed = 20261129;
+
+
+// A "measured" timing around `t`: seeded multiplicative noise of +-1% on the median (so the fits
+// have something to do), p10/p90 half a percent either side, 10 samples.
+cal::Timing timing(Duration t, Rng& rng) {
+  const double u = static_cast<double>(rng.next() >> 11) / static_cast<double>(1ULL << 53);
+  const double median = to_seconds(t) * (1 + 0.02 * (u - 0.5));
+  cal::Timing x;
+  x.median = duration_from_seconds(median);
+  x.p10 = duration_from_seconds(median * 0.995);
+  x.p90 = duration_from_seconds(median * 1.005);
+  x.min = duration_from_seconds(median * 0.99);
+  x.samples = 10;
+  return x;
+}
+
+
+}  // namespace
+
+cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const std::string& command, const std::string& where) {
+  const hw::Catalog& catalog = hw::Catalog::builtin();
+  const hw::GpuSpec& gpu = catalog.gpu(gpu_name, "", where);
+  const int n = gpu_count > 0 ? gpu_count : 8;
+  const coll::Machine machine = inventory_machine(gpu.name, n, 1, "NDR-400G", "", where);
+  const topo::Cluster& cluster = machine.cluster;
+  Rng rng = Rng::derive(kSeed, std::hash<std::string>{}(gpu.name) & 0xffff);
+
+  cal::Profile p;
+  p.provenance.kind = "synthetic";
+  p.provenance.tool = "clustersim 0.1.0";
+  p.provenance.command = command;
+  p.provenance.created = cal::utc_timestamp();
+  p.provenance.host = "catalog";
+  p.provenance.notes = "Generated from the hardware catalog (configs/hardware) by the simulator's own models, with +-1% seeded "
+                       "noise: GEMMs and memory-bound kernels by the catalog roofline, collectives and copies by the flow "
+                       "model on one " + gpu.name + " server. Not a measurement: it shows the format and exercises the tools.";
+  p.inventory.driver_version = p.inventory.cuda_runtime_version = p.inventory.cublas_version = p.inventory.nccl_version = "";
+  p.inventory.nodes = 1;
+  for (int i = 0; i < n; ++i) {
+    cal::GpuInventory g;
+    g.index = i;
+    g.name = gpu.name + " (synthetic)";
+    g.uuid = "GPU-synthetic-" + std::to_string(i);
+    g.memory = gpu.hbm_capacity;
+    g.catalog_gpu = gpu.name;
+    g.power_limit_w = gpu.tdp_watts;
+    p.inventory.gpus.push_back(g);
+  }
+  p.inventory.peer_access.assign(static_cast<std::size_t>(n), std::vector<bool>(static_cast<std::size_t>(n), true));
+  const hw::NvlinkSpec* nv = gpu.nvlink.empty() ? nullptr : &catalog.nvlink(gpu.nvlink, "", where);
+  p.inventory.nvlink.assign(static_cast<std::size_t>(n), std::vector<int>(static_cast<std::size_t>(n), 0));
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i != j && nv) p.inventory.nvlink[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] = nv->links_per_gpu;
+    }
+    p.inventory.peer_access[static_cast<std::size_t>(i)][static_cast<std::size_t>(i)] = false;
+  }
+  p.settings.quick = true;
+  p.settings.min_samples = 10;
+
+  // GEMMs: a log grid and the transformer shapes the workloads generate, timed by the catalog
+  // roofline (A, B read and C written once).
+  const compute::ComputeModel roofline("bf16");
+  auto add_gemm = [&](std::int64_t m, std::int64_t nn, std::int64_t k, const char* source) {
+    cal::GemmPoint g;
+    g.shape = {"bf16", m, nn, k};
+    g.source = source;
+    const Bytes io{2 * (m * k + k * nn + m * nn)};
+    g.timing = timing(roofline.time(gpu, tg::ComputeClass::kGemm, g.shape.flops(), io), rng);
+    p.gemm.push_back(g);
+  };
+  for (std::int64_t m = 256; m <= 65536; m *= 4)  // m: tokens of a micro-batch, up to 16 x 4096
+    for (std::int64_t nn = 256; nn <= 16384; nn *= 4)
+      for (std::int64_t k = 256; k <= 16384; k *= 4) add_gemm(m, nn, k, "grid");
+  for (std::int64_t h : {4096, 8192}) {
+    for (std::int64_t t : {1, 8}) {
+      add_gemm(4096, 3 * h / t, h, "model-shape");
+      add_gemm(4096, h, h / t, "model-shape");
+      add_gemm(4096, 4 * h / t, h, "model-shape");
+      add_gemm(4096, h, 4 * h / t, "model-shape");
+    }
+  }
+  add_gemm(8192, 8192, 8192, "mamf");
+
+  // Memory-bound kernels, launch overhead and the overlap slowdown.
+  for (const char* kernel : {"copy", "elementwise", "reduction", "norm"}) {
+    for (std::int64_t b = 4096; b <= (std::int64_t{4} << 30); b *= 4) {
+      cal::MemoryPoint mp;
+      mp.kernel = kernel;
+      mp.bytes = Bytes{b};
+      mp.timing = timing(roofline.time(gpu, tg::ComputeClass::kElementwise, Flops{0}, mp.bytes), rng);
+      p.memory.push_back(mp);
+    }
+  }
+  cal::LaunchPoint lp;
+  lp.timing = timing(gpu.roofline.kernel_launch, rng);
+  p.launch.push_back(lp);
+  if (n >= 2) {
+    cal::OverlapPoint op;
+    op.gemm = {"bf16", 8192, 8192, 8192};
+    op.collective_op = "all_reduce";
+    op.collective_ranks = n;
+    op.collective_bytes = Bytes{std::int64_t{1} << 30};
+    op.alone = roofline.time(gpu, tg::ComputeClass::kGemm, op.gemm.flops(), Bytes{0});
+    op.beside = duration_from_seconds(to_seconds(op.alone) * gpu.roofline.overlap_slowdown);
+    p.overlap.push_back(op);
+  }
+
+  // Copies and collectives on the flow model of one server.
+  coll::CollectiveSimulator sim(machine);
+  const auto& gpus = cluster.gpus();
+  for (int dst = 1; dst < std::min(n, 2); ++dst) {
+    for (std::int64_t b = 8; b <= (std::int64_t{1} << 30); b *= 16) {
+      coll::CollectiveSpec spec;
+      spec.op = CollectiveOp::kSendRecv;
+      spec.size = Bytes{b};
+      spec.ranks = {gpus[0], gpus[static_cast<std::size_t>(dst)]};
+      cal::LinkPoint lk;
+      lk.kind = "d2d";
+      lk.src = 0;
+      lk.dst = dst;
+      lk.bytes = spec.size;
+      lk.link_class = nv ? "nvlink" : "pcie";
+      lk.timing = timing(sim.run(spec).time, rng);
+      p.links.push_back(lk);
+    }
+  }
+  static constexpr CollectiveOp kOps[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+                                      CollectiveOp::kAllToAll, CollectiveOp::kBroadcast, CollectiveOp::kSendRecv};
+  for (CollectiveOp op : kOps) {
+    for (int ranks = 2; ranks <= n; ranks *= 2) {
+      if (op == CollectiveOp::kSendRecv && ranks != 2) continue;
+      for (std::int64_t b = 8; b <= (std::int64_t{1} << 30); b *= 4) {
+        coll::CollectiveSpec spec;
+        spec.op = op;
+        spec.size = Bytes{b};
+        spec.ranks.assign(gpus.begin(), gpus.begin() + ranks);
+        if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllToAll) {
+          if (b % ranks != 0) continue;
+        }
+        const coll::CollectiveResult r = sim.run(spec);
+        cal::CollectivePoint cp;
+        cp.op = to_string(op);
+        cp.ranks = ranks;
+        cp.bytes = spec.size;
+        cp.link_class = nv ? "nvlink" : "pcie";
+        cp.nccl_choice = {to_string(r.algorithm), coll::to_string(r.protocol), 0};
+        cp.timing = timing(r.time, rng);
+        p.collectives.push_back(cp);
+      }
+    }
+  }
+
+  p.models = cal::fit_models(p, cal::nominal_from_catalog(p.inventory));
+  return p;
+}
+
+}  // namespace cs::drv

@@ -1,0 +1,195 @@
+// The hardware catalog reader. Catalog documents are JSON objects whose top-level keys are
+// "description" and any of the sections "gpus", "nvlink", "nics", "link_classes"; the built-in
+// catalog splits them over configs/hardware/{gpus,nvlink,nics,link-classes}.json. Every number
+// is a sourced value (core/sourced_value.h); docs/hardware-catalog.md has the schema.
+#include "hardware/catalog.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+
+#include "core/config.h"
+#include "core/errors.h"
+#include "core/sourced_value.h"
+
+namespace cs::hw {
+
+namespace {
+
+// "700W", "1.2kW": the catalog's only quantity the core unit parser does not know.
+double parse_watts(const ConfigNode& node) {
+  if (!node.is_string()) node.fail_expected("a power such as \"700W\"");
+  const std::string s = node.as_string();
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const std::string unit(end);
+  double factor = 0;
+  if (unit == "W") factor = 1;
+  else if (unit == "kW") factor = 1e3;
+  if (end == s.c_str() || factor == 0 || !std::isfinite(v) || !(v > 0)) {
+    node.fail_expected("a positive power such as \"700W\"");
+  }
+  return v * factor;
+}
+
+template <class Map>
+void check_new(const Map& map, const std::string& name, const ConfigNode& node,
+               std::map<std::string, std::string>& defined_in) {
+  if (map.count(name)) {
+    node.fail("\"" + name + "\" is already defined in " + defined_in[name]);
+  }
+  defined_in[name] = node.file();
+}
+
+template <class Map>
+[[noreturn]] void fail_unknown(const Map& map, std::string_view what, const std::string& name,
+                               const std::string& file, const std::string& path) {
+  std::string known;
+  for (const auto& [key, value] : map) known += (known.empty() ? "" : ", ") + key;
+  throw ConfigError(file, path,
+                    "unknown " + std::string(what) + " \"" + name + "\" (known: " + known + ")");
+}
+
+}  // namespace
+
+Catalog Catalog::from_documents(
+    const std::vector<std::pair<std::string, std::string>>& name_and_text) {
+  Catalog c;
+  // Parsed documents stay alive while nodes point into them.
+  std::vector<ConfigDocument> docs;
+  docs.reserve(name_and_text.size());
+  std::map<std::string, std::string> gpu_file, nvlink_file, nic_file;
+  std::vector<ConfigNode> gpu_nvlink_refs;  // checked once every document is read
+  bool class_seen[kLinkClassCount] = {};
+
+  for (const auto& [name, text] : name_and_text) {
+    docs.push_back(ConfigDocument::parse(text, name));
+    const ConfigNode root = docs.back().root();
+    root.expect_only({"description", "gpus", "nvlink", "nics", "link_classes"});
+    if (auto d = root.find("description")) d->as_string();
+
+    if (auto gpus = root.find("gpus")) {
+      for (const auto& [gpu_name, node] : gpus->members()) {
+        check_new(c.gpus_, gpu_name, node, gpu_file);
+        node.expect_only({"description", "peak", "hbm_capacity", "hbm_bandwidth", "nvlink",
+                          "pcie_bandwidth", "tdp", "efficiency"});
+        if (auto d = node.find("description")) d->as_string();
+        GpuSpec g;
+        g.name = gpu_name;
+        const ConfigNode peak = node.at("peak");
+        for (const auto& [dtype, value] : peak.members()) {
+          static constexpr std::string_view kDtypes[] = {"bf16", "fp16", "fp8", "fp4",
+                                                         "tf32", "fp32", "fp64"};
+          bool ok = false;
+          for (auto d : kDtypes) ok = ok || d == dtype;
+          if (!ok) value.fail("unknown data type \"" + dtype + "\" (allowed: bf16, fp16, fp8, fp4, tf32, fp32, fp64)");
+          g.peak[dtype] = sourced_value(value).as_flop_rate();
+        }
+        if (!g.peak.count("bf16")) peak.fail("missing required key \"bf16\"");
+        g.hbm_capacity = sourced_value(node.at("hbm_capacity")).as_bytes();
+        if (g.hbm_capacity.value() <= 0) node.at("hbm_capacity").fail("HBM capacity must be positive");
+        g.hbm_bandwidth = sourced_value(node.at("hbm_bandwidth")).as_bandwidth();
+        if (auto nv = node.find("nvlink")) {
+          g.nvlink = nv->as_string();
+          gpu_nvlink_refs.push_back(*nv);
+        }
+        g.pcie_bandwidth = sourced_value(node.at("pcie_bandwidth")).as_bandwidth();
+        g.tdp_watts = parse_watts(sourced_value(node.at("tdp")));
+        const ConfigNode eff = node.at("efficiency");
+        eff.expect_only({"gemm", "attention", "memory", "kernel_launch", "overlap_slowdown"});
+        auto fraction = [&](const char* key) {
+          const ConfigNode v = sourced_value(eff.at(key));
+          const double x = v.as_number();
+          if (!(x > 0 && x <= 1)) v.fail_expected("a fraction in (0, 1]");
+          return x;
+        };
+        g.roofline.gemm = fraction("gemm");
+        g.roofline.attention = fraction("attention");
+        g.roofline.memory = fraction("memory");
+        g.roofline.kernel_launch = sourced_value(eff.at("kernel_launch")).as_duration();
+        {
+          const ConfigNode v = sourced_value(eff.at("overlap_slowdown"));
+          g.roofline.overlap_slowdown = v.as_number();
+          if (!(g.roofline.overlap_slowdown >= 1 && g.roofline.overlap_slowdown <= 10)) v.fail_expected("a slowdown factor from 1 to 10");
+        }
+        c.gpus_.emplace(gpu_name, std::move(g));
+      }
+    }
+
+    if (auto nvlinks = root.find("nvlink")) {
+      for (const auto& [nv_name, node] : nvlinks->members()) {
+        check_new(c.nvlinks_, nv_name, node, nvlink_file);
+        node.expect_only({"description", "per_gpu_bandwidth", "links_per_gpu",
+                          "switch_reduction_per_gpu"});
+        if (auto d = node.find("description")) d->as_string();
+        NvlinkSpec n;
+        n.name = nv_name;
+        n.per_gpu_bandwidth = sourced_value(node.at("per_gpu_bandwidth")).as_bandwidth();
+        n.links_per_gpu = static_cast<int>(sourced_value(node.at("links_per_gpu")).as_int(1, 1024));
+        const ConfigNode red = sourced_value(node.at("switch_reduction_per_gpu"));
+        if (!(red.is_string() && red.as_string() == "none")) n.switch_reduction_per_gpu = red.as_bandwidth();
+        c.nvlinks_.emplace(nv_name, std::move(n));
+      }
+    }
+
+    if (auto nics = root.find("nics")) {
+      for (const auto& [nic_name, node] : nics->members()) {
+        check_new(c.nics_, nic_name, node, nic_file);
+        node.expect_only({"description", "bandwidth", "latency"});
+        if (auto d = node.find("description")) d->as_string();
+        NicSpec n;
+        n.name = nic_name;
+        n.bandwidth = sourced_value(node.at("bandwidth")).as_bandwidth();
+        n.latency = sourced_value(node.at("latency")).as_duration();
+        c.nics_.emplace(nic_name, std::move(n));
+      }
+    }
+
+    if (auto classes = root.find("link_classes")) {
+      classes->expect_only({"nvlink", "pcie", "network"});
+      for (const auto& [class_name, node] : classes->members()) {
+        const int i = static_cast<int>(*parse_enum(kLinkClassNames, class_name));
+        if (class_seen[i]) node.fail("link class \"" + class_name + "\" is defined twice");
+        class_seen[i] = true;
+        node.expect_only({"description", "latency"});
+        if (auto d = node.find("description")) d->as_string();
+        c.wire_latency_[static_cast<std::size_t>(i)] = sourced_value(node.at("latency")).as_duration();
+      }
+    }
+  }
+
+  for (const ConfigNode& ref : gpu_nvlink_refs) {
+    const std::string name = ref.as_string();
+    if (!c.nvlinks_.count(name)) fail_unknown(c.nvlinks_, "NVLink generation", name, ref.file(), ref.path());
+  }
+  return c;
+}
+
+const Catalog& Catalog::builtin() {
+  static const Catalog catalog = from_documents(builtin_catalog_documents());
+  return catalog;
+}
+
+const GpuSpec& Catalog::gpu(const std::string& name, const std::string& file,
+                            const std::string& path) const {
+  auto it = gpus_.find(name);
+  if (it == gpus_.end()) fail_unknown(gpus_, "GPU", name, file, path);
+  return it->second;
+}
+
+const NvlinkSpec& Catalog::nvlink(const std::string& name, const std::string& file,
+                                  const std::string& path) const {
+  auto it = nvlinks_.find(name);
+  if (it == nvlinks_.end()) fail_unknown(nvlinks_, "NVLink generation", name, file, path);
+  return it->second;
+}
+
+const NicSpec& Catalog::nic(const std::string& name, const std::string& file,
+                            const std::string& path) const {
+  auto it = nics_.find(name);
+  if (it == nics_.end()) fail_unknown(nics_, "NIC", name, file, path);
+  return it->second;
+}
+
+}  // namespace cs::hw

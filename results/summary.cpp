@@ -1,0 +1,63 @@
+#include "results/summary.h"
+
+#include <map>
+
+namespace cs::results {
+namespace {
+
+// Mean over ranks of each stall category, seconds.
+nlohmann::json stall_means(const std::vector<RankBreakdown>& stalls) {
+  const auto mean = mean_stall_seconds(stalls);
+  nlohmann::json j = nlohmann::json::object();
+  for (int k = 0; k < kStallCount; ++k) j[to_string(static_cast<Stall>(k))] = mean[static_cast<std::size_t>(k)];
+  return j;
+}
+
+// Bytes per link tier and the most utilized links.
+nlohmann::json network_summary(const TrainingRun& s) {
+  std::map<int, std::int64_t> per_tier;
+  for (const LinkUse& u : s.links) per_tier[s.cluster.link(u.link).tier] += u.bytes.value();
+  nlohmann::json tiers = nlohmann::json::object();
+  static const char* kTierNames[] = {"in_server", "endpoint_leaf", "leaf_spine", "spine_core"};
+  for (const auto& [tier, bytes] : per_tier) tiers[tier >= 0 && tier < 4 ? kTierNames[tier] : std::to_string(tier)] = bytes;
+  nlohmann::json top = nlohmann::json::array();
+  for (std::size_t i = 0; i < s.links.size() && i < 10; ++i) {
+    const topo::LinkInfo& l = s.cluster.link(s.links[i].link);
+    top.push_back({{"src", s.cluster.node(l.src).name}, {"dst", s.cluster.node(l.dst).name}, {"class", hw::to_string(l.link_class)},
+                   {"bytes", s.links[i].bytes.value()}, {"utilization", s.links[i].utilization}});
+  }
+  return {{"bytes_by_tier", tiers}, {"busiest_links", top}};
+}
+
+}  // namespace
+
+nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPlan& plan, const TrainingRun& s) {
+  const IterationResult& r = s.result;
+  return {{"experiment", experiment},
+          {"cluster", s.cluster.name()},
+          {"model", s.model.name},
+          {"gpus", r.gpus},
+          {"plan", {{"dp", plan.dp}, {"tp", plan.tp}, {"pp", plan.pp}, {"cp", plan.cp}, {"ep", plan.ep},
+                    {"micro_batch", plan.micro_batch}, {"global_batch", plan.global_batch},
+                    {"micro_batches", plan.micro_batches()}, {"sequence_length", plan.sequence_length}}},
+          {"iteration_time_s", to_seconds(r.iteration)},
+          {"iteration_time_ps", r.iteration.count()},
+          {"samples_per_s", r.samples_per_s},
+          {"tokens_per_s", r.tokens_per_s},
+          {"tflops_per_gpu", r.tflops_per_gpu},
+          {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+          {"mfu", r.mfu},
+          {"memory_bytes", {{"weights", r.memory.weights.value()}, {"gradients", r.memory.gradients.value()},
+                            {"optimizer_state", r.memory.optimizer_state.value()}, {"activations", r.memory.activations.value()},
+                            {"workspace", r.memory.workspace.value()}, {"total", r.memory.total.value()},
+                            {"capacity", r.memory.capacity.value()}, {"worst_stage", r.memory.worst_stage}}},
+          {"stalls_s", stall_means(s.stalls)},
+          {"network", network_summary(s)},
+          {"simulated_ranks", r.simulated_ranks},
+          {"load_imbalance", r.imbalance.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.imbalance)},
+          {"ops", r.ops},
+          {"events", r.events},
+          {"calibration", s.calibration.is_null() ? nlohmann::json(nullptr) : s.calibration}};
+}
+
+}  // namespace cs::results

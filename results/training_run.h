@@ -1,0 +1,60 @@
+// What one simulated training iteration produced, as the results layer reads it: the cluster
+// (for names), the model and its TaskGraph, the timeline of every op, where each rank's time went,
+// what each link carried, memory per pipeline stage and the headline numbers. The drivers
+// (drivers/training_run.h) fill it; the writers (summary.h, tables.h, training_trace.h) and the
+// findings (findings.h) read it, knowing nothing of how the numbers were produced.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/units.h"
+#include "results/stall_attribution.h"
+#include "taskgraph/timeline.h"
+#include "topology/cluster.h"
+#include "workloads/memory.h"
+#include "workloads/model.h"
+#include "workloads/training_graph.h"
+
+namespace cs::results {
+
+struct IterationResult {
+  Duration iteration{0};
+  double samples_per_s = 0;
+  double tokens_per_s = 0;             // transformers
+  double tflops_per_gpu = 0;           // training FLOPs (recomputation counted, as Megatron's Eq. 3)
+  double model_tflops_per_gpu = 0;     // model FLOPs (no recomputation)
+  double mfu = 0;                      // model FLOPs / (peak x GPUs x time)
+  int gpus = 0;
+  wl::MemoryEstimate memory;           // the worst stage
+  std::size_t ops = 0;
+  int simulated_ranks = 0;
+  std::string imbalance;               // a finding on load imbalance, or empty when balanced
+  std::uint64_t events = 0;
+};
+
+// What one link carried during the iteration (links that carried nothing are left out).
+struct LinkUse {
+  topo::LinkId link;
+  Bytes bytes{0};
+  Duration busy{0};
+  double utilization = 0;  // bytes / (usable capacity x iteration time)
+};
+
+struct TrainingRun {
+  topo::Cluster cluster;
+  wl::Model model;
+  wl::TrainingGraph graph;
+  tg::Timeline timeline;
+  std::vector<RankBreakdown> stalls;          // per rank, adds up to the iteration time
+  std::vector<LinkUse> links;                 // sorted by utilization, highest first
+  std::vector<wl::MemoryEstimate> stage_memory;  // per pipeline stage
+  IterationResult result;
+  // With a calibration profile: what each quantity was taken from (docs/outputs.md, "calibration").
+  nlohmann::json calibration;
+};
+
+}  // namespace cs::results

@@ -1,0 +1,77 @@
+#include "sim/collectives/collective_simulator.h"
+
+#include "core/errors.h"
+#include "sim/collectives/collective_runner.h"
+#include "sim/engine/simulator.h"
+
+namespace cs::coll {
+
+using topo::LinkId;
+
+CollectiveSimulator::CollectiveSimulator(const Machine& machine) : layout_(machine), router_(machine.cluster) {}
+
+std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveSpec& spec,
+                                                               CollectiveAlgorithm algorithm, Protocol protocol,
+                                                               std::string* why_not,
+                                                               std::vector<LinkActivity>* activity) {
+  auto schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not);
+  if (!schedule) return std::nullopt;
+  sim::Simulator sim;
+  net::FlowNetwork net(sim, layout_.capacities());
+  if (activity) net.enable_busy_intervals();
+  CollectiveRunner runner(sim, net, router_, layout_);
+  CollectiveOutcome outcome;
+  bool done = false;
+  runner.start(spec, std::move(*schedule), algorithm, protocol, [&](const CollectiveOutcome& o) {
+    outcome = o;
+    done = true;
+  });
+  sim.run();
+  if (!done) throw InternalError("collective did not complete");
+  CollectiveResult r;
+  r.time = outcome.end - outcome.start;
+  r.algorithm = algorithm;
+  r.protocol = protocol;
+  r.flows = outcome.flows;
+  r.wire_bytes = outcome.wire_bytes;
+  r.events = sim.events_executed();
+  if (activity) {
+    activity->clear();
+    for (std::uint32_t i = 0; i < net.link_count(); ++i) {
+      const auto st = net.link_stats(LinkId{i});
+      if (st.bytes.value() == 0) continue;
+      activity->push_back({LinkId{i}, st.bytes, st.busy, net.busy_intervals(LinkId{i})});
+    }
+  }
+  return r;
+}
+
+CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std::string& spec_origin,
+                                          std::vector<LinkActivity>* activity) {
+  std::vector<CollectiveAlgorithm> algorithms;
+  if (spec.algorithm == CollectiveAlgorithm::kAuto) {
+    algorithms = auto_candidates(layout_.schedules(), spec);
+  } else {
+    algorithms = {spec.algorithm};
+  }
+  std::optional<CollectiveResult> best;
+  std::string why;
+  for (CollectiveAlgorithm a : algorithms) {
+    for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {
+      // NCCL runs NVLS with the Simple protocol only.
+      if (a == CollectiveAlgorithm::kNvls && p == Protocol::kLowLatency) continue;
+      std::string reason;
+      auto r = run_fixed(spec, a, p, &reason);
+      if (!r) {
+        if (why.empty()) why = reason;
+        break;  // the other protocol does not apply either
+      }
+      if (!best || r->time < best->time) best = r;
+    }
+  }
+  if (!best) throw ConfigError("", spec_origin, why.empty() ? "no algorithm applies" : why);
+  if (activity) run_fixed(spec, best->algorithm, best->protocol, nullptr, activity);
+  return *best;
+}
+
+}  // namespace cs::coll

@@ -1,0 +1,28 @@
+// A machine as the collective model sees it: the cluster graph (the platform: devices, links,
+// line rates, wire latencies) and the protocol parameters its collectives run with. A cluster
+// file describes both; the platform stays free of protocol timing, and a calibration profile
+// replaces protocol parameters without touching the cluster.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "sim/collectives/protocol_params.h"
+#include "topology/cluster.h"
+
+namespace cs::coll {
+
+struct Machine {
+  topo::Cluster cluster;
+  ProtocolParams protocol;
+};
+
+// One cluster document: the topology's sections parsed (topo::parse_cluster_spec), then the
+// collective model's ("link_classes", "collective_model") over `defaults`, then the cluster
+// built. Every error names the file and the JSON path; nothing is built from a bad file.
+Machine build_machine(const ConfigDocument& doc, const ProtocolParams& defaults = ProtocolParams::builtin());
+// Reads `path` and applies "--set /json/pointer=value" overrides in order, then build_machine.
+Machine load_machine(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace cs::coll

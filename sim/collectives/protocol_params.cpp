@@ -1,0 +1,89 @@
+#include "sim/collectives/protocol_params.h"
+
+#include "core/errors.h"
+#include "core/sourced_value.h"
+
+namespace cs::coll {
+namespace {
+
+double efficiency_of(const ConfigNode& v) {
+  const double e = v.as_number();
+  if (!(e > 0 && e <= 1)) v.fail_expected("a number in (0, 1]");
+  return e;
+}
+
+double ll_wire_factor_of(const ConfigNode& v) {
+  const double f = v.as_number();
+  if (!(f >= 1)) v.fail_expected("a number >= 1");
+  return f;
+}
+
+}  // namespace
+
+ProtocolParams ProtocolParams::from_documents(const std::vector<std::pair<std::string, std::string>>& name_and_text) {
+  ProtocolParams p;
+  bool class_seen[hw::kLinkClassCount] = {};
+  bool model_seen = false;
+  for (const auto& [name, text] : name_and_text) {
+    const ConfigDocument doc = ConfigDocument::parse(text, name);
+    const ConfigNode root = doc.root();
+    root.expect_only({"description", "link_classes", "collective_model"});
+    if (auto d = root.find("description")) d->as_string();
+    if (auto classes = root.find("link_classes")) {
+      classes->expect_only({"nvlink", "pcie", "network"});
+      for (const auto& [class_name, node] : classes->members()) {
+        const hw::LinkClass cls = *parse_enum(hw::kLinkClassNames, class_name);
+        const auto i = static_cast<std::size_t>(cls);
+        if (class_seen[i]) node.fail("link class \"" + class_name + "\" is defined twice");
+        class_seen[i] = true;
+        node.expect_only({"description", "efficiency", "step_latency", "ll_step_latency"});
+        if (auto d = node.find("description")) d->as_string();
+        LinkClassProtocol& c = p.link_classes[i];
+        c.efficiency = efficiency_of(sourced_value(node.at("efficiency")));
+        c.step_latency = sourced_value(node.at("step_latency")).as_duration();
+        c.ll_step_latency = sourced_value(node.at("ll_step_latency")).as_duration();
+      }
+    }
+    if (auto model = root.find("collective_model")) {
+      if (model_seen) model->fail("\"collective_model\" is defined twice");
+      model_seen = true;
+      model->expect_only({"description", "launch_latency", "ll_wire_factor"});
+      if (auto d = model->find("description")) d->as_string();
+      p.launch_latency = sourced_value(model->at("launch_latency")).as_duration();
+      p.ll_wire_factor = ll_wire_factor_of(sourced_value(model->at("ll_wire_factor")));
+    }
+  }
+  for (int i = 0; i < hw::kLinkClassCount; ++i) {
+    if (!class_seen[i]) {
+      throw ConfigError(name_and_text.empty() ? "" : name_and_text.front().first, "/link_classes",
+                        std::string("no parameters for the link class \"") + hw::to_string(static_cast<hw::LinkClass>(i)) + "\"");
+    }
+  }
+  return p;
+}
+
+const ProtocolParams& ProtocolParams::builtin() {
+  static const ProtocolParams params = from_documents(builtin_protocol_documents());
+  return params;
+}
+
+ProtocolParams parse_protocol_overrides(const ConfigNode& cluster_root, ProtocolParams base) {
+  if (auto classes = cluster_root.find("link_classes")) {
+    classes->expect_only({"nvlink", "pcie", "network"});
+    for (const auto& [name, node] : classes->members()) {
+      node.expect_only({"efficiency", "step_latency", "ll_step_latency", "latency"});
+      LinkClassProtocol& c = base.of(*parse_enum(hw::kLinkClassNames, name));
+      if (auto e = node.find("efficiency")) c.efficiency = efficiency_of(*e);
+      if (auto s = node.find("step_latency")) c.step_latency = s->as_duration();
+      if (auto s = node.find("ll_step_latency")) c.ll_step_latency = s->as_duration();
+    }
+  }
+  if (auto model = cluster_root.find("collective_model")) {
+    model->expect_only({"launch_latency", "ll_wire_factor"});
+    if (auto l = model->find("launch_latency")) base.launch_latency = l->as_duration();
+    if (auto f = model->find("ll_wire_factor")) base.ll_wire_factor = ll_wire_factor_of(*f);
+  }
+  return base;
+}
+
+}  // namespace cs::coll

@@ -1,0 +1,195 @@
+// The built-in hardware catalog and the catalog reader's errors.
+#include "hardware/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+
+namespace cs::hw {
+namespace {
+
+TEST(BuiltinCatalog, EmbedsEveryHardwareFile) {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : builtin_catalog_documents()) {
+    names.push_back(name);
+    EXPECT_FALSE(text.empty()) << name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"configs/hardware/gpus.json",
+                                             "configs/hardware/link-classes.json",
+                                             "configs/hardware/nics.json",
+                                             "configs/hardware/nvlink.json"}));
+}
+
+TEST(BuiltinCatalog, EveryGpuHasBf16PeakAndHbm) {
+  const Catalog& c = Catalog::builtin();
+  for (const char* name : {"A100-SXM-80GB", "H100-SXM", "H200-SXM", "B200"}) {
+    EXPECT_TRUE(c.gpus().count(name)) << name;
+  }
+  for (const auto& [name, gpu] : c.gpus()) {
+    ASSERT_TRUE(gpu.peak.count("bf16")) << name;
+    EXPECT_GT(gpu.peak.at("bf16").value(), 0) << name;
+    EXPECT_GT(gpu.hbm_capacity.value(), 0) << name;
+    EXPECT_GT(gpu.hbm_bandwidth.value(), 0) << name;
+    EXPECT_GT(gpu.pcie_bandwidth.value(), 0) << name;
+    EXPECT_GT(gpu.tdp_watts, 0) << name;
+    EXPECT_TRUE(c.nvlinks().count(gpu.nvlink)) << name;
+  }
+}
+
+TEST(BuiltinCatalog, H100Values) {
+  // Dense peaks are half the datasheet's sparse figures: 1,979 / 2 = 989.4 TFLOP/s bf16.
+  const GpuSpec& h100 = Catalog::builtin().gpu("H100-SXM", "test", "/");
+  EXPECT_DOUBLE_EQ(h100.peak.at("bf16").value(), 989.4e12);
+  EXPECT_DOUBLE_EQ(h100.peak.at("fp8").value(), 1978.9e12);
+  EXPECT_EQ(h100.hbm_capacity, bytes(80'000'000'000));  // vendor GB = 10^9 B
+  EXPECT_DOUBLE_EQ(h100.hbm_bandwidth.value(), 3350e9);
+  EXPECT_DOUBLE_EQ(h100.pcie_bandwidth.value(), 64e9);  // Gen5 x16, per direction
+  EXPECT_EQ(h100.nvlink, "NVLink4");
+  EXPECT_DOUBLE_EQ(h100.tdp_watts, 700);
+  // Ampere has no FP8.
+  EXPECT_FALSE(Catalog::builtin().gpu("A100-SXM-80GB", "test", "/").peak.count("fp8"));
+}
+
+TEST(BuiltinCatalog, NvlinkGenerations) {
+  const Catalog& c = Catalog::builtin();
+  const NvlinkSpec& nv3 = c.nvlink("NVLink3", "test", "/");
+  EXPECT_DOUBLE_EQ(nv3.per_gpu_bandwidth.value(), 300e9);
+  EXPECT_EQ(nv3.links_per_gpu, 12);
+  EXPECT_EQ(nv3.switch_reduction_per_gpu.value(), 0);  // NVSwitch gen 2: no NVLS
+  const NvlinkSpec& nv4 = c.nvlink("NVLink4", "test", "/");
+  EXPECT_DOUBLE_EQ(nv4.per_gpu_bandwidth.value(), 450e9);
+  EXPECT_EQ(nv4.links_per_gpu, 18);
+  // NVLS all-reduce on 8 H100: busbw 478.9 GB/s = algbw x 2*7/8, so algbw = 273.6 GB/s; the
+  // model's reduction engine (8 x r) takes 8 S bytes, so S / algbw = 8 S / (8 r): r ~ 275 GB/s.
+  EXPECT_DOUBLE_EQ(nv4.switch_reduction_per_gpu.value(), 275e9);
+  const NvlinkSpec& nv5 = c.nvlink("NVLink5", "test", "/");
+  EXPECT_DOUBLE_EQ(nv5.per_gpu_bandwidth.value(), 900e9);
+  EXPECT_DOUBLE_EQ(nv5.switch_reduction_per_gpu.value(), 2 * 275e9);  // assumed 2x NVLink4
+}
+
+TEST(BuiltinCatalog, Nics) {
+  const Catalog& c = Catalog::builtin();
+  const std::pair<const char*, double> rates[] = {
+      {"HDR-200G", 200e9}, {"NDR-400G", 400e9}, {"400GbE", 400e9}, {"XDR-800G", 800e9},
+      {"800GbE", 800e9},   {"100GbE", 100e9},   {"25GbE", 25e9},   {"10GbE", 10e9}};
+  for (const auto& [name, bits] : rates) {
+    const NicSpec& nic = c.nic(name, "test", "/");
+    EXPECT_DOUBLE_EQ(nic.bandwidth.value(), bits / 8) << name;  // bytes per second
+    EXPECT_GT(nic.latency.count(), 0) << name;
+  }
+}
+
+TEST(BuiltinCatalog, WireLatencyOfEachLinkClass) {
+  // The catalog holds only the wires' latency; what NCCL's protocols add is the collective
+  // model's (tests/collectives/machine_test.cpp).
+  const Catalog& c = Catalog::builtin();
+  EXPECT_EQ(c.wire_latency(LinkClass::kNvlink), nanoseconds(500));
+  EXPECT_EQ(c.wire_latency(LinkClass::kPcie), nanoseconds(500));
+  EXPECT_EQ(c.wire_latency(LinkClass::kNetwork), nanoseconds(300));
+}
+
+TEST(BuiltinCatalog, UnknownNameListsKnownOnes) {
+  try {
+    Catalog::builtin().gpu("H300", "cluster.json", "/servers/0/gpu");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "config error in cluster.json at /servers/0/gpu: unknown GPU \"H300\" (known: "
+              "A100-SXM-80GB, B200, H100-SXM, H200-SXM)");
+  }
+  EXPECT_THROW(Catalog::builtin().nic("NDR", "f", "/x"), ConfigError);
+  EXPECT_THROW(Catalog::builtin().nvlink("NVLink9", "f", "/x"), ConfigError);
+}
+
+// A catalog document with one GPU whose entry is `gpu_body`.
+std::string gpu_doc(const std::string& gpu_body) {
+  return R"({"nvlink": {"NV": {"per_gpu_bandwidth": {"value": "100GB/s", "source": "s", "status": "datasheet"},
+                               "links_per_gpu": {"value": 4, "source": "s", "status": "datasheet"},
+                               "switch_reduction_per_gpu": {"value": "none", "source": "s", "status": "datasheet"}}},
+            "gpus": {"G": )" + gpu_body + "}}";
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    Catalog::from_documents({{"cat.json", text}});
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+const std::string kGoodGpu = R"({"peak": {"bf16": {"value": "1TFLOP/s", "source": "s", "status": "secondary"}},
+  "hbm_capacity": {"value": "1GB", "source": "s", "status": "secondary"},
+  "hbm_bandwidth": {"value": "1GB/s", "source": "s", "status": "secondary"},
+  "nvlink": "NV",
+  "pcie_bandwidth": {"value": "1GB/s", "source": "s", "status": "secondary"},
+  "tdp": {"value": "1kW", "source": "s", "status": "assumed: a test"},
+  "efficiency": {"gemm": {"value": 0.7, "source": "s", "status": "secondary"},
+                 "attention": {"value": 0.5, "source": "s", "status": "secondary"},
+                 "memory": {"value": 0.8, "source": "s", "status": "secondary"},
+                 "kernel_launch": {"value": "4us", "source": "s", "status": "secondary"},
+                 "overlap_slowdown": {"value": 1.2, "source": "s", "status": "secondary"}}})";
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(CatalogReader, ParsesAMinimalDocument) {
+  const Catalog c = Catalog::from_documents({{"cat.json", gpu_doc(kGoodGpu)}});
+  EXPECT_DOUBLE_EQ(c.gpu("G", "", "").tdp_watts, 1000);
+  EXPECT_DOUBLE_EQ(c.gpu("G", "", "").peak.at("bf16").value(), 1e12);
+  EXPECT_DOUBLE_EQ(c.gpu("G", "", "").roofline.gemm, 0.7);
+  EXPECT_EQ(c.gpu("G", "", "").roofline.kernel_launch, microseconds(4));
+  EXPECT_DOUBLE_EQ(c.gpu("G", "", "").roofline.overlap_slowdown, 1.2);
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"({"value": 1.2,)", R"({"value": 0.5,)"))),
+            "config error in cat.json at /gpus/G/efficiency/overlap_slowdown/value: expected a slowdown factor from 1 to 10; got the number 0.5");
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"({"value": 0.7,)", R"({"value": 1.7,)"))),
+            "config error in cat.json at /gpus/G/efficiency/gemm/value: expected a fraction in (0, 1]; "
+            "got the number 1.7");
+}
+
+TEST(CatalogReader, ErrorsNameFileAndPath) {
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("nvlink": "NV")", R"("nvlink": "NV", "l2": 1)"))),
+            "config error in cat.json at /gpus/G/l2: unknown key \"l2\" (allowed: description, "
+            "peak, hbm_capacity, hbm_bandwidth, nvlink, pcie_bandwidth, tdp, efficiency)");
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("status": "assumed: a test")", R"("status": "assumed")"))),
+            "config error in cat.json at /gpus/G/tdp/status: expected \"assumed: <reason>\"; got "
+            "the string \"assumed\"");
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("value": "1GB", "source": "s")", R"("value": "1GB", "source": "")"))),
+            "config error in cat.json at /gpus/G/hbm_capacity/source: expected a non-empty source "
+            "(a URL or document); got the string \"\"");
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("nvlink": "NV")", R"("nvlink": "NV9")"))),
+            "config error in cat.json at /gpus/G/nvlink: unknown NVLink generation \"NV9\" (known: NV)");
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("value": "1GB/s", "source": "s", "status": "secondary"},
+  "nvlink")", R"("value": 1, "source": "s", "status": "secondary"},
+  "nvlink")"))),
+            "config error in cat.json at /gpus/G/hbm_bandwidth/value: expected a bandwidth such as "
+            "\"400Gbps\"; got the number 1");
+  EXPECT_NE(error_of(gpu_doc(with(kGoodGpu, R"("bf16")", R"("fp16")"))).find("at /gpus/G/peak: missing required key \"bf16\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"gpu": {}})").find("at /gpu: unknown key"), std::string::npos);
+}
+
+TEST(CatalogReader, DuplicateEntriesAcrossDocumentsAreErrors) {
+  try {
+    Catalog::from_documents({{"a.json", gpu_doc(kGoodGpu)},
+                             {"b.json", R"({"gpus": {"G": {}}})"}});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "config error in b.json at /gpus/G: \"G\" is already defined in a.json");
+  }
+}
+
+TEST(CatalogReader, LinkClassesHoldOnlyTheWireLatency) {
+  const Catalog c = Catalog::from_documents(
+      {{"cat.json", R"({"link_classes": {"pcie": {"latency": {"value": "2us", "source": "s", "status": "assumed: a test"}}}})"}});
+  EXPECT_EQ(c.wire_latency(LinkClass::kPcie), microseconds(2));
+  EXPECT_EQ(c.wire_latency(LinkClass::kNvlink), Duration{0});
+  EXPECT_EQ(error_of(R"({"link_classes": {"pcie": {"efficiency": {"value": 0.8, "source": "s", "status": "secondary"}}}})"),
+            "config error in cat.json at /link_classes/pcie/efficiency: unknown key \"efficiency\" (allowed: description, latency)");
+}
+
+}  // namespace
+}  // namespace cs::hw
