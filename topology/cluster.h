@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "core/ids.h"
 #include "core/units.h"
 #include "hardware/catalog.h"
 #include "hardware/link_class.h"
-#include "topology/ids.h"
 
 namespace cs::topo {
 

@@ -34,8 +34,8 @@
 #include <span>
 #include <vector>
 
+#include "core/ids.h"
 #include "topology/cluster.h"
-#include "topology/ids.h"
 
 namespace cs::topo {
 

@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "core/ids.h"
 #include "core/units.h"
 #include "hardware/catalog.h"
 #include "topology/cluster.h"
-#include "topology/ids.h"
 
 namespace cs::topo {
 

@@ -8,8 +8,8 @@
 
 #include "core/collective_kind.h"
 #include "core/enum_names.h"
+#include "core/ids.h"
 #include "core/units.h"
-#include "topology/ids.h"
 
 namespace cs::coll {
 

@@ -34,9 +34,9 @@
 #include <span>
 #include <vector>
 
+#include "core/ids.h"
 #include "core/units.h"
 #include "sim/engine/simulator.h"
-#include "topology/ids.h"
 
 namespace cs::net {
 

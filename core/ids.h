@@ -1,4 +1,8 @@
-// Strong ids for the cluster graph. A NodeId and a LinkId never mix, and neither is an int.
+// Strong ids for the cluster graph's devices and links. A NodeId and a LinkId never mix, and
+// neither is an int. They are named in the namespace of the graph that defines them (topo), and
+// live in core because layers below the platform index by them too: the flow network's links
+// are the cluster's links (plus virtual ones after them) without the network knowing what a link
+// connects.
 #pragma once
 
 #include <compare>

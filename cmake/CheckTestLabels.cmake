@@ -1,0 +1,41 @@
+# The test `labels.documented`: every label docs/testing.md lists selects tests, and every label
+# a test carries is listed there. Run as
+#   cmake -DCS_BUILD_DIR=<build> -DCS_DOC=<docs/testing.md> -DCS_CTEST=<ctest> -P CheckTestLabels.cmake
+# The labels are the first cells of the table between <!-- labels:begin --> and
+# <!-- labels:end -->; a row whose "where" cell starts with "only" may select no test on a
+# machine without what it needs (the gpu label without a CUDA toolkit).
+cmake_minimum_required(VERSION 3.25)
+file(READ "${CS_DOC}" doc)
+string(FIND "${doc}" "<!-- labels:begin -->" begin)
+string(FIND "${doc}" "<!-- labels:end -->" end)
+if(begin EQUAL -1 OR end EQUAL -1)
+  message(FATAL_ERROR "${CS_DOC}: no <!-- labels:begin --> ... <!-- labels:end --> table")
+endif()
+math(EXPR length "${end} - ${begin}")
+string(SUBSTRING "${doc}" ${begin} ${length} table)
+string(REPLACE ";" "," table "${table}")  # a CMake list splits at semicolons
+string(REGEX MATCHALL "\n\\| `[a-z]+` \\|[^\n]*" rows "${table}")
+set(documented "")
+set(errors "")
+foreach(row IN LISTS rows)
+  string(REGEX MATCH "`([a-z]+)`" _ "${row}")
+  set(label "${CMAKE_MATCH_1}")
+  list(APPEND documented "${label}")
+  execute_process(COMMAND "${CS_CTEST}" --test-dir "${CS_BUILD_DIR}" -N -L "^${label}$" OUTPUT_VARIABLE out)
+  string(REGEX MATCH "Total Tests: ([0-9]+)" _ "${out}")
+  if(CMAKE_MATCH_1 EQUAL 0 AND NOT row MATCHES "\\| only")
+    string(APPEND errors "\n  the label `${label}` selects no test")
+  endif()
+endforeach()
+execute_process(COMMAND "${CS_CTEST}" --test-dir "${CS_BUILD_DIR}" --print-labels OUTPUT_VARIABLE out)
+string(REGEX REPLACE ".*All Labels:" "" out "${out}")
+string(REGEX MATCHALL "[a-z]+" used "${out}")
+foreach(label IN LISTS used)
+  if(NOT label IN_LIST documented)
+    string(APPEND errors "\n  tests carry the label `${label}`, which ${CS_DOC} does not list")
+  endif()
+endforeach()
+if(errors)
+  message(FATAL_ERROR "test labels and ${CS_DOC} disagree:${errors}")
+endif()
+message(STATUS "labels ${documented}: each selects tests, and no test carries another")

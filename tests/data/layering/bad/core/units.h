@@ -1,0 +1,2 @@
+// A header of the base layer.
+#pragma once
