@@ -16,12 +16,65 @@
 #include "sim/network/flow_network.h"
 #include "sim/runtime/executor.h"
 #include "topology/router.h"
-#include "workloads/hf_config.h"
 #include "workloads/layer_cost.h"
 #include "workloads/memory.h"
 #include "workloads/training_graph.h"
 
 namespace cs::drv {
+namespace {
+
+// The memory of every pipeline stage; an out-of-memory plan is an input error at the plan unless
+// the experiment allows it. Errors of the workload formulas are rethrown at the plan's path.
+std::vector<wl::MemoryEstimate> checked_memory(const Experiment& e, const wl::Model& model, const hw::GpuSpec& gpu) {
+  try {
+    std::vector<wl::MemoryEstimate> stages = wl::estimate_memory(model, e.plan, gpu);
+    wl::check_fits(wl::peak_memory(stages), gpu.name, e.allow_oom);
+    return stages;
+  } catch (const InputError& err) {
+    if (!err.file().empty()) throw;
+    throw ConfigError(e.file, e.at("plan") + (err.json_path() == "/" ? std::string() : err.json_path()), err.message());
+  }
+}
+
+std::vector<topo::NodeId> storage_devices(const topo::Cluster& cluster) {
+  std::vector<topo::NodeId> storage;
+  for (std::uint32_t i = 0; i < cluster.node_count(); ++i) {
+    if (cluster.node(topo::NodeId{i}).kind == topo::NodeKind::kStorage) storage.push_back(topo::NodeId{i});
+  }
+  return storage;
+}
+
+// What each cluster link carried (flushing the network's accumulators), busiest by utilization of its
+// usable capacity first; links
+// that carried nothing are left out.
+std::vector<results::LinkUse> link_uses(net::FlowNetwork& net, std::size_t cluster_links, Duration iteration) {
+  std::vector<results::LinkUse> links;
+  const double seconds = to_seconds(iteration);
+  for (std::uint32_t l = 0; l < cluster_links; ++l) {
+    const net::LinkStats st = net.link_stats(topo::LinkId{l});
+    if (st.bytes.value() == 0) continue;
+    const double capacity = net.capacity(topo::LinkId{l}).value();
+    links.push_back({topo::LinkId{l}, st.bytes, st.busy, static_cast<double>(st.bytes.value()) / (capacity * seconds)});
+  }
+  std::stable_sort(links.begin(), links.end(),
+                   [](const results::LinkUse& a, const results::LinkUse& b) { return a.utilization > b.utilization; });
+  return links;
+}
+
+// Throughput, TFLOP/s per GPU (training FLOPs with recomputation, as Megatron's Eq. 3, and model
+// FLOPs) and MFU of one iteration of r.iteration on r.gpus GPUs.
+void set_throughput(results::IterationResult& r, const Experiment& e, const wl::Model& model, FlopRate peak) {
+  const double t = to_seconds(r.iteration);
+  r.samples_per_s = e.plan.global_batch / t;
+  if (model.family == wl::ModelFamily::kTransformer) r.tokens_per_s = r.samples_per_s * e.plan.sequence_length;
+  const Flops train = wl::training_flops(model, e.plan.global_batch, e.plan.sequence_length, e.plan.recompute);
+  const Flops useful = wl::model_flops(model, e.plan.global_batch, e.plan.sequence_length);
+  r.tflops_per_gpu = train.value() / t / r.gpus / 1e12;
+  r.model_tflops_per_gpu = useful.value() / t / r.gpus / 1e12;
+  r.mfu = useful.value() / t / r.gpus / peak.value();
+}
+
+}  // namespace
 
 results::TrainingRun simulate_training(const Experiment& e) {
   coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides);
@@ -42,20 +95,10 @@ results::TrainingRun simulate_training(const Experiment& e) {
   if (gpus > static_cast<int>(cluster.gpus().size())) {
     throw ConfigError(e.file, e.at("plan"), "the plan needs " + std::to_string(gpus) + " GPUs but the cluster has " + std::to_string(cluster.gpus().size()));
   }
-  // The plan against the model first, then memory: an out-of-memory plan is an input error
-  // unless the user asks to go on. Errors from the workload formulas name the plan's path.
+  // The plan against the model first, then memory.
   wl::validate_plan(model, e.plan, gpus, e.file, e.at("plan"));
   const hw::GpuSpec& gpu = cluster.gpu_spec(cluster.gpus()[0]);
-  wl::MemoryEstimate worst;
-  std::vector<wl::MemoryEstimate> stage_memory;
-  try {
-    stage_memory = wl::estimate_memory(model, e.plan, gpu);
-    worst = wl::peak_memory(stage_memory);
-    wl::check_fits(worst, gpu.name, e.allow_oom);
-  } catch (const InputError& err) {
-    if (!err.file().empty()) throw;
-    throw ConfigError(e.file, e.at("plan") + (err.json_path() == "/" ? std::string() : err.json_path()), err.message());
-  }
+  std::vector<wl::MemoryEstimate> stage_memory = checked_memory(e, model, gpu);
 
   // A straggler makes ranks differ: then every rank is simulated.
   wl::TrainingGraph graph = wl::build_training_graph(model, e.plan, e.file, e.at("plan"), e.symmetry && e.stragglers.empty());
@@ -64,16 +107,13 @@ results::TrainingRun simulate_training(const Experiment& e) {
   net::FlowNetwork net(sim, layout.capacities());
   topo::Router router(cluster);
   coll::AlgorithmTuner tuner(machine);
-  compute::ComputeModel compute(e.plan.precision == wl::Precision::kFp8 ? "fp8" : "bf16", profile);
+  compute::ComputeModel compute(enum_name(wl::kPrecisionNames, e.plan.precision), profile);
   std::vector<topo::NodeId> rank_gpus;
   for (int grid_rank : graph.grid_rank) rank_gpus.push_back(cluster.gpus()[static_cast<std::size_t>(grid_rank)]);
   rt::Executor ex(sim, net, router, layout, tuner, compute, graph.graph, rank_gpus);
   for (const auto& st : e.stragglers) ex.set_compute_slowdown(static_cast<std::uint32_t>(st.rank), st.slowdown);
   if (e.plan.data_bytes_per_sample > 0) {
-    std::vector<topo::NodeId> storage;
-    for (std::uint32_t i = 0; i < cluster.node_count(); ++i) {
-      if (cluster.node(topo::NodeId{i}).kind == topo::NodeKind::kStorage) storage.push_back(topo::NodeId{i});
-    }
+    std::vector<topo::NodeId> storage = storage_devices(cluster);
     if (storage.empty()) throw ConfigError(e.file, e.at("data/source"), "the data comes from storage but the cluster has no storage device");
     ex.set_storage(std::move(storage));
   }
@@ -84,32 +124,17 @@ results::TrainingRun simulate_training(const Experiment& e) {
   results::IterationResult r;
   r.iteration = ex.end_time() - kTimeZero;
   r.gpus = gpus;
-  const double t = to_seconds(r.iteration);
-  r.samples_per_s = e.plan.global_batch / t;
-  if (model.family == wl::ModelFamily::kTransformer) r.tokens_per_s = r.samples_per_s * e.plan.sequence_length;
-  const Flops train = wl::training_flops(model, e.plan.global_batch, e.plan.sequence_length, e.plan.recompute);
-  const Flops useful = wl::model_flops(model, e.plan.global_batch, e.plan.sequence_length);
-  r.tflops_per_gpu = train.value() / t / gpus / 1e12;
-  r.model_tflops_per_gpu = useful.value() / t / gpus / 1e12;
-  r.mfu = useful.value() / t / gpus / compute.peak(gpu).value();
-  r.memory = worst;
+  set_throughput(r, e, model, compute.peak(gpu));
+  r.memory = wl::peak_memory(stage_memory);
   r.ops = graph.graph.size();
   r.simulated_ranks = static_cast<int>(graph.graph.ranks());
   r.events = sim.events_executed();
-  auto stalls = results::attribute_stalls(graph.graph, ex.timeline(), ex.end_time());
+  std::vector<results::RankBreakdown> stalls = results::attribute_stalls(graph.graph, ex.timeline(), ex.end_time());
   r.imbalance = results::imbalance_finding(graph, stalls, r.iteration);
-  std::vector<results::LinkUse> links;
-  const double seconds = to_seconds(r.iteration);
-  for (std::uint32_t l = 0; l < cluster.link_count(); ++l) {
-    const net::LinkStats st = net.link_stats(topo::LinkId{l});
-    if (st.bytes.value() == 0) continue;
-    const double capacity = net.capacity(topo::LinkId{l}).value();
-    links.push_back({topo::LinkId{l}, st.bytes, st.busy, static_cast<double>(st.bytes.value()) / (capacity * seconds)});
-  }
-  std::stable_sort(links.begin(), links.end(), [](const results::LinkUse& a, const results::LinkUse& b) { return a.utilization > b.utilization; });
+  std::vector<results::LinkUse> links = link_uses(net, cluster.link_count(), r.iteration);
   if (profile) add_compute_tally(calibration, compute.tally());
   return results::TrainingRun{std::move(machine.cluster), std::move(model), std::move(graph), ex.timeline(),
-                              std::move(stalls),  std::move(links), std::move(stage_memory), r, std::move(calibration)};
+                              std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration)};
 }
 
 }  // namespace cs::drv
