@@ -44,9 +44,8 @@ std::vector<topo::NodeId> storage_devices(const topo::Cluster& cluster) {
   return storage;
 }
 
-// What each cluster link carried (flushing the network's accumulators), busiest by utilization of its
-// usable capacity first; links
-// that carried nothing are left out.
+// What each cluster link carried (flushing the network's accumulators), busiest by utilization
+// of its usable capacity first; links that carried nothing are left out.
 std::vector<results::LinkUse> link_uses(net::FlowNetwork& net, std::size_t cluster_links, Duration iteration) {
   std::vector<results::LinkUse> links;
   const double seconds = to_seconds(iteration);
