@@ -19,6 +19,7 @@
 #include "workloads/hf_config.h"
 #include "workloads/layer_cost.h"
 #include "workloads/memory.h"
+#include "workloads/plan_check.h"
 #include "workloads/training_graph.h"
 
 namespace cs::drv {
@@ -42,8 +43,8 @@ results::TrainingRun simulate_training(const Experiment& e) {
   if (gpus > static_cast<int>(cluster.gpus().size())) {
     throw ConfigError(e.file, e.at("plan"), "the plan needs " + std::to_string(gpus) + " GPUs but the cluster has " + std::to_string(cluster.gpus().size()));
   }
-  // The plan against the model first, then memory: an out-of-memory plan is an input error
-  // unless the user asks to go on. Errors from the workload formulas name the plan's path.
+  // The plan against the model first (plan_check.h), then memory: an out-of-memory plan is an
+  // input error unless the user asks to go on, named at the plan's path.
   wl::validate_plan(model, e.plan, gpus, e.file, e.at("plan"));
   const hw::GpuSpec& gpu = cluster.gpu_spec(cluster.gpus()[0]);
   wl::MemoryEstimate worst;
