@@ -18,6 +18,7 @@
 #include "topology/router.h"
 #include "workloads/layer_cost.h"
 #include "workloads/memory.h"
+#include "workloads/plan_check.h"
 #include "workloads/training_graph.h"
 
 namespace cs::drv {
@@ -94,7 +95,7 @@ results::TrainingRun simulate_training(const Experiment& e) {
   if (gpus > static_cast<int>(cluster.gpus().size())) {
     throw ConfigError(e.file, e.at("plan"), "the plan needs " + std::to_string(gpus) + " GPUs but the cluster has " + std::to_string(cluster.gpus().size()));
   }
-  // The plan against the model first, then memory.
+  // The plan against the model first (plan_check.h), then memory (checked_memory).
   wl::validate_plan(model, e.plan, gpus, e.file, e.at("plan"));
   const hw::GpuSpec& gpu = cluster.gpu_spec(cluster.gpus()[0]);
   std::vector<wl::MemoryEstimate> stage_memory = checked_memory(e, model, gpu);

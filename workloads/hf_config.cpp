@@ -2,10 +2,19 @@
 
 #include <filesystem>
 
+#include "core/enum_names.h"
+
 namespace cs::wl {
 namespace {
 
 constexpr std::int64_t kMax = std::int64_t{1} << 26;
+
+// The supported model_type values (hf_config.h), in the order errors list them.
+enum class ModelType { kLlama, kMistral, kMixtral, kGpt2 };
+constexpr EnumName<ModelType> kModelTypeNames[] = {{ModelType::kLlama, "llama"},
+                                                   {ModelType::kMistral, "mistral"},
+                                                   {ModelType::kMixtral, "mixtral"},
+                                                   {ModelType::kGpt2, "gpt2"}};
 
 ConfigNode required(const ConfigNode& node, std::string_view key) {
   if (auto n = node.find(key)) return *n;
@@ -112,28 +121,24 @@ TransformerConfig gpt2(const ConfigNode& root) {
 }  // namespace
 
 Model model_from_hf_config(const ConfigNode& root) {
-  const std::size_t type =
-      required(root, "model_type").as_choice({"llama", "mistral", "mixtral", "gpt2"});
+  const ModelType type = required(root, "model_type").as_enum(kModelTypeNames);
   Model m;
   m.family = ModelFamily::kTransformer;
   m.name = model_name(root);
   m.source = "Hugging Face config.json (" + root.file() + ")";
   switch (type) {
-    case 0:
-    case 1:
+    case ModelType::kLlama:
+    case ModelType::kMistral:
       m.transformer = llama_like(root, false);
       break;
-    case 2:
+    case ModelType::kMixtral:
       m.transformer = llama_like(root, true);
       break;
-    default:
+    case ModelType::kGpt2:
       m.transformer = gpt2(root);
       break;
   }
-  m.description = std::string(type == 3   ? "gpt2"
-                              : type == 2 ? "mixtral"
-                              : type == 1 ? "mistral"
-                                          : "llama") +
+  m.description = std::string(enum_name(kModelTypeNames, type)) +
                   " architecture imported from a Hugging Face config";
   validate_model(m, root.file());
   return m;

@@ -1,5 +1,6 @@
 // Per-layer costs of one micro-batch on one GPU: FLOPs, weights, saved activations, memory
-// traffic and the tensor-parallel / expert / context-parallel communication sizes.
+// traffic and the tensor-parallel / expert / context-parallel communication sizes. A block's
+// terms, one function per concern, are in block_cost.h.
 //
 // Notation: b micro-batch (samples), s sequence (tokens per sample; ViT: patches + 1),
 // c context-parallel degree, T = b s / c tokens on this GPU, h hidden, a heads, d = h/a,
@@ -56,13 +57,9 @@ struct CostParams {
 };
 
 // Parameters from a plan: b, t, c, ep, SP, recompute, precision and flash attention as planned; s
-// is the plan's sequence_length, or the model's patch tokens for vision transformers.
+// is the plan's sequence_length, or the model's patch tokens for vision transformers. The
+// formulas cover the shapes of plans that pass validate_plan (plan_check.h).
 CostParams cost_params(const Model& m, const ParallelPlan& plan);
-// Rejects shapes the formulas do not cover: InputError at /tp (t must divide heads, and divide or
-// be a multiple of kv_heads; CNN layers are not tensor-parallel), /cp (must divide s), /ep (must
-// divide the experts), /micro_batch (>= 1), /sequence_length (>= 1, <= max_sequence for learned
-// positions). The file is empty: the caller rethrows with its plan's file.
-void check_cost_params(const Model& m, const CostParams& p);
 
 // Tensor-parallel collectives of one layer in one direction. Without sequence parallelism a
 // Megatron block all-reduces twice in forward and twice in backward; with it, each all-reduce
@@ -92,8 +89,8 @@ struct LayerCost {
   Bytes forward_memory_traffic{0};  // HBM bytes, estimate (see top of file)
   Bytes backward_memory_traffic{0};
   // The attention core (scores QK^T, softmax, dropout, context) as its own kernels, a part of
-  // forward / backward / recompute above, with the HBM bytes its kernels move (see the
-  // attention section at the top of layer_cost.cpp). Zero for CNNs, embeddings and heads.
+  // forward / backward / recompute above, with the HBM bytes its kernels move
+  // (attention_core_cost in block_cost.h). Zero for CNNs, embeddings and heads.
   Flops attention_forward{0};
   Flops attention_backward{0};
   Flops attention_recompute{0};
@@ -130,7 +127,10 @@ struct LayerCost {
 // dX = dY W^T (m, k, n) and the weight gradient dW = X^T dY (k, n, m).
 std::vector<tg::GemmShape> backward_gemms(const std::vector<tg::GemmShape>& forward);
 
-// One transformer block (attention + MLP or MoE). Every block of a model costs the same.
+// One transformer block (attention + MLP or MoE), assembled from the pieces of block_cost.h:
+// block_flops, attention_core_cost, elementwise_traffic, block_gemm_shapes,
+// block_parameters_per_gpu, saved_activations and block_communication. Every block of a model
+// costs the same.
 LayerCost transformer_block_cost(const Model& m, const CostParams& p);
 // The input side: token (vocab-parallel), position and type tables, or ViT's patch projection.
 LayerCost embedding_cost(const Model& m, const CostParams& p);

@@ -6,13 +6,10 @@
 
 #include "core/errors.h"
 #include "workloads/layer_cost.h"
+#include "workloads/plan_check.h"
 
 namespace cs::wl {
 namespace {
-
-[[noreturn]] void plan_error(const std::string& path, const std::string& message) {
-  throw InputError("", path, message);
-}
 
 // GiB with one decimal, the same unit for every term so that they compare at a glance.
 std::string gib(Bytes b) {
@@ -29,32 +26,8 @@ Bytes shard(std::int64_t parameters, std::int64_t bytes_per_parameter, std::int6
 }  // namespace
 
 std::vector<int> stage_layers(const Model& m, const ParallelPlan& plan) {
+  if (!plan.layers_per_stage.empty()) return plan.layers_per_stage;
   const int total = pipeline_layers(m);
-  if (plan.pp < 1) plan_error("/pp", "must be at least 1");
-  if (!plan.layers_per_stage.empty()) {
-    if (static_cast<int>(plan.layers_per_stage.size()) != plan.pp) {
-      plan_error("/layers_per_stage", "has " + std::to_string(plan.layers_per_stage.size()) +
-                                          " entries; expected one per pipeline stage (" +
-                                          std::to_string(plan.pp) + ")");
-    }
-    int sum = 0;
-    for (std::size_t i = 0; i < plan.layers_per_stage.size(); ++i) {
-      if (plan.layers_per_stage[i] < 1) {
-        plan_error("/layers_per_stage/" + std::to_string(i),
-                   "every stage needs at least one layer");
-      }
-      sum += plan.layers_per_stage[i];
-    }
-    if (sum != total) {
-      plan_error("/layers_per_stage", "sums to " + std::to_string(sum) + " layers; " + m.name +
-                                          " has " + std::to_string(total));
-    }
-    return plan.layers_per_stage;
-  }
-  if (plan.pp > total) {
-    plan_error("/pp", "pipeline parallelism " + std::to_string(plan.pp) + " exceeds the " +
-                          std::to_string(total) + " layers of " + m.name);
-  }
   std::vector<int> out(static_cast<std::size_t>(plan.pp), total / plan.pp);
   const int extra = total % plan.pp;
   for (int i = 0; i < extra; ++i)
@@ -82,9 +55,8 @@ double micro_batches_in_flight(const ParallelPlan& plan, int stage) {
 
 std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& plan,
                                             Bytes capacity) {
-  if (plan.dp < 1) plan_error("/dp", "must be at least 1");
+  validate_plan(m, plan, plan.gpus(), "", "");
   const CostParams params = cost_params(m, plan);
-  check_cost_params(m, params);
   const std::vector<int> layers = stage_layers(m, plan);
   const int p = plan.pp;
   const std::int64_t dense_ways = std::int64_t{plan.dp} * plan.cp;

@@ -59,15 +59,16 @@ struct MemoryEstimate {
   bool fits = true;     // total <= capacity
 };
 
-// Layers of each pipeline stage: plan.layers_per_stage when given (checked: pp entries, each at
-// least 1, summing to the model's layers), else an even split with the remainder going to stages
-// 1, 2, ... (stage 0 already holds the embedding and the most activations). InputError at
-// /layers_per_stage or /pp.
+// Layers of each pipeline stage: plan.layers_per_stage when given, else an even split with the
+// remainder going to stages 1, 2, ... (stage 0 already holds the embedding and the most
+// activations). For pp >= 1 and a layers_per_stage that validate_plan (plan_check.h) accepts.
 std::vector<int> stage_layers(const Model& m, const ParallelPlan& plan);
 // Micro-batches whose activations stage `stage` holds at its peak (formulas above).
 double micro_batches_in_flight(const ParallelPlan& plan, int stage);
 
-// One estimate per pipeline stage, for one GPU of that stage.
+// One estimate per pipeline stage, for one GPU of that stage. The plan is validated first
+// (validate_plan, plan_check.h, for the plan's own GPU count): a ConfigError with no file, at the
+// key's path ("/tp"), for the caller to place in its plan's file.
 std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& plan,
                                             Bytes capacity);
 std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& plan,

@@ -16,16 +16,6 @@ constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;  // 16M: far above any
 constexpr std::int64_t kMaxVocab = std::int64_t{1} << 26;
 constexpr std::int64_t kMaxSequence = std::int64_t{1} << 26;
 
-std::int64_t norm_parameters(NormKind n, std::int64_t h) {
-  return n == NormKind::kLayerNorm ? 2 * h : h;
-}
-
-std::int64_t mlp_parameters(const TransformerConfig& t, std::int64_t f) {
-  const std::int64_t h = t.hidden;
-  if (t.gated_mlp) return 3 * h * f + (t.bias ? 2 * f + h : 0);
-  return 2 * h * f + (t.bias ? f + h : 0);
-}
-
 std::int64_t attention_parameters(const TransformerConfig& t) {
   const std::int64_t h = t.hidden, kv = t.kv_hidden();
   return 2 * h * h + 2 * h * kv + (t.bias ? 2 * h + 2 * kv : 0);
@@ -46,14 +36,8 @@ TransformerConfig parse_transformer(const ConfigNode& root) {
   if (auto n = root.find("gated_mlp")) t.gated_mlp = n->as_bool();
   if (auto n = root.find("bias")) t.bias = n->as_bool();
   if (auto n = root.find("dropout")) t.dropout = n->as_bool();
-  if (auto n = root.find("norm"))
-    t.norm =
-        n->as_choice({"layernorm", "rmsnorm"}) == 0 ? NormKind::kLayerNorm : NormKind::kRmsNorm;
-  if (auto n = root.find("position")) {
-    static constexpr PositionEmbedding kinds[] = {
-        PositionEmbedding::kLearned, PositionEmbedding::kRotary, PositionEmbedding::kNone};
-    t.position = kinds[n->as_choice({"learned", "rotary", "none"})];
-  }
+  if (auto n = root.find("norm")) t.norm = n->as_enum(kNormKindNames);
+  if (auto n = root.find("position")) t.position = n->as_enum(kPositionEmbeddingNames);
   if (auto n = root.find("type_vocab")) t.type_vocab = static_cast<int>(n->as_int(0, 1 << 20));
   if (auto n = root.find("tied_embeddings")) t.tied_embeddings = n->as_bool();
   if (auto moe = root.find("moe")) {
@@ -65,7 +49,7 @@ TransformerConfig parse_transformer(const ConfigNode& root) {
   }
   if (auto in = root.find("input")) {
     const ConfigNode kind = required(*in, "kind");
-    if (kind.as_choice({"tokens", "patches"}) == 0) {
+    if (kind.as_enum(kInputKindNames) == InputKind::kTokens) {
       in->expect_only({"kind"});
     } else {
       in->expect_only({"kind", "image_size", "patch_size", "channels"});
@@ -77,8 +61,7 @@ TransformerConfig parse_transformer(const ConfigNode& root) {
   }
   if (auto hd = root.find("head")) {
     const ConfigNode kind = required(*hd, "kind");
-    static constexpr HeadKind kinds[] = {HeadKind::kLm, HeadKind::kMlm, HeadKind::kClassifier};
-    t.head = kinds[kind.as_choice({"lm", "mlm", "classifier"})];
+    t.head = kind.as_enum(kHeadKindNames);
     if (t.head == HeadKind::kClassifier) {
       hd->expect_only({"kind", "classes"});
       t.classes = static_cast<int>(required(*hd, "classes").as_int(1, 1 << 24));
@@ -126,11 +109,6 @@ std::string stem_of(const std::string& path) { return std::filesystem::path(path
 
 }  // namespace
 
-const char* to_string(ModelFamily f) {
-  return f == ModelFamily::kTransformer ? "transformer" : "cnn";
-}
-const char* to_string(NormKind n) { return n == NormKind::kLayerNorm ? "layernorm" : "rmsnorm"; }
-
 std::int64_t TransformerConfig::patch_tokens() const {
   if (input != InputKind::kPatches) return 0;
   const std::int64_t side = image_size / patch_size;
@@ -139,8 +117,8 @@ std::int64_t TransformerConfig::patch_tokens() const {
 
 Model parse_model(const ConfigNode& root) {
   Model m;
-  const std::size_t family = required(root, "family").as_choice({"transformer", "cnn"});
-  if (family == 0) {
+  const ModelFamily family = required(root, "family").as_enum(kModelFamilyNames);
+  if (family == ModelFamily::kTransformer) {
     root.expect_only(
         {"name",  "description", "source",     "family",   "layers",       "hidden",
          "heads", "kv_heads",    "ffn_hidden", "vocab",    "max_sequence", "gated_mlp",
@@ -152,11 +130,10 @@ Model parse_model(const ConfigNode& root) {
   m.name = root.has("name") ? root.at("name").as_string() : stem_of(root.file());
   if (auto n = root.find("description")) m.description = n->as_string();
   if (auto n = root.find("source")) m.source = n->as_string();
-  if (family == 0) {
-    m.family = ModelFamily::kTransformer;
+  m.family = family;
+  if (family == ModelFamily::kTransformer) {
     m.transformer = parse_transformer(root);
   } else {
-    m.family = ModelFamily::kCnn;
     m.cnn = parse_cnn(root);
   }
   validate_model(m, root.file());
@@ -244,6 +221,16 @@ std::vector<std::string> bundled_model_names() {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::int64_t norm_parameters(NormKind n, std::int64_t h) {
+  return n == NormKind::kLayerNorm ? 2 * h : h;
+}
+
+std::int64_t mlp_parameters(const TransformerConfig& t, std::int64_t width) {
+  const std::int64_t h = t.hidden;
+  if (t.gated_mlp) return 3 * h * width + (t.bias ? 2 * width + h : 0);
+  return 2 * h * width + (t.bias ? width + h : 0);
 }
 
 int pipeline_layers(const Model& m) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/enum_names.h"
 #include "core/units.h"
 
 namespace cs::wl {
@@ -38,8 +39,22 @@ enum class InputKind { kTokens, kPatches };  // token ids (vocab table) or image
 //   classifier  a linear classifier on one token (ViT's class token): h x classes
 enum class HeadKind { kLm, kMlm, kClassifier };
 
-const char* to_string(ModelFamily f);
-const char* to_string(NormKind n);
+// The names of the model JSON format (docs/models.md), in the order errors list them.
+inline constexpr EnumName<ModelFamily> kModelFamilyNames[] = {
+    {ModelFamily::kTransformer, "transformer"}, {ModelFamily::kCnn, "cnn"}};
+inline constexpr EnumName<NormKind> kNormKindNames[] = {{NormKind::kLayerNorm, "layernorm"},
+                                                        {NormKind::kRmsNorm, "rmsnorm"}};
+inline constexpr EnumName<PositionEmbedding> kPositionEmbeddingNames[] = {
+    {PositionEmbedding::kLearned, "learned"},
+    {PositionEmbedding::kRotary, "rotary"},
+    {PositionEmbedding::kNone, "none"}};
+inline constexpr EnumName<InputKind> kInputKindNames[] = {{InputKind::kTokens, "tokens"},
+                                                          {InputKind::kPatches, "patches"}};
+inline constexpr EnumName<HeadKind> kHeadKindNames[] = {
+    {HeadKind::kLm, "lm"}, {HeadKind::kMlm, "mlm"}, {HeadKind::kClassifier, "classifier"}};
+
+inline const char* to_string(ModelFamily f) { return enum_name(kModelFamilyNames, f); }
+inline const char* to_string(NormKind n) { return enum_name(kNormKindNames, n); }
 
 struct TransformerConfig {
   int layers = 0;                 // l
@@ -113,6 +128,11 @@ std::vector<std::string> bundled_model_names();
 // ---- sizes (whole model, no parallelism) ---------------------------------------------------
 // Layers a pipeline can be cut between: transformer blocks, or CNN layer entries.
 int pipeline_layers(const Model& m);
+// Parameters of one norm of width h: LayerNorm 2h (scale and shift), RMSNorm h (scale).
+std::int64_t norm_parameters(NormKind n, std::int64_t h);
+// Parameters of one MLP of inner width `width` in t's blocks: 2 h width (gated: 3 h width), plus
+// with biases width + h (gated: 2 width + h).
+std::int64_t mlp_parameters(const TransformerConfig& t, std::int64_t width);
 // Parameters of one transformer block (all experts for MoE).
 std::int64_t block_parameters(const TransformerConfig& t);
 // Parameters of one block a token actually uses (top_k experts; = block_parameters when dense).

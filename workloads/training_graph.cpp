@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 
 #include "core/errors.h"
 #include "workloads/layer_cost.h"
+#include "workloads/plan_check.h"
 
 namespace cs::wl {
 namespace {
@@ -103,9 +103,13 @@ class Builder {
     return shapes.empty() ? tg::kNoGemmMix : g_.add_gemm_mix(std::move(shapes));
   }
 
-  // A block's forward (or backward) compute, split around its TP collectives; every piece
-  // stands for the GEMM shapes of `gemm_mix`.
-  OpId pieces(const char* name, Flops f, Bytes mem, const TpCollectives& c, Bytes coll_bytes,
+  // A layer's forward (or backward) compute with its tensor-parallel collectives `c` (each of
+  // `coll_bytes` on the TP group; none when tp = 1), as one chain after `deps`: the compute is cut
+  // into n = max(1, c.all_reduce + c.reduce_scatter) equal GEMM-class ops (f/n FLOPs, mem/n bytes
+  // rounded down, each standing for the GEMM shapes of `gemm_mix`); op i is preceded by an
+  // all-gather when i < c.all_gather, and followed by an all-reduce when i < c.all_reduce, else
+  // by a reduce-scatter when i < c.all_reduce + c.reduce_scatter. Returns the chain's last op.
+  OpId compute_around_tp_collectives(const char* name, Flops f, Bytes mem, const TpCollectives& c, Bytes coll_bytes,
               std::vector<OpId> deps, std::uint32_t gemm_mix = tg::kNoGemmMix) {
     const std::uint32_t tp = plan_.tp > 1 ? tp_group() : 0;
     const int n = std::max(1, c.all_reduce + c.reduce_scatter);
@@ -158,7 +162,7 @@ class Builder {
     }
     const OpId next_op = static_cast<OpId>(g_.size());
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
-      deps = {pieces("embedding fwd", embedding_.forward, embedding_.forward_memory_traffic, embedding_.tp_forward, embedding_.tp_collective_bytes, deps)};
+      deps = {compute_around_tp_collectives("embedding fwd", embedding_.forward, embedding_.forward_memory_traffic, embedding_.tp_forward, embedding_.tp_collective_bytes, deps)};
     }
     for (int u = first; u < last; ++u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
@@ -169,13 +173,13 @@ class Builder {
         deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes, deps)};
       }
       deps = moe_all_to_all("ep dispatch", c, deps);
-      deps = {pieces("block fwd", c.forward - c.attention_forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
+      deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
       deps = attention("attention fwd", c, c.attention_forward, c.attention_forward_traffic, deps);
       deps = elementwise("elementwise fwd", c.elementwise_forward, deps);
       deps = moe_all_to_all("ep combine", c, deps);
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
-      deps = {pieces("head fwd", head_.forward, head_.forward_memory_traffic, head_.tp_forward, head_.tp_collective_bytes, deps, head_fwd_mix_)};
+      deps = {compute_around_tp_collectives("head fwd", head_.forward, head_.forward_memory_traffic, head_.tp_forward, head_.tp_collective_bytes, deps, head_fwd_mix_)};
       deps = elementwise("head elementwise fwd", head_.elementwise_forward, deps);
     }
     if (!last_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, next_rank(), pp_bytes(last - 1), tag(j, 0, k + (s + 1 == plan_.pp ? 1 : 0)), "send activations", deps);
@@ -193,7 +197,7 @@ class Builder {
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = elementwise("head elementwise bwd", head_.elementwise_backward, deps);
-      deps = {pieces("head bwd", head_.backward, head_.backward_memory_traffic, head_.tp_backward, head_.tp_collective_bytes, deps, head_bwd_mix_)};
+      deps = {compute_around_tp_collectives("head bwd", head_.backward, head_.backward_memory_traffic, head_.tp_backward, head_.tp_collective_bytes, deps, head_bwd_mix_)};
       if (last_micro) gradients_ready(head_.gradients, deps.back());
     }
     for (int u = last - 1; u >= first; --u) {
@@ -205,13 +209,13 @@ class Builder {
       // attention scores only) runs inside the attention backward.
       const bool full = plan_.recompute == Recompute::kFull;
       if (full) {
-        deps = {pieces("block recompute", c.recompute - c.attention_recompute, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
+        deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
         deps = attention("attention recompute", c, c.attention_recompute, c.attention_recompute_traffic, deps);
         deps = elementwise("elementwise recompute", c.elementwise_forward, deps);
       }
       deps = moe_all_to_all("ep combine bwd", c, deps);
       deps = elementwise("elementwise bwd", c.elementwise_backward, deps);
-      deps = {pieces("block bwd", c.backward - c.attention_backward, c.backward_memory_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_)};
+      deps = {compute_around_tp_collectives("block bwd", c.backward - c.attention_backward, c.backward_memory_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_)};
       deps = full ? attention("attention bwd", c, c.attention_backward, c.attention_backward_traffic, deps)
                   : attention("attention bwd", c, c.attention_backward + c.attention_recompute,
                               c.attention_backward_traffic + c.attention_recompute_traffic, deps);
@@ -222,7 +226,7 @@ class Builder {
       if (last_micro) gradients_ready(c.gradients, deps.back());
     }
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
-      deps = {pieces("embedding bwd", embedding_.backward, embedding_.backward_memory_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
+      deps = {compute_around_tp_collectives("embedding bwd", embedding_.backward, embedding_.backward_memory_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
       if (last_micro) gradients_ready(embedding_.gradients, deps.back());
     }
     if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), pp_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
@@ -399,59 +403,6 @@ class Builder {
 };
 
 }  // namespace
-
-void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const std::string& file,
-                   const std::string& at) {
-  auto fail = [&](const std::string& key, const std::string& msg) { throw ConfigError(file, at + "/" + key, msg); };
-  if (plan.dp < 1 || plan.tp < 1 || plan.pp < 1 || plan.cp < 1 || plan.ep < 1) fail("dp", "parallel degrees must be at least 1");
-  if (plan.gpus() != gpus) {
-    fail("dp", "dp x tp x pp x cp = " + std::to_string(plan.dp) + " x " + std::to_string(plan.tp) + " x " + std::to_string(plan.pp) +
-                   " x " + std::to_string(plan.cp) + " = " + std::to_string(plan.gpus()) + ", but the job has " + std::to_string(gpus) + " GPUs");
-  }
-  if (model.family == ModelFamily::kTransformer) {
-    const auto& t = model.transformer;
-    if (t.heads % plan.tp != 0) fail("tp", "the model's " + std::to_string(t.heads) + " attention heads are not divisible by tp = " + std::to_string(plan.tp));
-    if (t.is_moe() && (t.experts % plan.ep != 0)) fail("ep", "the model's " + std::to_string(t.experts) + " experts are not divisible by ep = " + std::to_string(plan.ep));
-  } else if (plan.tp > 1 || plan.cp > 1) {
-    fail("tp", "tensor and context parallelism apply to transformers only");
-  }
-  if (!model.transformer.is_moe() && plan.ep > 1) fail("ep", "expert parallelism needs a mixture-of-experts model");
-  if ((plan.dp * plan.cp) % plan.ep != 0) fail("ep", "ep = " + std::to_string(plan.ep) + " must divide dp x cp = " + std::to_string(plan.dp * plan.cp));
-  const int units = pipeline_layers(model);
-  if (!plan.layers_per_stage.empty()) {
-    if (static_cast<int>(plan.layers_per_stage.size()) != plan.pp) fail("layers_per_stage", "expected one entry per pipeline stage (" + std::to_string(plan.pp) + ")");
-    if (std::accumulate(plan.layers_per_stage.begin(), plan.layers_per_stage.end(), 0) != units) {
-      fail("layers_per_stage", "the stages hold " + std::to_string(std::accumulate(plan.layers_per_stage.begin(), plan.layers_per_stage.end(), 0)) +
-                                   " layers but the model has " + std::to_string(units));
-    }
-    for (int n : plan.layers_per_stage) {
-      if (n < 1) fail("layers_per_stage", "every stage needs at least one layer");
-    }
-  } else if (units % plan.pp != 0 && plan.schedule != PipelineSchedule::kInterleaved) {
-    fail("pp", "the model's " + std::to_string(units) + " layers are not divisible by pp = " + std::to_string(plan.pp) + " (give layers_per_stage for an uneven split)");
-  }
-  if (plan.micro_batch < 1) fail("micro_batch", "expected at least 1 sample per micro-batch");
-  if (plan.global_batch % (plan.micro_batch * plan.dp) != 0 || plan.global_batch < plan.micro_batch * plan.dp) {
-    fail("global_batch", "the global batch " + std::to_string(plan.global_batch) + " is not a positive multiple of micro_batch x dp = " +
-                             std::to_string(plan.micro_batch * plan.dp));
-  }
-  if (plan.schedule != PipelineSchedule::kGpipe && plan.pp > 1 && plan.micro_batches() < plan.pp) {
-    fail("global_batch", std::to_string(plan.micro_batches()) + " micro-batches are fewer than the " + std::to_string(plan.pp) +
-                             " pipeline stages that 1F1B needs");
-  }
-  if (plan.schedule == PipelineSchedule::kInterleaved) {
-    const int v = plan.virtual_stages;
-    if (v < 2) fail("virtual_stages", "the interleaved schedule needs virtual_stages >= 2 (model chunks per GPU)");
-    if (plan.pp < 2) fail("pp", "the interleaved schedule needs pp >= 2");
-    if (!plan.layers_per_stage.empty()) fail("layers_per_stage", "the interleaved schedule splits the layers evenly; remove layers_per_stage");
-    if (units % (plan.pp * v) != 0) {
-      fail("virtual_stages", "the model's " + std::to_string(units) + " layers do not split into pp x virtual_stages = " + std::to_string(plan.pp * v) + " equal chunks");
-    }
-    if (plan.micro_batches() % plan.pp != 0) {
-      fail("global_batch", "the interleaved schedule needs the " + std::to_string(plan.micro_batches()) + " micro-batches to be a multiple of pp = " + std::to_string(plan.pp));
-    }
-  }
-}
 
 TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan, const std::string& file,
                                    const std::string& plan_path, bool symmetry) {

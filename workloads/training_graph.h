@@ -39,16 +39,11 @@ struct TrainingGraph {
   std::vector<int> grid_rank;
 };
 
-// Validates the plan against the model (heads divisible by TP, layers by PP unless
-// layers_per_stage is given, DP x TP x PP x CP = gpus, micro-batches >= stages for 1F1B, ...)
-// and throws ConfigError naming `file` and the JSON path under `plan_path` on a violation.
-void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const std::string& file,
-                   const std::string& plan_path);
-
-// With `symmetry`, only one rank per pipeline stage is simulated (data-parallel replica 0,
-// tensor- and context-parallel rank 0); the others are mirrored (task_graph.h): identical
-// replicas and groups behave identically, and their collectives still move every GPU's bytes
-// over the network. Without it, every rank is simulated.
+// The plan is validated first (validate_plan, plan_check.h: ConfigError naming `file` and the
+// JSON path under `plan_path`). With `symmetry`, only one rank per pipeline stage is simulated
+// (data-parallel replica 0, tensor- and context-parallel rank 0); the others are mirrored
+// (task_graph.h): identical replicas and groups behave identically, and their collectives still
+// move every GPU's bytes over the network. Without it, every rank is simulated.
 TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
                                    const std::string& file, const std::string& plan_path,
                                    bool symmetry = false);

@@ -1,0 +1,142 @@
+// The costs of one transformer block on one GPU, one concern per function; transformer_block_cost
+// (layer_cost.h) assembles its LayerCost from them. Every function is pure: a per-GPU shape x
+// (block_shape.h) and the plan options it depends on in, its part out.
+//
+// Notation (layer_cost.h, block_shape.h): b samples, s sequence, s_l = s/c, T = b s_l tokens on
+// this GPU, h hidden, q_t = a d/t query width and kv_t key (or value) width on this GPU, f_t and
+// fe_t the MLP and expert widths on this GPU, E experts, k top_k, r = t with sequence parallelism
+// (else 1), e = 2 bytes per activation, g = 2 bytes per saved GEMM input (1 with fp8),
+// rep = T h / r the block-width tensors, d_o = 1 with dropout (else 0).
+// Sources: Narayanan et al. SC21 (arXiv:2104.04473) for FLOPs, Korthikanti et al. 2022
+// (arXiv:2205.05198) for the saved activations, Dao et al. 2022 (arXiv:2205.14135) for flash
+// attention.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/units.h"
+#include "taskgraph/task_graph.h"
+#include "workloads/block_shape.h"
+#include "workloads/layer_cost.h"
+#include "workloads/model.h"
+#include "workloads/parallel_plan.h"
+
+namespace cs::wl {
+
+// Forward FLOPs of one block, by part (2 per multiply-add, matrix multiplications only):
+//   projections  QKV 2 T h (q_t + 2 kv_t) + output 2 T q_t h
+//   attention    the core, scores QK^T and context: 4 b s_l s q_t
+//   mlp          dense: 4 T h f_t (gated: 6); MoE: router 2 (T/r) h E + k 4 T h fe_t (gated: 6)
+// A GPT block (kv = h, f = 4h) at t = c = 1: 8 b s h^2 + 4 b s^2 h + 16 b s h^2, in all
+// 24 b s h^2 + 4 b s^2 h (Narayanan et al. SC21, Sec. 5.1). Backward is 2 x forward.
+struct BlockFlops {
+  double projections = 0;
+  double attention = 0;
+  double mlp = 0;
+  Flops forward() const { return Flops{projections + attention + mlp}; }
+};
+BlockFlops block_flops(const TransformerConfig& c, const BlockShape& x);
+
+// The attention core (scores QK^T, softmax, dropout, context) as its own kernels.
+//   FLOPs      forward A = 4 b s_l s q_t, backward 2A; run again in backward: A under full or
+//              selective recompute, A/2 (the scores QK^T, rebuilt tile by tile) with flash
+//              attention short of full recompute, 0 otherwise.
+//   HBM bytes  with flash attention (one fused kernel): Q, K, V read and the context written,
+//              qkvo = 2 e T (q_t + kv_t); backward 2 qkvo; recompute 0 (inside the backward).
+//              Without it the score tensor, S = e b (a/t) s_l s bytes, goes through HBM once per
+//              pass: forward qkvo + S (8 + 5 d_o)/2 (QK^T writes 1, softmax reads and writes 2,
+//              dropout 2.5, the context GEMM reads 1), backward 2 qkvo + S (14 + 5 d_o)/2 (dP 1,
+//              P for dV 1, dropout 2.5, softmax 3, dS for dQ and dK 2); a recompute repeats the
+//              forward's bytes.
+struct AttentionCoreCost {
+  Flops forward{0};
+  Flops backward{0};
+  Flops recompute{0};
+  Bytes forward_traffic{0};
+  Bytes backward_traffic{0};
+  Bytes recompute_traffic{0};
+  bool fused = false;  // flash attention: one compute-bound kernel
+};
+AttentionCoreCost attention_core_cost(const TransformerConfig& c, const BlockShape& x,
+                                      Recompute recompute, bool flash_attention);
+
+// HBM bytes of the memory-bound kernels outside GEMMs and attention: two norms, two fused bias +
+// dropout + residual adds, the MLP's fused bias + activation over w = T f_t elements (MoE:
+// w = k T fe_t). In elements of e bytes:
+//   forward   norms 2 x 2 rep + residual adds 2 x (3 + d_o/2) rep + activation 2w (gated 3w)
+//   backward  norms 2 x 3 rep + residual adds 2 x (3 + d_o/2) rep + activation 3w (gated 5w)
+// A GPT block at t = 1: 19 T h elements forward (38 T h bytes), 25 T h backward (50 T h bytes).
+struct ElementwiseTraffic {
+  Bytes forward{0};
+  Bytes backward{0};
+};
+ElementwiseTraffic elementwise_traffic(const TransformerConfig& c, const BlockShape& x);
+
+// The forward GEMMs (m tokens, n outputs, k inputs): QKV (T, q_t + 2 kv_t, h), output projection
+// (T, h, q_t), MLP in (T, f_t, h) (gated: 2 f_t wide) and out (T, h, f_t). With MoE the MLP's are
+// one local expert's, over m_e = max(1, k T ep / E) tokens (the average a local expert sees) and
+// fe_t wide.
+std::vector<tg::GemmShape> block_gemm_shapes(const TransformerConfig& c, const BlockShape& x,
+                                             int ep);
+
+// Parameters of one block held by one GPU:
+//   2 norms (norm_parameters each) + attention 2 h q_t + 2 h kv_t (biases q_t + 2 kv_t + h: the
+//   output projection's is row-parallel, whole on every GPU) + the MLP (mlp_parameters of width
+//   f_t), or with MoE the router h E and E/ep experts (mlp_parameters of width fe_t each).
+// A GPT block: 12 h^2 + 13 h at t = 1; 12 h^2/t + 7 h/t + 6 h on each of t GPUs.
+struct BlockParameters {
+  std::int64_t total = 0;
+  std::int64_t experts = 0;  // the local experts among them
+};
+BlockParameters block_parameters_per_gpu(const TransformerConfig& c, const BlockShape& x, int ep);
+
+// Saved activations of one block, in bytes, summed tensor by tensor (Korthikanti et al. 2022,
+// Sec. 4.1), with m = rep bytes of each dropout mask when d_o = 1:
+//   attention   norm input e rep + QKV input g rep + Q and K e T (q_t + kv_t) + V e T kv_t
+//               + projection input g T q_t + a mask
+//   scores      e b (a/t) s_l s softmax output, with dropout + (1 + e) b (a/t) s_l s for its mask
+//               and output; flash attention: 4 b (a/t) s_l, the fp32 log-sum-exp of each row
+//   mlp         norm input e rep + a mask + MLP: fc1 input g rep, activation input(s) e T f_t
+//               (gated 2 e T f_t), fc2 input g T f_t; MoE: router input e rep, fp32 router
+//               probabilities 4 T E / r, and k such MLPs of width fe_t
+// Without recompute a block keeps all of it: a GPT block in bf16 with dropout at t = 1 keeps
+// s b h (34 + 5 a s/h); with TP s b h (10 + 24/t + 5 a s/(h t)); with TP and SP all of it / t.
+// Selective recompute drops the scores (not with flash attention: its statistics stay) and
+// rebuilds them in backward; full recompute keeps the block input, e rep (2 s b h, /t with SP),
+// and rebuilds everything in backward.
+struct SavedActivations {
+  Bytes saved{0};              // kept from forward to backward under the recompute mode
+  Bytes transient{0};          // rebuilt during the block's backward and freed after
+  Bytes without_recompute{0};  // attention + scores + mlp
+};
+SavedActivations saved_activations(const TransformerConfig& c, const BlockShape& x,
+                                   Recompute recompute, bool flash_attention);
+
+// The tensor-parallel collectives of a layer that reduces its output `forward` times in forward
+// and `backward` times in backward: each moves the T x h activation, e T h bytes; an all-reduce
+// each, or with sequence parallelism an all-gather plus a reduce-scatter each. Nothing at t = 1.
+struct TpCommunication {
+  Bytes bytes{0};
+  TpCollectives forward;
+  TpCollectives backward;
+};
+TpCommunication tp_communication(const BlockShape& x, bool sequence_parallel, int forward,
+                                 int backward);
+
+// What one block sends per micro-batch:
+//   tp          tp_communication with 2 reductions per direction (after attention and after the
+//               MLP)
+//   all-to-all  with MoE and ep > 1, one dispatch of the k token copies: e k rep bytes
+//   ring        with c > 1, K and V passed to the neighbour per ring step: 2 e T kv_t bytes
+//   output      the block's output across a pipeline cut: e rep bytes
+struct BlockCommunication {
+  TpCommunication tp;
+  Bytes moe_all_to_all{0};
+  Bytes cp_kv{0};
+  Bytes output{0};
+};
+BlockCommunication block_communication(const TransformerConfig& c, const BlockShape& x,
+                                       const CostParams& p);
+
+}  // namespace cs::wl

@@ -1,0 +1,75 @@
+#include "workloads/plan_check.h"
+
+#include <numeric>
+
+#include "core/errors.h"
+#include "workloads/layer_cost.h"
+
+namespace cs::wl {
+
+void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const std::string& file,
+                   const std::string& at) {
+  auto fail = [&](const std::string& key, const std::string& msg) { throw ConfigError(file, at + "/" + key, msg); };
+  if (plan.dp < 1 || plan.tp < 1 || plan.pp < 1 || plan.cp < 1 || plan.ep < 1) fail("dp", "parallel degrees must be at least 1");
+  if (plan.gpus() != gpus) {
+    fail("dp", "dp x tp x pp x cp = " + std::to_string(plan.dp) + " x " + std::to_string(plan.tp) + " x " + std::to_string(plan.pp) +
+                   " x " + std::to_string(plan.cp) + " = " + std::to_string(plan.gpus()) + ", but the job has " + std::to_string(gpus) + " GPUs");
+  }
+  if (model.family == ModelFamily::kTransformer) {
+    const auto& t = model.transformer;
+    if (t.heads % plan.tp != 0) fail("tp", "the model's " + std::to_string(t.heads) + " attention heads are not divisible by tp = " + std::to_string(plan.tp));
+    if (t.is_moe() && (t.experts % plan.ep != 0)) fail("ep", "the model's " + std::to_string(t.experts) + " experts are not divisible by ep = " + std::to_string(plan.ep));
+  } else if (plan.tp > 1 || plan.cp > 1) {
+    fail("tp", "tensor and context parallelism apply to transformers only");
+  }
+  if (!model.transformer.is_moe() && plan.ep > 1) fail("ep", "expert parallelism needs a mixture-of-experts model");
+  if ((plan.dp * plan.cp) % plan.ep != 0) fail("ep", "ep = " + std::to_string(plan.ep) + " must divide dp x cp = " + std::to_string(plan.dp * plan.cp));
+  const int units = pipeline_layers(model);
+  if (!plan.layers_per_stage.empty()) {
+    if (static_cast<int>(plan.layers_per_stage.size()) != plan.pp) fail("layers_per_stage", "expected one entry per pipeline stage (" + std::to_string(plan.pp) + ")");
+    const int sum = std::accumulate(plan.layers_per_stage.begin(), plan.layers_per_stage.end(), 0);
+    if (sum != units) fail("layers_per_stage", "sums to " + std::to_string(sum) + " layers; " + model.name + " has " + std::to_string(units));
+    for (int n : plan.layers_per_stage) {
+      if (n < 1) fail("layers_per_stage", "every stage needs at least one layer");
+    }
+  } else if (units % plan.pp != 0 && plan.schedule != PipelineSchedule::kInterleaved) {
+    fail("pp", "the model's " + std::to_string(units) + " layers are not divisible by pp = " + std::to_string(plan.pp) + " (give layers_per_stage for an uneven split)");
+  }
+  if (plan.micro_batch < 1) fail("micro_batch", "expected at least 1 sample per micro-batch");
+  if (plan.global_batch % (plan.micro_batch * plan.dp) != 0 || plan.global_batch < plan.micro_batch * plan.dp) {
+    fail("global_batch", "the global batch " + std::to_string(plan.global_batch) + " is not a positive multiple of micro_batch x dp = " +
+                             std::to_string(plan.micro_batch * plan.dp));
+  }
+  if (plan.schedule != PipelineSchedule::kGpipe && plan.pp > 1 && plan.micro_batches() < plan.pp) {
+    fail("global_batch", std::to_string(plan.micro_batches()) + " micro-batches are fewer than the " + std::to_string(plan.pp) +
+                             " pipeline stages that 1F1B needs");
+  }
+  if (plan.schedule == PipelineSchedule::kInterleaved) {
+    const int v = plan.virtual_stages;
+    if (v < 2) fail("virtual_stages", "the interleaved schedule needs virtual_stages >= 2 (model chunks per GPU)");
+    if (plan.pp < 2) fail("pp", "the interleaved schedule needs pp >= 2");
+    if (!plan.layers_per_stage.empty()) fail("layers_per_stage", "the interleaved schedule splits the layers evenly; remove layers_per_stage");
+    if (units % (plan.pp * v) != 0) {
+      fail("virtual_stages", "the model's " + std::to_string(units) + " layers do not split into pp x virtual_stages = " + std::to_string(plan.pp * v) + " equal chunks");
+    }
+    if (plan.micro_batches() % plan.pp != 0) {
+      fail("global_batch", "the interleaved schedule needs the " + std::to_string(plan.micro_batches()) + " micro-batches to be a multiple of pp = " + std::to_string(plan.pp));
+    }
+  }
+  if (model.family != ModelFamily::kTransformer) return;
+  // The shapes the per-layer formulas cover.
+  const TransformerConfig& c = model.transformer;
+  const std::string of_model = " of " + model.name;
+  if (c.kv_heads % plan.tp != 0 && plan.tp % c.kv_heads != 0) {
+    fail("tp", "tensor parallelism " + std::to_string(plan.tp) + " must divide, or be a multiple of, the " + std::to_string(c.kv_heads) +
+                   " key/value heads" + of_model);
+  }
+  const std::int64_t s = cost_params(model, plan).sequence;
+  if (s < 1) fail("sequence_length", "must be at least 1");
+  if (c.input == InputKind::kTokens && c.position == PositionEmbedding::kLearned && s > c.max_sequence) {
+    fail("sequence_length", "sequence length " + std::to_string(s) + " exceeds the " + std::to_string(c.max_sequence) + " learned positions" + of_model);
+  }
+  if (s % plan.cp != 0) fail("cp", "context parallelism " + std::to_string(plan.cp) + " must divide the sequence length " + std::to_string(s));
+}
+
+}  // namespace cs::wl

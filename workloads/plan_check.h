@@ -1,0 +1,30 @@
+// The checks of a parallel plan against a model, all in one place. They run in this order, and
+// the first that fails is the error the user sees:
+//   degrees      dp, tp, pp, cp and ep at least 1; dp x tp x pp x cp = the job's GPUs
+//   model        transformers: tp divides the attention heads, ep the experts; CNNs: no tensor
+//                or context parallelism; ep > 1 only for a mixture of experts; ep divides dp x cp
+//   stages       layers_per_stage: one entry per stage, summing to the model's layers, each at
+//                least 1; without it pp divides the layers (but for the interleaved schedule)
+//   batches      micro_batch at least 1; global_batch a positive multiple of micro_batch x dp;
+//                1F1B and interleaved: at least pp micro-batches
+//   interleaved  virtual_stages >= 2, pp >= 2, no layers_per_stage, the layers in pp x
+//                virtual_stages equal chunks, micro-batches a multiple of pp
+//   shapes       what the per-layer formulas (layer_cost.h) cover, for transformers: tp divides,
+//                or is a multiple of, the key/value heads; the sequence s (sequence_length, or
+//                a ViT's patch tokens) at least 1, within a learned position table, and divided
+//                by cp
+#pragma once
+
+#include <string>
+
+#include "workloads/model.h"
+#include "workloads/parallel_plan.h"
+
+namespace cs::wl {
+
+// Throws ConfigError naming `file` and the JSON path under `plan_path` of the key at fault
+// ("/plan/tp"); with an empty plan_path the path is the key's alone ("/tp").
+void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const std::string& file,
+                   const std::string& plan_path);
+
+}  // namespace cs::wl
