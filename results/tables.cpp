@@ -23,7 +23,8 @@ std::string per_gpu_csv(const TrainingRun& s) {
     out += buf;
     const wl::MemoryEstimate& m = s.stage_memory.at(static_cast<std::size_t>(c.pp));
     for (Bytes b : {m.weights, m.gradients, m.optimizer_state, m.activations, m.workspace, m.total, m.capacity}) {
-      out += "," + std::to_string(b.value());
+      out += ',';
+      out += std::to_string(b.value());
     }
     out += "\n";
   }
