@@ -10,7 +10,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/statistics.h"
-#include "drivers/experiment.h"
+#include "drivers/training_records.h"
 #include "drivers/training_run.h"
 
 #ifndef CS_CONFIG_DIR
@@ -19,29 +19,6 @@
 
 namespace cs::cli {
 namespace {
-
-// The record's experiment must be the published configuration: the plan's degrees, batch and
-// sequence, the GPUs the cluster provides, and the model's shape. ConfigError at the record
-// otherwise, so that the simulated rows cannot drift from the table.
-void check_against_config(const drv::Experiment& e, const wl::Model& model, const ConfigNode& config) {
-  auto expect = [&](const char* key, std::int64_t simulated) {
-    const ConfigNode v = config.at(key);
-    if (v.as_int() != simulated) {
-      v.fail("the record's experiment has " + std::to_string(simulated) + " where the published configuration has " +
-             std::to_string(v.as_int()));
-    }
-  };
-  expect("tp", e.plan.tp);
-  expect("pp", e.plan.pp);
-  expect("dp", e.plan.dp);
-  expect("num_gpus", e.plan.gpus());
-  expect("global_batch", e.plan.global_batch);
-  expect("seq_len", e.plan.sequence_length);
-  expect("layers", model.transformer.layers);
-  expect("hidden_size", model.transformer.hidden);
-  expect("attention_heads", model.transformer.heads);
-  expect("vocab", model.transformer.vocab);
-}
 
 std::vector<std::size_t> parse_rows(const std::string& text, std::size_t count) {
   std::vector<std::size_t> rows;
@@ -84,8 +61,8 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
 
 int run_validate_megatron(const ValidateOptions& o) {
   const std::string file = std::string(CS_CONFIG_DIR) + "/validation/megatron-sc21-table1.json";
-  const ConfigDocument doc = ConfigDocument::load(file);
-  const auto records = doc.root().at("records").elements();
+  const std::vector<drv::TrainingRecord> records =
+      drv::load_training_records(ConfigDocument::load(file), std::string(CS_CONFIG_DIR) + "/validation");
   const std::vector<std::size_t> rows = parse_rows(o.rows, records.size());
   nlohmann::json out = nlohmann::json::array();
   std::vector<double> errors;
@@ -95,14 +72,12 @@ int run_validate_megatron(const ValidateOptions& o) {
                  "   row   params   GPUs   TP  PP  DP  mb  v  batch   published  predicted   error\n";
   }
   for (std::size_t i : rows) {
-    const drv::Experiment e = drv::parse_experiment(records[i].at("experiment"), std::string(CS_CONFIG_DIR) + "/validation");
-    const ConfigNode cfg = records[i].at("config");
-    check_against_config(e, drv::load_model(e), cfg);
-    const double params = cfg.at("params_billion").as_number();
+    const drv::Experiment& e = records[i].experiment;
+    const double params = records[i].params_billion;
     const auto gpus = e.plan.gpus();
     if (!o.json && stderr_is_terminal()) std::cerr << "\r  simulating row " << i + 1 << "   " << std::flush;
     const results::TrainingRun s = drv::simulate_training(e);
-    const double published = records[i].at("measured").at("tflops_per_gpu").as_number();
+    const double published = records[i].published_tflops_per_gpu;
     const double predicted = s.result.tflops_per_gpu;
     const double error = (predicted - published) / published;
     errors.push_back(std::fabs(error));

@@ -1,0 +1,44 @@
+#include "drivers/training_records.h"
+
+#include "core/errors.h"
+
+namespace cs::drv {
+namespace {
+
+void check_against_config(const Experiment& e, const wl::Model& model, const ConfigNode& config) {
+  auto expect = [&](const char* key, std::int64_t simulated) {
+    const ConfigNode v = config.at(key);
+    if (v.as_int() != simulated) {
+      v.fail("the record's experiment has " + std::to_string(simulated) + " where the published configuration has " +
+             std::to_string(v.as_int()));
+    }
+  };
+  expect("tp", e.plan.tp);
+  expect("pp", e.plan.pp);
+  expect("dp", e.plan.dp);
+  expect("num_gpus", e.plan.gpus());
+  expect("global_batch", e.plan.global_batch);
+  expect("seq_len", e.plan.sequence_length);
+  expect("layers", model.transformer.layers);
+  expect("hidden_size", model.transformer.hidden);
+  expect("attention_heads", model.transformer.heads);
+  expect("vocab", model.transformer.vocab);
+}
+
+}  // namespace
+
+std::vector<TrainingRecord> load_training_records(const ConfigDocument& doc, const std::string& base_dir) {
+  std::vector<TrainingRecord> out;
+  for (const ConfigNode& record : doc.root().at("records").elements()) {
+    TrainingRecord r;
+    r.experiment = parse_experiment(record.at("experiment"), base_dir);
+    const ConfigNode config = record.at("config");
+    check_against_config(r.experiment, load_model(r.experiment), config);
+    r.params_billion = config.at("params_billion").as_number();
+    r.published_tflops_per_gpu = record.at("measured").at("tflops_per_gpu").as_number();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace cs::drv

@@ -1,0 +1,28 @@
+// Published training runs as experiments: the records of a validation table
+// (configs/validation/megatron-sc21-table1.json), each with the published configuration
+// (`config`), what was measured (`measured`) and the experiment clustersim simulates for it
+// (`experiment`, parsed by the experiment parser). The experiment must be the published
+// configuration, or the row would validate something else: its plan's degrees, GPUs, batch and
+// sequence and its model's shape are checked against `config`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "drivers/experiment.h"
+
+namespace cs::drv {
+
+struct TrainingRecord {
+  Experiment experiment;
+  double params_billion = 0;            // config.params_billion, for tables
+  double published_tflops_per_gpu = 0;  // measured.tflops_per_gpu
+};
+
+// Every record of the document's "records" array; `base_dir` resolves the experiments' relative
+// paths. ConfigError naming the file and the JSON path of the first disagreement, for example
+// "at /records/3/config/tp: the record's experiment has 4 where the published configuration has 8".
+std::vector<TrainingRecord> load_training_records(const ConfigDocument& doc, const std::string& base_dir);
+
+}  // namespace cs::drv
