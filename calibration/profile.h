@@ -13,10 +13,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.h"
 #include "core/units.h"
 
 namespace cs::cal {
@@ -27,6 +29,22 @@ inline constexpr int kProfileSchemaVersion = 1;
 inline constexpr double kMaxProfileSeconds = 1000;
 
 enum class PointStatus : std::uint8_t { kOk, kFailed };
+inline constexpr EnumName<PointStatus> kPointStatusNames[] = {{PointStatus::kOk, "ok"},
+                                                              {PointStatus::kFailed, "failed"}};
+
+// The closed vocabularies of the format's string fields: the reader takes these names only, and
+// its messages list them in this order. Collective ops are core's kCollectiveOpNames
+// (core/collective_kind.h).
+inline constexpr std::string_view kGemmDtypeNames[] = {"bf16", "fp16", "fp8", "tf32"};
+inline constexpr std::string_view kGemmSourceNames[] = {"model-shape", "grid", "wave-sweep", "mamf"};
+inline constexpr std::string_view kMemoryKernelNames[] = {"copy", "elementwise", "reduction", "norm"};
+inline constexpr std::string_view kLaunchKernelNames[] = {"empty"};
+inline constexpr std::string_view kLinkKindNames[] = {"d2d", "h2d", "d2h"};
+inline constexpr std::string_view kLinkClassNames[] = {"nvlink", "pcie", "network"};
+inline constexpr std::string_view kNcclAlgorithmNames[] = {"auto", "ring", "tree", "nvls", "collnet_direct",
+                                                           "collnet_chain", "pat"};
+inline constexpr std::string_view kNcclProtocolNames[] = {"auto", "simple", "ll", "ll128"};
+inline constexpr std::string_view kProvenanceKindNames[] = {"measured", "synthetic"};
 
 // Statistics of the kept samples of one measured point.
 struct Timing {
@@ -44,31 +62,31 @@ struct PointBase {
 };
 
 struct GemmShape {
-  std::string dtype = "bf16";  // bf16, fp16, fp8, tf32
+  std::string dtype = "bf16";  // kGemmDtypeNames
   std::int64_t m = 0, n = 0, k = 0;
   Flops flops() const { return Flops{2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k)}; }
 };
 
 struct GemmPoint : PointBase {
   GemmShape shape;
-  std::string source = "grid";  // model-shape, grid, wave-sweep, mamf
+  std::string source = "grid";  // kGemmSourceNames
   nlohmann::json algo = nlohmann::json::object();  // cuBLASLt heuristic: tile, stages, split-K, waves
   FlopRate rate() const;        // 2mnk / median (0 when failed)
 };
 
 struct MemoryPoint : PointBase {
-  std::string kernel = "copy";  // copy, elementwise, reduction, norm
+  std::string kernel = "copy";  // kMemoryKernelNames
   Bytes bytes{0};               // read + written
   Bandwidth bandwidth() const;
 };
 
 struct LaunchPoint : PointBase {
-  std::string kernel = "empty";
+  std::string kernel = "empty";  // kLaunchKernelNames
 };
 
 struct OverlapPoint {
   GemmShape gemm;
-  std::string collective_op = "all_reduce";
+  std::string collective_op = "all_reduce";  // kCollectiveOpNames
   int collective_ranks = 0;
   Bytes collective_bytes{0};
   Duration alone{0}, beside{0};
@@ -76,10 +94,10 @@ struct OverlapPoint {
 };
 
 struct LinkPoint : PointBase {
-  std::string kind = "d2d";  // d2d, h2d, d2h
+  std::string kind = "d2d";  // kLinkKindNames
   int src = 0, dst = 0;      // GPU index; -1 for the host
   Bytes bytes{0};
-  std::string link_class = "nvlink";  // nvlink, pcie, network
+  std::string link_class = "nvlink";  // kLinkClassNames
   Bandwidth bandwidth() const;
 };
 
@@ -89,14 +107,14 @@ struct NcclChoice {
 };
 
 struct CollectivePoint : PointBase {
-  std::string op = "all_reduce";  // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv
+  std::string op = "all_reduce";  // kCollectiveOpNames
   int ranks = 0;
   int nodes = 1;
   Bytes bytes{0};                 // nccl-tests' size (docs/calibration-profile.md)
   std::string dtype = "bf16";
-  std::string link_class = "nvlink";
-  std::string algorithm = "auto";  // auto, ring, tree, nvls, collnet_direct, collnet_chain, pat
-  std::string protocol = "auto";   // auto, simple, ll, ll128
+  std::string link_class = "nvlink";  // kLinkClassNames
+  std::string algorithm = "auto";     // kNcclAlgorithmNames
+  std::string protocol = "auto";      // kNcclProtocolNames
   NcclChoice nccl_choice;
   Bandwidth algbw() const;         // bytes / median
   Bandwidth busbw() const;         // algbw x bus factor
@@ -130,7 +148,7 @@ struct Inventory {
 };
 
 struct Provenance {
-  std::string kind = "measured";  // measured, synthetic
+  std::string kind = "measured";  // kProvenanceKindNames
   std::string tool;
   std::string command;
   std::string created;  // UTC, ISO 8601
@@ -153,7 +171,7 @@ struct Settings {
 
 // t(S) = alpha + beta S over [min_bytes, max_bytes] for one (op, algorithm, protocol, ranks, class).
 struct CollectiveFit {
-  std::string op, algorithm, protocol, link_class;
+  std::string op, algorithm, protocol, link_class;  // from the vocabularies above
   int ranks = 0;
   Bytes min_bytes{0}, max_bytes{0};
   Duration alpha{0};
@@ -173,7 +191,7 @@ struct GemmTableEntry {
 };
 
 struct GemmModel {
-  std::string dtype;
+  std::string dtype;  // kGemmDtypeNames
   FlopRate best{0};   // best achievable rate (max over the points of this dtype)
   Duration t0{0};     // fallback curve: t(F) = t0 + F / rate
   FlopRate rate{0};   // <= best
@@ -189,7 +207,7 @@ struct MemoryModel {
 
 // What the simulator's network model takes, per link class.
 struct NetworkClassModel {
-  std::string link_class;
+  std::string link_class;  // kLinkClassNames
   double link_efficiency = 0;
   Duration step_latency{0};
   std::string from;  // "all_reduce ring simple 8 ranks"

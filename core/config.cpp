@@ -76,6 +76,10 @@ std::vector<std::pair<std::string, ConfigNode>> ConfigNode::members() const {
 }
 
 void ConfigNode::expect_only(std::initializer_list<std::string_view> allowed) const {
+  expect_only(std::span<const std::string_view>(allowed.begin(), allowed.size()));
+}
+
+void ConfigNode::expect_only(std::span<const std::string_view> allowed) const {
   if (!value_->is_object()) fail_expected("an object");
   for (auto it = value_->begin(); it != value_->end(); ++it) {
     bool ok = false;

@@ -50,6 +50,7 @@ class ConfigNode {
   std::vector<std::pair<std::string, ConfigNode>> members() const;
   // Fails naming the first key not in `allowed` (and listing the allowed ones).
   void expect_only(std::initializer_list<std::string_view> allowed) const;
+  void expect_only(std::span<const std::string_view> allowed) const;
 
   // Array elements.
   ConfigNode at(std::size_t index) const;

@@ -4,8 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -150,6 +153,25 @@ Profile full_profile() {
   return p;
 }
 
+// full_profile plus a failed point of every kind, so that every key of the format is written
+// somewhere: the ok points carry timing and the derived rates, the failed ones error.
+Profile every_field_profile() {
+  Profile p = full_profile();
+  MemoryPoint m;
+  m.status = PointStatus::kFailed;
+  m.error = "cudaErrorMemoryAllocation";
+  p.memory.push_back(m);
+  LaunchPoint l;
+  l.status = PointStatus::kFailed;
+  l.error = "cudaErrorLaunchFailure";
+  p.launch.push_back(l);
+  LinkPoint lk;
+  lk.status = PointStatus::kFailed;
+  lk.error = "peer access refused";
+  p.links.push_back(lk);
+  return p;
+}
+
 std::string text_of(const Profile& p) { return to_json(p).dump(2); }
 
 Profile reparse(const std::string& text) { return parse_profile(json::parse(text), "profile.json"); }
@@ -287,6 +309,104 @@ TEST(CalibrationProfile, UnknownKeysAreRejectedWithTheirPath) {
     const std::string msg = error_of(doc);
     EXPECT_NE(msg.find(std::string("at ") + path + ": unknown key \"bogus\""), std::string::npos) << msg;
   }
+}
+
+// The allowed keys an unknown key at `object` is answered with (the part of the message in the
+// parentheses, split at ", ").
+std::vector<std::string> allowed_keys(const json& base, const std::string& object) {
+  json doc = base;
+  doc[json::json_pointer(object + "/bogus")] = 1;
+  const std::string msg = error_of(doc);
+  const std::string head = "at " + object + "/bogus: unknown key \"bogus\" (allowed: ";
+  const auto at = msg.find(head);
+  if (at == std::string::npos || msg.back() != ')') {
+    ADD_FAILURE() << object << ": " << msg;
+    return {};
+  }
+  std::vector<std::string> keys;
+  std::istringstream list(msg.substr(at + head.size(), msg.size() - at - head.size() - 1));
+  for (std::string key; std::getline(list, key, ',');) keys.push_back(key.substr(key.front() == ' ' ? 1 : 0));
+  return keys;
+}
+
+TEST(CalibrationProfile, UnknownKeysListTheAllowedKeysInTheFormatsOrder) {
+  const json base = to_json(full_profile());
+  const std::pair<const char*, const char*> objects[] = {
+      {"", "schema, schema_version, provenance, inventory, settings, points, models"},
+      {"/provenance", "kind, tool, command, created, host, complete, refit, notes"},
+      {"/inventory", "driver_version, cuda_runtime_version, cublas_version, nccl_version, nodes, gpus, "
+                     "peer_access, nvlink, environment"},
+      {"/inventory/gpus/0", "index, node, name, uuid, sm_count, compute_capability, memory_bytes, l2_bytes, "
+                            "sm_clock_mhz, memory_clock_mhz, power_limit_w, catalog_gpu"},
+      {"/settings", "quick, min_samples, target_spread, time_limit_s, l2_flush_bytes, warmup_s"},
+      {"/points", "gemm, memory, launch, overlap, links, collectives"},
+      {"/points/gemm/0", "dtype, m, n, k, timing, flops_per_s, source, algo, status, error"},
+      {"/points/gemm/0/timing", "median_s, p10_s, p90_s, min_s, samples, discarded_throttled, spread"},
+      {"/points/memory/0", "kernel, bytes, timing, bandwidth_bytes_per_s, status, error"},
+      {"/points/launch/0", "kernel, timing, status, error"},
+      {"/points/overlap/0", "gemm, collective, alone_s, beside_s, slowdown"},
+      {"/points/overlap/0/gemm", "dtype, m, n, k"},
+      {"/points/overlap/0/collective", "op, ranks, bytes"},
+      {"/points/links/0", "kind, src, dst, bytes, timing, bandwidth_bytes_per_s, link_class, status, error"},
+      {"/points/collectives/0", "op, ranks, nodes, bytes, dtype, timing, algbw_bytes_per_s, busbw_bytes_per_s, "
+                                "link_class, algorithm, protocol, nccl_choice, status, error"},
+      {"/points/collectives/0/nccl_choice", "algorithm, protocol, channels"},
+      {"/models", "collectives, gemm, memory, launch_overhead_s, overlap_slowdown, network"},
+      {"/models/collectives/0", "op, algorithm, protocol, ranks, link_class, min_bytes, max_bytes, alpha_s, "
+                                "beta_s_per_byte, bus_bandwidth_bytes_per_s, nominal_bytes_per_s, link_efficiency, "
+                                "r2, mape, loo_mape, alpha_ci95_s, beta_ci95_s_per_byte, points"},
+      {"/models/gemm/0", "dtype, best_flops_per_s, curve, table"},
+      {"/models/gemm/0/curve", "t0_s, rate_flops_per_s"},
+      {"/models/gemm/0/table/0", "m, n, k, flops_per_s"},
+      {"/models/memory", "t0_s, bandwidth_bytes_per_s, min_bytes, max_bytes, r2, mape"},
+      {"/models/network/0", "link_class, link_efficiency, step_latency_s, from"},
+  };
+  for (const auto& [object, allowed] : objects) {
+    json doc = base;
+    doc[json::json_pointer(std::string(object) + "/bogus")] = 1;
+    EXPECT_EQ(error_of(doc), std::string("config error in profile.json at ") + object +
+                                 "/bogus: unknown key \"bogus\" (allowed: " + allowed + ")");
+  }
+}
+
+// Every JSON object of a written profile, by its path with array indices as "*" (the free-form
+// objects, a GEMM point's algo and the NCCL environment, left out): the union of the keys written.
+void written_keys(const json& j, const std::string& path, const std::string& pattern,
+                  std::map<std::string, std::pair<std::string, std::set<std::string>>>& out) {
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) written_keys(j[i], path + "/" + std::to_string(i), pattern + "/*", out);
+  }
+  if (!j.is_object() || pattern.ends_with("/algo") || pattern == "/inventory/environment") return;
+  auto& [first_path, keys] = out.try_emplace(pattern, path, std::set<std::string>{}).first->second;
+  for (const auto& item : j.items()) {
+    keys.insert(item.key());
+    written_keys(item.value(), path + "/" + item.key(), pattern + "/" + item.key(), out);
+  }
+}
+
+TEST(CalibrationProfile, ReaderAcceptsExactlyTheKeysTheWriterWrites) {
+  // With every field set (optional ones, failed and ok points), each kind of object is written
+  // with every key the reader allows, and with no other.
+  const Profile p = every_field_profile();
+  const json doc = to_json(p);
+  std::map<std::string, std::pair<std::string, std::set<std::string>>> objects;
+  written_keys(doc, "", "", objects);
+  EXPECT_EQ(objects.size(), 27u);
+  for (const auto& [pattern, written] : objects) {
+    const std::vector<std::string> allowed = allowed_keys(doc, written.first);
+    EXPECT_EQ(std::set<std::string>(allowed.begin(), allowed.end()), written.second) << pattern;
+    EXPECT_EQ(allowed.size(), written.second.size()) << pattern << ": a key listed twice";
+  }
+  EXPECT_EQ(text_of(reparse(text_of(p))), text_of(p));
+}
+
+TEST(CalibrationProfile, ExampleSyntheticProfileRoundTripsByteForByte) {
+  const std::string path = std::string(CS_SOURCE_DIR) + "/configs/calibration/example-synthetic.json";
+  TempDir dir("profile-example");
+  save_profile(load_profile(path), dir.file("again.json"));
+  const std::string text = cs::test::read_text(path);
+  ASSERT_FALSE(text.empty());
+  EXPECT_TRUE(cs::test::read_text(dir.file("again.json")) == text);
 }
 
 TEST(CalibrationProfile, FailedAndOkPointsAndTiming) {
