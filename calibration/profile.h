@@ -20,6 +20,7 @@
 
 #include "core/enum_names.h"
 #include "core/units.h"
+#include "hardware/link_class.h"
 
 namespace cs::cal {
 
@@ -34,13 +35,12 @@ inline constexpr EnumName<PointStatus> kPointStatusNames[] = {{PointStatus::kOk,
 
 // The closed vocabularies of the format's string fields: the reader takes these names only, and
 // its messages list them in this order. Collective ops are core's kCollectiveOpNames
-// (core/collective_kind.h).
+// (core/collective_kind.h), link classes the hardware's kLinkClassNames (hardware/link_class.h).
 inline constexpr std::string_view kGemmDtypeNames[] = {"bf16", "fp16", "fp8", "tf32"};
 inline constexpr std::string_view kGemmSourceNames[] = {"model-shape", "grid", "wave-sweep", "mamf"};
 inline constexpr std::string_view kMemoryKernelNames[] = {"copy", "elementwise", "reduction", "norm"};
 inline constexpr std::string_view kLaunchKernelNames[] = {"empty"};
 inline constexpr std::string_view kLinkKindNames[] = {"d2d", "h2d", "d2h"};
-inline constexpr std::string_view kLinkClassNames[] = {"nvlink", "pcie", "network"};
 inline constexpr std::string_view kNcclAlgorithmNames[] = {"auto", "ring", "tree", "nvls", "collnet_direct",
                                                            "collnet_chain", "pat"};
 inline constexpr std::string_view kNcclProtocolNames[] = {"auto", "simple", "ll", "ll128"};
@@ -97,7 +97,7 @@ struct LinkPoint : PointBase {
   std::string kind = "d2d";  // kLinkKindNames
   int src = 0, dst = 0;      // GPU index; -1 for the host
   Bytes bytes{0};
-  std::string link_class = "nvlink";  // kLinkClassNames
+  std::string link_class = "nvlink";  // hw::kLinkClassNames
   Bandwidth bandwidth() const;
 };
 
@@ -112,7 +112,7 @@ struct CollectivePoint : PointBase {
   int nodes = 1;
   Bytes bytes{0};                 // nccl-tests' size (docs/calibration-profile.md)
   std::string dtype = "bf16";
-  std::string link_class = "nvlink";  // kLinkClassNames
+  std::string link_class = "nvlink";  // hw::kLinkClassNames
   std::string algorithm = "auto";     // kNcclAlgorithmNames
   std::string protocol = "auto";      // kNcclProtocolNames
   NcclChoice nccl_choice;
@@ -207,7 +207,7 @@ struct MemoryModel {
 
 // What the simulator's network model takes, per link class.
 struct NetworkClassModel {
-  std::string link_class;  // kLinkClassNames
+  std::string link_class;  // hw::kLinkClassNames
   double link_efficiency = 0;
   Duration step_latency{0};
   std::string from;  // "all_reduce ring simple 8 ranks"

@@ -124,7 +124,7 @@ constexpr std::array kLinkPointFields = {
     required<&LinkPoint::bytes, ByteCount>("bytes"),
     inherited<LinkPoint, kTimingField>(),
     derived<&when_ok<&LinkPoint::bandwidth>, RateOf<Bandwidth>>("bandwidth_bytes_per_s"),
-    required<&LinkPoint::link_class, OneOf<kLinkClassNames>>("link_class"),
+    required<&LinkPoint::link_class, OneOf<hw::kLinkClassNames>>("link_class"),
     inherited<LinkPoint, kStatusField>(),
     inherited<LinkPoint, kErrorField>()};
 
@@ -142,7 +142,7 @@ constexpr std::array kCollectivePointFields = {
     inherited<CollectivePoint, kTimingField>(),
     derived<&when_ok<&CollectivePoint::algbw>, RateOf<Bandwidth>>("algbw_bytes_per_s"),
     derived<&when_ok<&CollectivePoint::busbw>, RateOf<Bandwidth>>("busbw_bytes_per_s"),
-    required<&CollectivePoint::link_class, OneOf<kLinkClassNames>>("link_class"),
+    required<&CollectivePoint::link_class, OneOf<hw::kLinkClassNames>>("link_class"),
     required<&CollectivePoint::algorithm, OneOf<kNcclAlgorithmNames>>("algorithm"),
     required<&CollectivePoint::protocol, OneOf<kNcclProtocolNames>>("protocol"),
     required<&CollectivePoint::nccl_choice, Object<kNcclChoiceFields>>("nccl_choice"),
@@ -230,7 +230,7 @@ constexpr std::array kCollectiveFitFields = {
     required<&CollectiveFit::algorithm, OneOf<kNcclAlgorithmNames>>("algorithm"),
     required<&CollectiveFit::protocol, OneOf<kNcclProtocolNames>>("protocol"),
     required<&CollectiveFit::ranks, Count<1>>("ranks"),
-    required<&CollectiveFit::link_class, OneOf<kLinkClassNames>>("link_class"),
+    required<&CollectiveFit::link_class, OneOf<hw::kLinkClassNames>>("link_class"),
     required<&CollectiveFit::min_bytes, ByteCount>("min_bytes"),
     required<&CollectiveFit::max_bytes, MaxBytes<&CollectiveFit::min_bytes>>("max_bytes"),
     required<&CollectiveFit::alpha, Seconds>("alpha_s"),
@@ -271,7 +271,7 @@ constexpr std::array kMemoryModelFields = {
     required<&MemoryModel::mape, NonNegative>("mape")};
 
 constexpr std::array kNetworkModelFields = {
-    required<&NetworkClassModel::link_class, OneOf<kLinkClassNames>>("link_class"),
+    required<&NetworkClassModel::link_class, OneOf<hw::kLinkClassNames>>("link_class"),
     required<&NetworkClassModel::link_efficiency, NonNegative>("link_efficiency"),
     required<&NetworkClassModel::step_latency, Seconds>("step_latency_s"),
     required<&NetworkClassModel::from, Text>("from")};

@@ -74,8 +74,7 @@ class ConfigNode {
   // One of the names of an enum's name table (core/enum_names.h), as the enum's value.
   template <class E, std::size_t N>
   E as_enum(const EnumName<E> (&table)[N]) const {
-    std::array<std::string_view, N> names;
-    for (std::size_t i = 0; i < N; ++i) names[i] = table[i].name;
+    const std::array<std::string_view, N> names = enum_names(table);
     return table[as_choice(std::span<const std::string_view>(names))].value;
   }
 

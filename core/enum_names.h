@@ -8,6 +8,7 @@
 // The order of a table is the order in which error messages list the accepted names.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -36,6 +37,14 @@ constexpr std::optional<E> parse_enum(const EnumName<E> (&table)[N], std::string
     if (e.name == name) return e.value;
   }
   return std::nullopt;
+}
+
+// The names alone, in table order (for ConfigNode::expect_only over a table's names).
+template <class E, std::size_t N>
+constexpr std::array<std::string_view, N> enum_names(const EnumName<E> (&table)[N]) {
+  std::array<std::string_view, N> names{};
+  for (std::size_t i = 0; i < N; ++i) names[i] = table[i].name;
+  return names;
 }
 
 // "a, b, c": the accepted names, for messages.

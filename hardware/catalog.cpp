@@ -147,7 +147,7 @@ Catalog Catalog::from_documents(
     }
 
     if (auto classes = root.find("link_classes")) {
-      classes->expect_only({"nvlink", "pcie", "network"});
+      classes->expect_only(enum_names(kLinkClassNames));
       for (const auto& [class_name, node] : classes->members()) {
         const int i = static_cast<int>(*parse_enum(kLinkClassNames, class_name));
         if (class_seen[i]) node.fail("link class \"" + class_name + "\" is defined twice");

@@ -30,7 +30,7 @@ ProtocolParams ProtocolParams::from_documents(const std::vector<std::pair<std::s
     root.expect_only({"description", "link_classes", "collective_model"});
     if (auto d = root.find("description")) d->as_string();
     if (auto classes = root.find("link_classes")) {
-      classes->expect_only({"nvlink", "pcie", "network"});
+      classes->expect_only(enum_names(hw::kLinkClassNames));
       for (const auto& [class_name, node] : classes->members()) {
         const hw::LinkClass cls = *parse_enum(hw::kLinkClassNames, class_name);
         const auto i = static_cast<std::size_t>(cls);
@@ -69,7 +69,7 @@ const ProtocolParams& ProtocolParams::builtin() {
 
 ProtocolParams parse_protocol_overrides(const ConfigNode& cluster_root, ProtocolParams base) {
   if (auto classes = cluster_root.find("link_classes")) {
-    classes->expect_only({"nvlink", "pcie", "network"});
+    classes->expect_only(enum_names(hw::kLinkClassNames));
     for (const auto& [name, node] : classes->members()) {
       node.expect_only({"efficiency", "step_latency", "ll_step_latency", "latency"});
       LinkClassProtocol& c = base.of(*parse_enum(hw::kLinkClassNames, name));
