@@ -7,23 +7,35 @@ namespace {
 
 constexpr std::uint32_t kNone = UINT32_MAX;
 
-// Compressed sparse rows of one direction by a counting sort of the links over their `from`
-// end; links are visited in id order, so each row keeps the order they were added.
-Adjacency compress(std::size_t vertices, std::span<const LinkInfo> links, bool out) {
-  Adjacency a;
-  a.begin.assign(vertices + 1, 0);
-  for (const LinkInfo& l : links) ++a.begin[(out ? l.src : l.dst).value + 1];
-  for (std::size_t v = 0; v < vertices; ++v) a.begin[v + 1] += a.begin[v];
-  a.node.resize(links.size());
-  a.link.resize(links.size());
-  std::vector<std::uint32_t> next(a.begin.begin(), a.begin.end() - 1);
+// The rows of both directions by one counting sort of the links over each end: out-rows by
+// src, in-rows by dst. Links are placed in id order, so each row keeps the order they were added.
+// Two passes over the links (count, then place), each feeding both directions.
+void compress(std::size_t vertices, std::span<const LinkInfo> links, Adjacency& out, Adjacency& in) {
+  out.begin.assign(vertices + 1, 0);
+  in.begin.assign(vertices + 1, 0);
+  for (const LinkInfo& l : links) {
+    ++out.begin[l.src.value + 1];
+    ++in.begin[l.dst.value + 1];
+  }
+  for (std::size_t v = 0; v < vertices; ++v) {
+    out.begin[v + 1] += out.begin[v];
+    in.begin[v + 1] += in.begin[v];
+  }
+  for (Adjacency* a : {&out, &in}) {
+    a->node.resize(links.size());
+    a->link.resize(links.size());
+  }
+  std::vector<std::uint32_t> next_out(out.begin.begin(), out.begin.end() - 1);
+  std::vector<std::uint32_t> next_in(in.begin.begin(), in.begin.end() - 1);
   for (std::size_t i = 0; i < links.size(); ++i) {
     const LinkInfo& l = links[i];
-    const std::uint32_t k = next[(out ? l.src : l.dst).value]++;
-    a.node[k] = (out ? l.dst : l.src).value;
-    a.link[k] = LinkId{static_cast<std::uint32_t>(i)};
+    const LinkId id{static_cast<std::uint32_t>(i)};
+    const std::uint32_t o = next_out[l.src.value]++, k = next_in[l.dst.value]++;
+    out.node[o] = l.dst.value;
+    out.link[o] = id;
+    in.node[k] = l.src.value;
+    in.link[k] = id;
   }
-  return a;
 }
 
 }  // namespace
@@ -105,8 +117,7 @@ Cluster ClusterBuilder::build() && {
   Cluster& c = cluster_;
   head_ = {};
   next_ = {};
-  c.out_ = compress(c.nodes_.size(), c.links_, /*out=*/true);
-  c.in_ = compress(c.nodes_.size(), c.links_, /*out=*/false);
+  compress(c.nodes_.size(), c.links_, c.out_, c.in_);
   return std::move(cluster_);
 }
 
