@@ -1,5 +1,8 @@
 #include "topology/cluster_builder.h"
 
+#include <memory>
+#include <utility>
+
 #include "core/errors.h"
 
 namespace cs::topo {
