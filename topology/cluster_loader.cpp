@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "topology/cluster_builder.h"
 #include "topology/reachability.h"
 
 namespace cs::topo {
@@ -246,9 +247,9 @@ void validate_cluster_spec(const ClusterSpec& spec) {
 
 namespace {
 
-NodeId resolve(const Cluster& cluster, const std::string& file, const std::string& origin,
+NodeId resolve(const ClusterBuilder& builder, const std::string& file, const std::string& origin,
                std::string_view key, const std::string& name) {
-  if (auto id = cluster.find_node(name)) return *id;
+  if (auto id = builder.find_node(name)) return *id;
   throw TopologyError(file, origin + "/" + std::string(key),
                       "unknown device \"" + name +
                           "\" (generated devices are named like \"node0/gpu0\", \"node0/nic0\", "
@@ -256,7 +257,7 @@ NodeId resolve(const Cluster& cluster, const std::string& file, const std::strin
 }
 
 Cluster build_unchecked(const ClusterSpec& spec) {
-  Cluster cluster(spec.name);
+  ClusterBuilder builder(spec.name);
 
   std::vector<ServerDevices> servers;
   std::int64_t total = 0;
@@ -264,13 +265,13 @@ Cluster build_unchecked(const ClusterSpec& spec) {
   servers.reserve(static_cast<std::size_t>(total));
   int k = 0;
   for (const ServerGroupSpec& g : spec.servers) {
-    for (int i = 0; i < g.count; ++i, ++k) servers.push_back(build_server(cluster, g, k));
+    for (int i = 0; i < g.count; ++i, ++k) servers.push_back(build_server(builder, g, k));
   }
   const std::vector<Endpoint> endpoints = fabric_endpoints(servers);
-  build_fabric(cluster, spec.fabric, endpoints, spec.file);
+  build_fabric(builder, spec.fabric, endpoints, spec.file);
 
   for (const DeviceSpec& d : spec.devices) {
-    if (cluster.find_node(d.name)) {
+    if (builder.find_node(d.name)) {
       throw TopologyError(spec.file, d.origin + "/name",
                           "device name \"" + d.name + "\" is already taken by a generated device");
     }
@@ -280,37 +281,38 @@ Cluster build_unchecked(const ClusterSpec& spec) {
     info.model = d.gpu ? d.gpu->name : d.model;
     info.origin = d.origin;
     info.reduction_bandwidth = d.reduction_bandwidth;
-    const NodeId id = cluster.add_node(std::move(info));
-    if (d.gpu) cluster.set_gpu_spec(id, *d.gpu);
+    const NodeId id = builder.add_node(std::move(info));
+    if (d.gpu) builder.set_gpu_spec(id, *d.gpu);
   }
 
   for (const LinkSpec& l : spec.links) {
-    const NodeId a = resolve(cluster, spec.file, l.origin, "from", l.from);
-    const NodeId b = resolve(cluster, spec.file, l.origin, "to", l.to);
-    if (l.duplex) cluster.add_cable(a, b, l.bandwidth, l.latency, l.link_class, l.tier);
-    else cluster.add_link(a, b, l.bandwidth, l.latency, l.link_class, l.tier);
+    const NodeId a = resolve(builder, spec.file, l.origin, "from", l.from);
+    const NodeId b = resolve(builder, spec.file, l.origin, "to", l.to);
+    if (l.duplex) builder.add_cable(a, b, l.bandwidth, l.latency, l.link_class, l.tier);
+    else builder.add_link(a, b, l.bandwidth, l.latency, l.link_class, l.tier);
   }
 
   for (const LinkOverrideSpec& o : spec.link_overrides) {
-    const NodeId a = resolve(cluster, spec.file, o.origin, "from", o.from);
-    const NodeId b = resolve(cluster, spec.file, o.origin, "to", o.to);
-    const auto link = cluster.find_link(a, b);
+    const NodeId a = resolve(builder, spec.file, o.origin, "from", o.from);
+    const NodeId b = resolve(builder, spec.file, o.origin, "to", o.to);
+    const auto link = builder.find_link(a, b);
     if (!link) {
       throw TopologyError(spec.file, o.origin,
                           "there is no link from \"" + o.from + "\" to \"" + o.to + "\" to override");
     }
     std::vector<LinkId> targets{*link};
-    const LinkId reverse = cluster.link(*link).reverse;
+    const LinkId reverse = builder.link(*link).reverse;
     if (o.both_directions && reverse.valid()) targets.push_back(reverse);
     for (LinkId t : targets) {
-      if (o.bandwidth) cluster.set_link_bandwidth(t, *o.bandwidth);
-      if (o.latency) cluster.set_link_latency(t, *o.latency);
+      if (o.bandwidth) builder.set_link_bandwidth(t, *o.bandwidth);
+      if (o.latency) builder.set_link_latency(t, *o.latency);
     }
   }
 
-  if (cluster.gpus().empty()) throw TopologyError(spec.file, "/servers", "the cluster has no GPU");
-  check_gpus_connected(cluster, spec.file);
-  return cluster;
+  if (builder.gpus().empty()) throw TopologyError(spec.file, "/servers", "the cluster has no GPU");
+  Cluster built = std::move(builder).build();
+  check_gpus_connected(built, spec.file);
+  return built;
 }
 
 }  // namespace
@@ -320,7 +322,7 @@ Cluster build_cluster(const ClusterSpec& spec) {
   try {
     return build_unchecked(spec);
   } catch (const InputError& e) {
-    // Cluster reports where (the origin) but not which file.
+    // ClusterBuilder reports where (the origin) but not which file.
     if (!e.file().empty()) throw;
     throw TopologyError(spec.file, e.json_path(), e.message());
   }

@@ -167,7 +167,7 @@ void validate_fabric(const FabricSpec& spec, std::span<const Endpoint> eps, cons
   }
 }
 
-void build_fabric(Cluster& cluster, const FabricSpec& spec, std::span<const Endpoint> eps,
+void build_fabric(ClusterBuilder& builder, const FabricSpec& spec, std::span<const Endpoint> eps,
                   const std::string& file) {
   validate_fabric(spec, eps, file);
   if (spec.type == FabricType::kNone) return;
@@ -176,10 +176,10 @@ void build_fabric(Cluster& cluster, const FabricSpec& spec, std::span<const Endp
     info.name = std::move(name);
     info.kind = kind;
     info.origin = spec.origin;
-    return cluster.add_node(std::move(info));
+    return builder.add_node(std::move(info));
   };
   const auto cable = [&](NodeId a, NodeId b, Bandwidth bw, int tier) {
-    cluster.add_cable(a, b, bw, spec.link_latency, spec.link_class, tier);
+    builder.add_cable(a, b, bw, spec.link_latency, spec.link_class, tier);
   };
   const auto cable_to_endpoint = [&](std::size_t i, NodeId leaf) {
     cable(eps[i].node, leaf, cable_bandwidth(spec, eps[i]), 1);

@@ -42,6 +42,7 @@
 #include "core/enum_names.h"
 #include "core/units.h"
 #include "topology/cluster.h"
+#include "topology/cluster_builder.h"
 #include "topology/server_templates.h"
 
 namespace cs::topo {
@@ -89,7 +90,7 @@ void validate_fabric(const FabricSpec& spec, std::span<const Endpoint> endpoints
                      const std::string& file);
 
 // Adds the fabric's switches and cables. Validates first.
-void build_fabric(Cluster& cluster, const FabricSpec& spec, std::span<const Endpoint> endpoints,
+void build_fabric(ClusterBuilder& builder, const FabricSpec& spec, std::span<const Endpoint> endpoints,
                   const std::string& file);
 
 }  // namespace cs::topo

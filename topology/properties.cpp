@@ -28,17 +28,14 @@ int switch_level(NodeKind k) {
   }
 }
 
-// Exact GPU diameter: one BFS per GPU over CSR arrays, each stopping once all GPUs are reached.
+// Exact GPU diameter: one BFS per GPU over the cluster's out-adjacency, each stopping once all
+// GPUs are reached.
 int gpu_diameter(const Cluster& c) {
   const auto gpus = c.gpus();
   if (gpus.size() < 2) return 0;
   const auto n = static_cast<std::uint32_t>(c.node_count());
-  std::vector<std::uint32_t> begin(n + 1, 0), adj;
-  adj.reserve(c.link_count());
-  for (std::uint32_t v = 0; v < n; ++v) {
-    for (LinkId l : c.out_links(NodeId{v})) adj.push_back(c.link(l).dst.value);
-    begin[v + 1] = static_cast<std::uint32_t>(adj.size());
-  }
+  const std::vector<std::uint32_t>& begin = c.out_adjacency().begin;
+  const std::vector<std::uint32_t>& adj = c.out_adjacency().node;
   std::vector<bool> is_gpu(n, false);
   for (NodeId g : gpus) is_gpu[g.value] = true;
 

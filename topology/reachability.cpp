@@ -1,5 +1,6 @@
 #include "topology/reachability.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "core/errors.h"
@@ -9,15 +10,16 @@ namespace {
 
 // Marks every node reachable from `start` following out-links (forward) or in-links (backward).
 std::vector<bool> search(const Cluster& cluster, NodeId start, bool forward) {
+  const Adjacency& adj = forward ? cluster.out_adjacency() : cluster.in_adjacency();
   std::vector<bool> seen(cluster.node_count(), false);
-  std::vector<NodeId> queue{start};
+  std::vector<std::uint32_t> queue{start.value};
   seen[start.value] = true;
   for (std::size_t head = 0; head < queue.size(); ++head) {
-    const NodeId u = queue[head];
-    for (LinkId l : forward ? cluster.out_links(u) : cluster.in_links(u)) {
-      const NodeId v = forward ? cluster.link(l).dst : cluster.link(l).src;
-      if (!seen[v.value]) {
-        seen[v.value] = true;
+    const std::uint32_t u = queue[head];
+    for (std::uint32_t k = adj.begin[u]; k < adj.begin[u + 1]; ++k) {
+      const std::uint32_t v = adj.node[k];
+      if (!seen[v]) {
+        seen[v] = true;
         queue.push_back(v);
       }
     }

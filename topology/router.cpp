@@ -42,42 +42,23 @@ std::uint64_t key_hash(std::uint32_t src, std::uint32_t dst, std::uint64_t label
   return hash_combine(hash_combine(mix64(src), dst), label);
 }
 
-// Fills CSR arrays from per-node link lists; `other` gives the far end of a link.
-template <class Links, class Other>
-void build_csr(std::uint32_t n, Links links_of, Other other, std::vector<std::uint32_t>& begin,
-               std::vector<std::uint32_t>& node, std::vector<LinkId>& link) {
-  begin.assign(n + 1, 0);
-  for (std::uint32_t v = 0; v < n; ++v) {
-    begin[v + 1] = begin[v] + static_cast<std::uint32_t>(links_of(v).size());
-  }
-  node.resize(begin[n]);
-  link.resize(begin[n]);
-  for (std::uint32_t v = 0; v < n; ++v) {
-    std::uint32_t k = begin[v];
-    for (LinkId l : links_of(v)) {
-      node[k] = other(l);
-      link[k] = l;
-      ++k;
-    }
-  }
-}
-
 }  // namespace
 
-Router::Router(const Cluster& cluster) : cluster_(cluster) {
-  vertex_count_ = static_cast<std::uint32_t>(cluster.node_count());
-  build_csr(
-      vertex_count_, [&](std::uint32_t v) { return cluster.out_links(NodeId{v}); },
-      [&](LinkId l) { return cluster.link(l).dst.value; }, out_begin_, out_node_, out_link_);
-  build_csr(
-      vertex_count_, [&](std::uint32_t v) { return cluster.in_links(NodeId{v}); },
-      [&](LinkId l) { return cluster.link(l).src.value; }, in_begin_, in_node_, in_link_);
+Router::Router(const Cluster& cluster)
+    : cluster_(cluster),
+      vertex_count_(static_cast<std::uint32_t>(cluster.node_count())),
+      out_begin_(cluster.out_adjacency().begin.data()),
+      out_node_(cluster.out_adjacency().node.data()),
+      in_begin_(cluster.in_adjacency().begin.data()),
+      in_node_(cluster.in_adjacency().node.data()),
+      out_link_(cluster.out_adjacency().link.data()),
+      in_link_(cluster.in_adjacency().link.data()) {
   auto bandwidths = [&](const std::vector<LinkId>& links, std::vector<double>& out) {
     out.resize(links.size());
     for (std::size_t k = 0; k < links.size(); ++k) out[k] = cluster.link(links[k]).bandwidth.value();
   };
-  bandwidths(out_link_, out_bw_);
-  bandwidths(in_link_, in_bw_);
+  bandwidths(cluster.out_adjacency().link, out_bw_);
+  bandwidths(cluster.in_adjacency().link, in_bw_);
   marks_.resize(vertex_count_);
   slots_.assign(64, Slot{kEmpty, kEmpty, 0, nullptr, 0});
 }

@@ -15,18 +15,17 @@
 //
 // Cost: routes are computed on demand, never as an all-pairs table. One query runs a
 // bidirectional breadth-first search (each round expands the smaller frontier by one full
-// level) over arrays built once in the constructor (O(V + E) memory), with visited marks
-// stamped by a generation counter, so a query costs O(vertices and links visited), not O(V).
-// On a rail-optimized leaf-spine fabric that is a few hundred vertices per query. Routes are
+// level) over the cluster's adjacency arrays (Cluster::out_adjacency, in_adjacency) and the
+// line rate of each of their slots, copied once in the constructor (16 bytes per link), with
+// visited marks stamped by a generation counter, so a query costs O(vertices and links visited),
+// not O(V). On a rail-optimized leaf-spine fabric that is a few hundred vertices per query. Routes are
 // cached by (src, dst, flow_label): about 50 bytes of table per route plus 4 bytes per link,
 // in chunks that never move, so returned spans stay valid for the Router's lifetime. A pair whose
 // path no label can change (no tie among the widest candidates, as inside a server) is cached
 // once for all labels, so the cache grows with the distinct pairs, not with the flows.
 //
-// Limits: the Cluster must outlive the Router. The Router snapshots the graph's adjacency when it
-// is built; add no nodes or links to the cluster afterwards (bandwidth and latency changes are
-// fine: they do not affect routes). Not thread-safe: a query mutates the scratch arrays and the
-// cache.
+// Limits: the Cluster must outlive the Router (it is immutable, so routes never go stale). Not
+// thread-safe: a query mutates the scratch arrays and the cache.
 #pragma once
 
 #include <cstdint>
@@ -73,10 +72,10 @@ class Router {
 
   const Cluster& cluster_;
   std::uint32_t vertex_count_ = 0;
-  // Adjacency in compressed sparse rows: out-links of v are [out_begin_[v], out_begin_[v+1]).
-  std::vector<std::uint32_t> out_begin_, out_node_, in_begin_, in_node_;
-  std::vector<LinkId> out_link_, in_link_;
-  std::vector<double> out_bw_, in_bw_;  // line rate of each CSR link
+  // The cluster's adjacency (see Adjacency): out-links of v are [out_begin_[v], out_begin_[v+1]).
+  const std::uint32_t *out_begin_, *out_node_, *in_begin_, *in_node_;
+  const LinkId *out_link_, *in_link_;
+  std::vector<double> out_bw_, in_bw_;  // line rate of each adjacency slot
 
   // Scratch, allocated once.
   std::vector<Mark> marks_;

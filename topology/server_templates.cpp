@@ -7,15 +7,6 @@
 
 namespace cs::topo {
 
-const char* to_string(ServerTemplate t) {
-  switch (t) {
-    case ServerTemplate::kNvswitch: return "nvswitch";
-    case ServerTemplate::kPcie: return "pcie";
-    case ServerTemplate::kSingle: return "single";
-  }
-  return "unknown";
-}
-
 namespace {
 
 [[noreturn]] void fail_at(const std::string& file, const ServerGroupSpec& spec,
@@ -97,7 +88,7 @@ std::size_t server_cable_count(const ServerGroupSpec& spec) {
   return 0;
 }
 
-ServerDevices build_server(Cluster& cluster, const ServerGroupSpec& spec, int server_index) {
+ServerDevices build_server(ClusterBuilder& builder, const ServerGroupSpec& spec, int server_index) {
   ServerDevices out;
   out.server = server_index;
   const std::string prefix = spec.name + std::to_string(server_index) + "/";
@@ -109,13 +100,13 @@ ServerDevices build_server(Cluster& cluster, const ServerGroupSpec& spec, int se
     info.local = local;
     info.model = model;
     info.origin = spec.origin;
-    return cluster.add_node(std::move(info));
+    return builder.add_node(std::move(info));
   };
 
   out.gpus.reserve(static_cast<std::size_t>(spec.gpus));
   for (int i = 0; i < spec.gpus; ++i) {
     const NodeId g = add("gpu" + std::to_string(i), NodeKind::kGpu, i, spec.gpu.name);
-    cluster.set_gpu_spec(g, spec.gpu);
+    builder.set_gpu_spec(g, spec.gpu);
     out.gpus.push_back(g);
   }
   out.nics.reserve(static_cast<std::size_t>(spec.nics));
@@ -128,7 +119,7 @@ ServerDevices build_server(Cluster& cluster, const ServerGroupSpec& spec, int se
 
   if (spec.kind == ServerTemplate::kSingle) {
     if (spec.nics == 1) {
-      cluster.add_cable(out.gpus[0], out.nics[0], spec.pcie_bandwidth, nic_cable_latency,
+      builder.add_cable(out.gpus[0], out.nics[0], spec.pcie_bandwidth, nic_cable_latency,
                         hw::LinkClass::kPcie, 0);
     }
     return out;
@@ -142,9 +133,9 @@ ServerDevices build_server(Cluster& cluster, const ServerGroupSpec& spec, int se
     sw.model = spec.nvlink->name;
     sw.origin = spec.origin;
     sw.reduction_bandwidth = spec.nvlink->switch_reduction_per_gpu * static_cast<double>(spec.gpus);
-    const NodeId nvswitch = cluster.add_node(std::move(sw));
+    const NodeId nvswitch = builder.add_node(std::move(sw));
     for (NodeId g : out.gpus) {
-      cluster.add_cable(g, nvswitch, spec.nvlink->per_gpu_bandwidth, spec.nvlink_latency,
+      builder.add_cable(g, nvswitch, spec.nvlink->per_gpu_bandwidth, spec.nvlink_latency,
                         hw::LinkClass::kNvlink, 0);
     }
   }
@@ -158,16 +149,16 @@ ServerDevices build_server(Cluster& cluster, const ServerGroupSpec& spec, int se
     return pcie[static_cast<std::size_t>(i * spec.pcie_switches / spec.gpus)];
   };
   for (int i = 0; i < spec.gpus; ++i) {
-    cluster.add_cable(out.gpus[static_cast<std::size_t>(i)], switch_of_gpu(i), spec.pcie_bandwidth,
+    builder.add_cable(out.gpus[static_cast<std::size_t>(i)], switch_of_gpu(i), spec.pcie_bandwidth,
                       spec.pcie_latency, hw::LinkClass::kPcie, 0);
   }
   for (int m = 0; m < spec.nics; ++m) {
     const std::int64_t gpu = static_cast<std::int64_t>(m) * spec.gpus / spec.nics;
-    cluster.add_cable(out.nics[static_cast<std::size_t>(m)], switch_of_gpu(gpu), spec.pcie_bandwidth,
+    builder.add_cable(out.nics[static_cast<std::size_t>(m)], switch_of_gpu(gpu), spec.pcie_bandwidth,
                       nic_cable_latency, hw::LinkClass::kPcie, 0);
   }
   for (NodeId p : pcie) {
-    cluster.add_cable(p, host, spec.pcie_bandwidth, spec.pcie_latency, hw::LinkClass::kPcie, 0);
+    builder.add_cable(p, host, spec.pcie_bandwidth, spec.pcie_latency, hw::LinkClass::kPcie, 0);
   }
   return out;
 }

@@ -29,13 +29,14 @@
 #include "core/units.h"
 #include "hardware/catalog.h"
 #include "topology/cluster.h"
+#include "topology/cluster_builder.h"
 
 namespace cs::topo {
 
 enum class ServerTemplate : std::uint8_t { kNvswitch, kPcie, kSingle };
 inline constexpr EnumName<ServerTemplate> kServerTemplateNames[] = {
     {ServerTemplate::kNvswitch, "nvswitch"}, {ServerTemplate::kPcie, "pcie"}, {ServerTemplate::kSingle, "single"}};
-const char* to_string(ServerTemplate t);
+inline const char* to_string(ServerTemplate t) { return enum_name(kServerTemplateNames, t); }
 
 // One group of identical servers, typed. The loader fills it from "/servers/<i>"; C++ callers
 // may fill it directly and call validate_server_group before build_server.
@@ -69,8 +70,8 @@ struct ServerDevices {
 void validate_server_group(const ServerGroupSpec& spec, const std::string& file);
 
 // Adds server `server_index` of the group: devices and intra-server cables. The spec must be
-// valid. Throws TopologyError (from Cluster) if a generated name is already taken.
-ServerDevices build_server(Cluster& cluster, const ServerGroupSpec& spec, int server_index);
+// valid. Throws TopologyError (from ClusterBuilder) if a generated name is already taken.
+ServerDevices build_server(ClusterBuilder& builder, const ServerGroupSpec& spec, int server_index);
 
 // Devices and cables one server of the group adds (for sizing and tests).
 std::size_t server_node_count(const ServerGroupSpec& spec);

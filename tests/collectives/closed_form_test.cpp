@@ -168,7 +168,7 @@ TEST(ClosedForm, NvlsIsBoundByTheSlowerOfLinkAndReductionEngine) {
 // m servers of g GPUs: an internal switch per server (NVLink class, B1, L1) and one rail switch
 // per local index j joining GPU j of every server (network class, B2, L2).
 Machine two_level(int m, int g, const Uniform& intra, const Uniform& inter) {
-  topo::Cluster c("two-level");
+  topo::ClusterBuilder c("two-level");
   for (int s = 0; s < m; ++s) {
     for (int j = 0; j < g; ++j) testing::add_gpu(c, "s" + std::to_string(s) + "/gpu" + std::to_string(j), s, j);
   }
@@ -186,7 +186,7 @@ Machine two_level(int m, int g, const Uniform& intra, const Uniform& inter) {
   }
   ProtocolParams protocol = testing::uniform_protocol(inter);
   testing::set_class(protocol, hw::LinkClass::kNvlink, intra);
-  return Machine{std::move(c), protocol};
+  return Machine{std::move(c).build(), protocol};
 }
 
 TEST(ClosedForm, HierarchicalAllReduceIsTheSumOfItsThreeRings) {

@@ -13,7 +13,7 @@ namespace {
 // hanging off random switches. Bandwidths in [10, 100] GB/s times `k`.
 Machine random_cluster(std::uint64_t seed, double k, bool zero_latency) {
   Rng rng = Rng::derive(seed, 11);
-  topo::Cluster c("random" + std::to_string(seed));
+  topo::ClusterBuilder c("random" + std::to_string(seed));
   const int switches = 3 + static_cast<int>(rng.below(4));
   const int gpus = 4 + static_cast<int>(rng.below(5));
   for (int g = 0; g < gpus; ++g) testing::add_gpu(c, "gpu" + std::to_string(g), g, 0);
@@ -32,7 +32,7 @@ Machine random_cluster(std::uint64_t seed, double k, bool zero_latency) {
   }
   testing::Uniform u;
   if (zero_latency) u.step = u.ll_step = Duration{0};
-  return Machine{std::move(c), testing::uniform_protocol(u)};
+  return Machine{std::move(c).build(), testing::uniform_protocol(u)};
 }
 
 CollectiveSpec all_ranks(const Machine& m, CollectiveOp op, Bytes size) {

@@ -6,6 +6,7 @@
 
 #include "sim/collectives/machine.h"
 #include "topology/cluster.h"
+#include "topology/cluster_builder.h"
 
 namespace cs::testing {
 
@@ -31,7 +32,7 @@ inline coll::ProtocolParams uniform_protocol(const Uniform& u) {
   return p;
 }
 
-inline topo::NodeId add_gpu(topo::Cluster& c, const std::string& name, int server, int local) {
+inline topo::NodeId add_gpu(topo::ClusterBuilder& c, const std::string& name, int server, int local) {
   topo::NodeInfo n;
   n.name = name;
   n.kind = topo::NodeKind::kGpu;
@@ -40,7 +41,7 @@ inline topo::NodeId add_gpu(topo::Cluster& c, const std::string& name, int serve
   return c.add_node(n);
 }
 
-inline topo::NodeId add_switch(topo::Cluster& c, const std::string& name, topo::NodeKind kind,
+inline topo::NodeId add_switch(topo::ClusterBuilder& c, const std::string& name, topo::NodeKind kind,
                                int server = -1) {
   topo::NodeInfo n;
   n.name = name;
@@ -51,22 +52,27 @@ inline topo::NodeId add_switch(topo::Cluster& c, const std::string& name, topo::
 
 // n single-GPU servers, GPU i cabled to GPU i+1 (mod n).
 inline coll::Machine uniform_ring(int n, const Uniform& u) {
-  topo::Cluster c("ring");
+  topo::ClusterBuilder c("ring");
   for (int i = 0; i < n; ++i) add_gpu(c, "gpu" + std::to_string(i), i, 0);
   for (int i = 0; i < n; ++i) {
     c.add_cable(topo::NodeId{static_cast<std::uint32_t>(i)}, topo::NodeId{static_cast<std::uint32_t>((i + 1) % n)},
                 u.bandwidth, u.latency, hw::LinkClass::kNetwork, 1);
   }
-  return coll::Machine{std::move(c), uniform_protocol(u)};
+  return coll::Machine{std::move(c).build(), uniform_protocol(u)};
 }
 
 // n single-GPU servers behind one switch. With `reduction` > 0 the switch is an NVSwitch that
-// reduces in-switch at `reduction` per GPU, and all GPUs are in server 0.
-inline coll::Machine uniform_star(int n, const Uniform& u, Bandwidth reduction = Bandwidth{0}) {
-  topo::Cluster c("star");
+// reduces in-switch at `reduction` per GPU, and all GPUs are in server 0. With `gpu`, every GPU
+// has that catalog entry.
+inline coll::Machine uniform_star(int n, const Uniform& u, Bandwidth reduction = Bandwidth{0},
+                                  const hw::GpuSpec* gpu = nullptr) {
+  topo::ClusterBuilder c("star");
   const bool nvls = reduction.value() > 0;
   const auto cls = nvls ? hw::LinkClass::kNvlink : hw::LinkClass::kNetwork;
-  for (int i = 0; i < n; ++i) add_gpu(c, "gpu" + std::to_string(i), nvls ? 0 : i, nvls ? i : 0);
+  for (int i = 0; i < n; ++i) {
+    const topo::NodeId g = add_gpu(c, "gpu" + std::to_string(i), nvls ? 0 : i, nvls ? i : 0);
+    if (gpu) c.set_gpu_spec(g, *gpu);
+  }
   topo::NodeInfo sw;
   sw.name = "switch";
   sw.kind = nvls ? topo::NodeKind::kNvSwitch : topo::NodeKind::kLeafSwitch;
@@ -76,7 +82,7 @@ inline coll::Machine uniform_star(int n, const Uniform& u, Bandwidth reduction =
   for (int i = 0; i < n; ++i) {
     c.add_cable(topo::NodeId{static_cast<std::uint32_t>(i)}, s, u.bandwidth, u.latency, cls, nvls ? 0 : 1);
   }
-  return coll::Machine{std::move(c), uniform_protocol(u)};
+  return coll::Machine{std::move(c).build(), uniform_protocol(u)};
 }
 
 // A GPU with round numbers for compute tests: 100 TFLOP/s bf16 at GEMM efficiency 0.5
@@ -91,16 +97,15 @@ inline hw::GpuSpec round_gpu() {
   return g;
 }
 
-// n round GPUs behind one switch with a 5 us collective launch; with `free_comm`, transfers take
-// (next to) no time: zero latencies, steps and launch, 10^18 B/s links.
-inline coll::Machine compute_star(int n, bool free_comm) {
+// n GPUs (round ones by default) behind one switch with a 5 us collective launch; with
+// `free_comm`, transfers take (next to) no time: zero latencies, steps and launch, 10^18 B/s links.
+inline coll::Machine compute_star(int n, bool free_comm, const hw::GpuSpec& gpu = round_gpu()) {
   Uniform u;
   if (free_comm) {
     u.latency = u.step = u.ll_step = Duration{0};
     u.bandwidth = bytes_per_second(1e18);
   }
-  coll::Machine m = uniform_star(n, u);
-  for (topo::NodeId g : m.cluster.gpus()) m.cluster.set_gpu_spec(g, round_gpu());
+  coll::Machine m = uniform_star(n, u, Bandwidth{0}, &gpu);
   m.protocol.launch_latency = free_comm ? Duration{0} : microseconds(5);
   return m;
 }

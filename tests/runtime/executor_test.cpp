@@ -159,11 +159,10 @@ TEST(Executor, ComputeBesideCommunicationIsSlowedForTheOverlapOnly) {
   // Each of two ranks runs a 5 ms op, then at once a 20 ms GEMM on its compute stream and an
   // all-reduce of time T < 20 ms on its DP stream. With an overlap slowdown s the GEMM
   // progresses at 1/s while the all-reduce runs, so it ends at 5 + 20 + T (1 - 1/s).
-  coll::Machine c = star(2, false);
   hw::GpuSpec gpu = testing::round_gpu();
-  gpu.name = "TestGPU-interference";  // specs are shared by name
+  gpu.name = "TestGPU-interference";
   gpu.roofline.overlap_slowdown = 1.5;
-  for (topo::NodeId n : c.cluster.gpus()) c.cluster.set_gpu_spec(n, gpu);
+  const coll::Machine c = testing::compute_star(2, false, gpu);
   tg::TaskGraph g(2);
   const std::uint32_t dp = g.add_group({"dp0", tg::Stream::kDp, {0, 1}});
   tg::OpId a = 0;

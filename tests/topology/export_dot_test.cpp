@@ -33,14 +33,14 @@ TEST(ExportDot, EveryNodeOnceEveryCableOnce) {
 }
 
 TEST(ExportDot, AsymmetricAndOneWayLinksAreDirected) {
-  Cluster c("mixed");
+  ClusterBuilder c("mixed");
   const NodeId a = fixtures::add_device(c, "a\"quoted\"", NodeKind::kGpu);
   const NodeId b = fixtures::add_device(c, "b", NodeKind::kNic);
   const auto [ab, ba] =
       c.add_cable(a, b, gigabytes_per_second(64), nanoseconds(1), hw::LinkClass::kPcie, 0);
   c.set_link_bandwidth(ba, gigabytes_per_second(32));  // no longer a symmetric cable
   c.add_link(b, a, gigabytes_per_second(8), nanoseconds(1), hw::LinkClass::kPcie, 0);
-  const std::string dot = export_dot(c);
+  const std::string dot = export_dot(std::move(c).build());
   EXPECT_EQ(count(dot, " -> "), 3u);
   EXPECT_EQ(count(dot, "dir=both"), 0u);
   EXPECT_NE(dot.find("\"a\\\"quoted\\\"\" [shape=box]"), std::string::npos);

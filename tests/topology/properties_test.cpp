@@ -82,11 +82,11 @@ TEST(Properties, LeafSpineTwoToOne) {
 TEST(Properties, LoneLinksCountAsCablesAndBreakTheDiameter) {
   // gpu0 -> gpu1 one way only: 1 directed link = 1 cable; gpu1 cannot reach gpu0: diameter -1.
   // Bisection {gpu0} -> {gpu1}: the one link, B.
-  Cluster c("oneway");
+  ClusterBuilder c("oneway");
   const NodeId a = fixtures::add_device(c, "a", NodeKind::kGpu);
   const NodeId b = fixtures::add_device(c, "b", NodeKind::kGpu);
   c.add_link(a, b, gigabytes_per_second(10), nanoseconds(1), hw::LinkClass::kPcie, 0);
-  const TopologySummary s = summarize(c);
+  const TopologySummary s = summarize(std::move(c).build());
   EXPECT_EQ(s.cables, 1u);
   EXPECT_EQ(s.diameter_hops, -1);
   EXPECT_EQ(s.bisection_bandwidth, gigabytes_per_second(10));
@@ -117,12 +117,12 @@ TEST(Properties, JsonSchemaAndDeterminism) {
 }
 
 TEST(Properties, EmptyAndSingleGpuClusters) {
-  const TopologySummary empty = summarize(Cluster("empty"));
+  const TopologySummary empty = summarize(ClusterBuilder("empty").build());
   EXPECT_EQ(empty.diameter_hops, 0);
   EXPECT_EQ(empty.bisection_bandwidth, Bandwidth{0});
-  Cluster one("one");
+  ClusterBuilder one("one");
   fixtures::add_device(one, "g", NodeKind::kGpu);
-  EXPECT_EQ(summarize(one).diameter_hops, 0);
+  EXPECT_EQ(summarize(std::move(one).build()).diameter_hops, 0);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ using fixtures::add_device;
 
 // gpu0 and gpu1 on cables to a switch, and gpu2 attached by one link in direction `to_gpu2`.
 Cluster three_gpus(bool to_gpu2) {
-  Cluster c("three");
+  ClusterBuilder c("three");
   const NodeId sw = add_device(c, "sw", NodeKind::kLeafSwitch);
   const NodeId g0 = add_device(c, "node0/gpu0", NodeKind::kGpu, 0, 0);
   const NodeId g1 = add_device(c, "node0/gpu1", NodeKind::kGpu, 0, 1);
@@ -24,7 +24,7 @@ Cluster three_gpus(bool to_gpu2) {
   } else {
     c.add_link(g2, sw, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
   }
-  return c;
+  return std::move(c).build();
 }
 
 TEST(Reachability, ConnectedClusterPasses) {
@@ -33,11 +33,11 @@ TEST(Reachability, ConnectedClusterPasses) {
 }
 
 TEST(Reachability, ZeroOrOneGpuHasNothingToCheck) {
-  EXPECT_NO_THROW(check_gpus_connected(Cluster("empty"), "x.json"));
-  Cluster one("one");
+  EXPECT_NO_THROW(check_gpus_connected(ClusterBuilder("empty").build(), "x.json"));
+  ClusterBuilder one("one");
   add_device(one, "g", NodeKind::kGpu);
   add_device(one, "island", NodeKind::kLeafSwitch);  // unconnected, but not a GPU
-  EXPECT_NO_THROW(check_gpus_connected(one, "x.json"));
+  EXPECT_NO_THROW(check_gpus_connected(std::move(one).build(), "x.json"));
 }
 
 TEST(Reachability, GpuThatCannotSendNamesBothGpusAndItsOrigin) {

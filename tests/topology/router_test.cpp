@@ -83,11 +83,12 @@ TEST(Router, EcmpSpreadsLabelsOverAllSpines) {
 
 TEST(Router, EcmpChoosesAmongParallelLinks) {
   // Three parallel cables between two GPUs: each is a 1-hop shortest path; 300 labels use all.
-  Cluster c("parallel");
-  const NodeId a = add_device(c, "a", NodeKind::kGpu), b = add_device(c, "b", NodeKind::kGpu);
+  ClusterBuilder builder("parallel");
+  const NodeId a = add_device(builder, "a", NodeKind::kGpu), b = add_device(builder, "b", NodeKind::kGpu);
   std::array<LinkId, 3> ab;
   for (auto& l : ab)
-    l = c.add_cable(a, b, gigabytes_per_second(25), nanoseconds(10), hw::LinkClass::kNvlink, 0).first;
+    l = builder.add_cable(a, b, gigabytes_per_second(25), nanoseconds(10), hw::LinkClass::kNvlink, 0).first;
+  const Cluster c = std::move(builder).build();
   Router r(c);
   std::array<int, 3> used{};
   for (std::uint64_t label = 0; label < 300; ++label) {
@@ -136,22 +137,23 @@ TEST(Router, MatchesBfsOnRandomDirectedGraphs) {
   // distance for every ordered pair, and every route is a valid path of exactly that length.
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     Rng rng = Rng::derive(seed, 0);
-    Cluster c("random");
+    ClusterBuilder builder("random");
     const int n = 12 + static_cast<int>(rng.below(20));
-    for (int i = 0; i < n; ++i) add_device(c, "v" + std::to_string(i), NodeKind::kGpu);
+    for (int i = 0; i < n; ++i) add_device(builder, "v" + std::to_string(i), NodeKind::kGpu);
     const int edges = n + static_cast<int>(rng.below(static_cast<std::uint64_t>(2 * n)));
     for (int e = 0; e < edges; ++e) {
       const auto a = static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n)));
       const auto b = static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n)));
       if (a == b) continue;
       if (rng.below(3) == 0) {
-        c.add_link(NodeId{a}, NodeId{b}, gigabytes_per_second(1), nanoseconds(1),
-                   hw::LinkClass::kNetwork, 1);
+        builder.add_link(NodeId{a}, NodeId{b}, gigabytes_per_second(1), nanoseconds(1),
+                         hw::LinkClass::kNetwork, 1);
       } else {
-        c.add_cable(NodeId{a}, NodeId{b}, gigabytes_per_second(1), nanoseconds(1),
-                    hw::LinkClass::kNetwork, 1);
+        builder.add_cable(NodeId{a}, NodeId{b}, gigabytes_per_second(1), nanoseconds(1),
+                          hw::LinkClass::kNetwork, 1);
       }
     }
+    const Cluster c = std::move(builder).build();
     Router r(c);
     for (std::uint32_t s = 0; s < static_cast<std::uint32_t>(n); ++s) {
       const std::vector<int> dist = bfs(c, NodeId{s});
@@ -173,12 +175,13 @@ TEST(Router, MatchesBfsOnRandomDirectedGraphs) {
 }
 
 TEST(Router, NoPathNamesBothDevices) {
-  Cluster c("split");
-  const NodeId a = add_device(c, "node0/gpu0", NodeKind::kGpu);
-  const NodeId b = add_device(c, "node1/gpu0", NodeKind::kGpu);
-  const NodeId sw = add_device(c, "sw", NodeKind::kLeafSwitch);
-  c.add_link(a, sw, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
-  c.add_link(sw, b, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
+  ClusterBuilder builder("split");
+  const NodeId a = add_device(builder, "node0/gpu0", NodeKind::kGpu);
+  const NodeId b = add_device(builder, "node1/gpu0", NodeKind::kGpu);
+  const NodeId sw = add_device(builder, "sw", NodeKind::kLeafSwitch);
+  builder.add_link(a, sw, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
+  builder.add_link(sw, b, gigabytes_per_second(1), nanoseconds(1), hw::LinkClass::kNetwork, 1);
+  const Cluster c = std::move(builder).build();
   Router r(c);
   EXPECT_EQ(r.hops(a, b), 2);   // a -> sw -> b
   EXPECT_EQ(r.hops(b, a), -1);  // links are one-way

@@ -9,10 +9,11 @@
 
 #include "core/units.h"
 #include "topology/cluster.h"
+#include "topology/cluster_builder.h"
 
 namespace cs::topo::fixtures {
 
-inline NodeId add_device(Cluster& c, const std::string& name, NodeKind kind, int server = -1,
+inline NodeId add_device(ClusterBuilder& c, const std::string& name, NodeKind kind, int server = -1,
                          int local = -1) {
   NodeInfo info;
   info.name = name;
@@ -25,7 +26,7 @@ inline NodeId add_device(Cluster& c, const std::string& name, NodeKind kind, int
 
 // n GPUs in a ring, neighbours joined by one duplex cable of bandwidth bw (n >= 3).
 inline Cluster ring(int n, Bandwidth bw) {
-  Cluster c("ring");
+  ClusterBuilder c("ring");
   std::vector<NodeId> g;
   for (int i = 0; i < n; ++i) {
     g.push_back(add_device(c, "node0/gpu" + std::to_string(i), NodeKind::kGpu, 0, i));
@@ -33,24 +34,24 @@ inline Cluster ring(int n, Bandwidth bw) {
   for (int i = 0; i < n; ++i) {
     c.add_cable(g[i], g[(i + 1) % n], bw, nanoseconds(100), hw::LinkClass::kNvlink, 0);
   }
-  return c;
+  return std::move(c).build();
 }
 
 // One switch and n GPUs, each on a duplex cable of bandwidth bw.
 inline Cluster star(int n, Bandwidth bw) {
-  Cluster c("star");
+  ClusterBuilder c("star");
   const NodeId sw = add_device(c, "switch", NodeKind::kLeafSwitch);
   for (int i = 0; i < n; ++i) {
     const NodeId g = add_device(c, "node" + std::to_string(i) + "/gpu0", NodeKind::kGpu, i, 0);
     c.add_cable(g, sw, bw, nanoseconds(500), hw::LinkClass::kNetwork, 1);
   }
-  return c;
+  return std::move(c).build();
 }
 
 // Two-tier leaf-spine: `leaves` leaves with `per_leaf` GPUs each (cables of `down`), every leaf
 // cabled to each of `spines` spines (cables of `up`). GPU i hangs off leaf i / per_leaf.
 inline Cluster leaf_spine(int leaves, int per_leaf, int spines, Bandwidth down, Bandwidth up) {
-  Cluster c("leaf-spine");
+  ClusterBuilder c("leaf-spine");
   std::vector<NodeId> leaf, spine;
   for (int l = 0; l < leaves; ++l) {
     leaf.push_back(add_device(c, "leaf" + std::to_string(l), NodeKind::kLeafSwitch));
@@ -67,7 +68,7 @@ inline Cluster leaf_spine(int leaves, int per_leaf, int spines, Bandwidth down, 
     }
     for (NodeId s : spine) c.add_cable(leaf[l], s, up, nanoseconds(500), hw::LinkClass::kNetwork, 2);
   }
-  return c;
+  return std::move(c).build();
 }
 
 // Rail-optimized fabric: `servers` servers of 8 GPUs, one NVSwitch vertex per server (NVLink
@@ -77,27 +78,27 @@ inline Cluster leaf_spine(int leaves, int per_leaf, int spines, Bandwidth down, 
 struct RailFabric {
   static constexpr int kGpusPerServer = 8;
   static constexpr int kServersPerLeaf = 32;
-  Cluster cluster{"rail-optimized"};
+  Cluster cluster;
   std::vector<NodeId> gpus;  // rank order
   std::vector<NodeId> leaves, spines;
 };
 
 inline RailFabric rail_fabric(int servers, int spines) {
-  RailFabric f;
-  Cluster& c = f.cluster;
+  ClusterBuilder c("rail-optimized");
+  std::vector<NodeId> gpus, leaves, spine_ids;
   const int blocks = servers / RailFabric::kServersPerLeaf;
   const Bandwidth nvlink = gigabytes_per_second(450), pcie = gigabytes_per_second(64);
   const Bandwidth net = gigabits_per_second(400);
   for (int r = 0; r < RailFabric::kGpusPerServer; ++r) {
     for (int b = 0; b < blocks; ++b) {
-      f.leaves.push_back(add_device(c, "rail" + std::to_string(r) + "/leaf" + std::to_string(b),
+      leaves.push_back(add_device(c, "rail" + std::to_string(r) + "/leaf" + std::to_string(b),
                                     NodeKind::kLeafSwitch));
     }
   }
   for (int k = 0; k < spines; ++k) {
     const NodeId sp = add_device(c, "spine" + std::to_string(k), NodeKind::kSpineSwitch);
-    f.spines.push_back(sp);
-    for (NodeId leaf : f.leaves)
+    spine_ids.push_back(sp);
+    for (NodeId leaf : leaves)
       c.add_cable(leaf, sp, net, nanoseconds(600), hw::LinkClass::kNetwork, 2);
   }
   for (int s = 0; s < servers; ++s) {
@@ -106,15 +107,15 @@ inline RailFabric rail_fabric(int servers, int spines) {
     for (int i = 0; i < RailFabric::kGpusPerServer; ++i) {
       const NodeId g = add_device(c, node + "/gpu" + std::to_string(i), NodeKind::kGpu, s, i);
       const NodeId nic = add_device(c, node + "/nic" + std::to_string(i), NodeKind::kNic, s, i);
-      f.gpus.push_back(g);
+      gpus.push_back(g);
       c.add_cable(g, nvs, nvlink, nanoseconds(100), hw::LinkClass::kNvlink, 0);
       c.add_cable(g, nic, pcie, nanoseconds(200), hw::LinkClass::kPcie, 0);
       const NodeId leaf =
-          f.leaves[static_cast<std::size_t>(i * blocks + s / RailFabric::kServersPerLeaf)];
+          leaves[static_cast<std::size_t>(i * blocks + s / RailFabric::kServersPerLeaf)];
       c.add_cable(nic, leaf, net, nanoseconds(600), hw::LinkClass::kNetwork, 1);
     }
   }
-  return f;
+  return RailFabric{std::move(c).build(), std::move(gpus), std::move(leaves), std::move(spine_ids)};
 }
 
 // A route is a contiguous chain of links from src to dst (empty when src == dst).

@@ -38,13 +38,13 @@ struct Built {
 };
 
 Built build(const ServerGroupSpec& group, const FabricSpec& fabric) {
-  Built b{Cluster("t"), {}};
+  ClusterBuilder builder("t");
   validate_server_group(group, "t.json");
   std::vector<ServerDevices> servers;
-  for (int k = 0; k < group.count; ++k) servers.push_back(build_server(b.cluster, group, k));
-  b.endpoints = fabric_endpoints(servers);
-  build_fabric(b.cluster, fabric, b.endpoints, "t.json");
-  return b;
+  for (int k = 0; k < group.count; ++k) servers.push_back(build_server(builder, group, k));
+  std::vector<Endpoint> endpoints = fabric_endpoints(servers);
+  build_fabric(builder, fabric, endpoints, "t.json");
+  return Built{std::move(builder).build(), std::move(endpoints)};
 }
 
 bool cabled(const Cluster& c, const std::string& a, const std::string& b) {
@@ -65,9 +65,10 @@ TEST(ServerTemplates, CountsMatchTheBuiltServer) {
   for (ServerTemplate t : {ServerTemplate::kNvswitch, ServerTemplate::kPcie}) {
     s.kind = t;
     if (t == ServerTemplate::kPcie) s.nvlink.reset();
-    Cluster c;
+    ClusterBuilder builder;
     validate_server_group(s, "t.json");
-    const ServerDevices d = build_server(c, s, 7);
+    const ServerDevices d = build_server(builder, s, 7);
+    const Cluster c = std::move(builder).build();
     EXPECT_EQ(c.node_count(), server_node_count(s));
     EXPECT_EQ(c.link_count(), 2 * server_cable_count(s));
     EXPECT_EQ(d.gpus.size(), 6u);
