@@ -110,23 +110,21 @@ OpId TaskGraph::add_load(std::uint32_t rank, std::string_view name, Bytes bytes,
 
 OpId TaskGraph::add_send(std::uint32_t rank, Stream stream, std::uint32_t to, Bytes bytes,
                          std::uint64_t tag, std::string_view name, std::span<const OpId> deps) {
-  Op op;
-  op.kind = OpKind::kSend;
-  op.stream = stream;
-  op.rank = rank;
-  op.peer = to;
-  op.bytes = bytes;
-  op.tag = tag;
-  return push(op, name, deps);
+  return add_point_to_point(OpKind::kSend, rank, stream, to, bytes, tag, name, deps);
 }
 
 OpId TaskGraph::add_recv(std::uint32_t rank, Stream stream, std::uint32_t from, Bytes bytes,
                          std::uint64_t tag, std::string_view name, std::span<const OpId> deps) {
+  return add_point_to_point(OpKind::kRecv, rank, stream, from, bytes, tag, name, deps);
+}
+
+OpId TaskGraph::add_point_to_point(OpKind kind, std::uint32_t rank, Stream stream, std::uint32_t peer, Bytes bytes,
+                                   std::uint64_t tag, std::string_view name, std::span<const OpId> deps) {
   Op op;
-  op.kind = OpKind::kRecv;
+  op.kind = kind;
   op.stream = stream;
   op.rank = rank;
-  op.peer = from;
+  op.peer = peer;
   op.bytes = bytes;
   op.tag = tag;
   return push(op, name, deps);

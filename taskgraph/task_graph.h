@@ -149,6 +149,9 @@ class TaskGraph {
 
  private:
   OpId push(Op op, std::string_view name, std::span<const OpId> deps);
+  // A send (peer: the receiver) or a recv (peer: the sender).
+  OpId add_point_to_point(OpKind kind, std::uint32_t rank, Stream stream, std::uint32_t peer, Bytes bytes,
+                          std::uint64_t tag, std::string_view name, std::span<const OpId> deps);
   std::uint32_t intern(std::string_view name);
 
   std::uint32_t ranks_;
