@@ -153,8 +153,10 @@ int run_collective_command(const CollectiveOptions& o) {
           if (a.link.value < cluster.link_count()) {
             const auto& l = cluster.link(a.link);
             trace.name_track(2, tid, cluster.node(l.src).name + " -> " + cluster.node(l.dst).name);
+          } else if (const auto port = simulator.layout().engine_port(a.link)) {
+            trace.name_track(2, tid, cluster.node(port->first).name + " reduction engine of " + cluster.node(port->second).name);
           } else {
-            trace.name_track(2, tid, "in-switch reduction engine");
+            trace.name_track(2, tid, "virtual link " + std::to_string(a.link.value));
           }
         }
         for (const auto& iv : a.intervals) {

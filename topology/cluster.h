@@ -64,7 +64,8 @@ struct NodeInfo {
   std::int32_t local = -1;   // index within the server (GPU i, NIC i: the rail) or -1
   std::string model;         // catalog name ("H100-SXM", "NDR-400G") or ""
   std::string origin;        // JSON path of the config entry that created it, for errors
-  // NVSwitch only: in-switch reduction (NVLS) throughput, bytes of input per second; 0 = none.
+  // NVSwitch only: in-switch reduction (NVLS) throughput of the whole switch, bytes of input per
+  // second; 0 = none. The collective model splits it equally over the GPUs cabled to the switch.
   Bandwidth reduction_bandwidth{0};
 };
 

@@ -66,9 +66,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   for (const PlannedFlow& pf : round.flows) {
     std::span<const LinkId> path =
         router_.route(pf.src, pf.dst, hash_combine(run->spec.label, pf.channel));
-    if (pf.through_reduction_engine) {
-      const auto engine = layout_.reduction_engine(pf.dst);
-      if (!engine) throw InternalError("NVLS flow to a switch without a reduction engine");
+    if (pf.reduction_port.valid()) {
+      const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
+      if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
       auto& owned = run->owned_paths.emplace_back(path.begin(), path.end());
       owned.push_back(*engine);
       path = owned;
@@ -82,13 +82,17 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       }
     }
     const LinkClassProtocol& cls = protocol.of(static_cast<hw::LinkClass>(worst));
-    step = std::max(step, (ll ? cls.ll_step_latency : cls.step_latency) + latency);
+    const Duration own = round.latency == StepLatency::kNvls ? protocol.nvls_step_latency
+                         : ll                                ? cls.ll_step_latency
+                                                             : cls.step_latency;
+    step = std::max(step, own + latency);
     const Bytes wire = ll ? Bytes{static_cast<std::int64_t>(std::ceil(
                                 static_cast<double>(pf.bytes.value()) * protocol.ll_wire_factor))}
                           : pf.bytes;
     prepared.push_back({path, latency, wire});
   }
-  const Duration launch = run->round == 0 ? protocol.launch_latency : Duration{0};
+  const Duration base = round.latency == StepLatency::kNvls ? protocol.nvls_base_latency : protocol.launch_latency;
+  const Duration launch = run->round == 0 ? base : Duration{0};
   if (prepared.empty()) {
     ++run->round;
     start_round(run);

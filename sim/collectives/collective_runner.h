@@ -8,8 +8,10 @@
 //     extra latency = steps x a - (its own path latency)  [+ launch latency in the first round]
 // so a round on an idle uniform network takes exactly  steps x a + bytes / rate, the closed
 // forms listed in schedule.h. Protocols: Simple puts the data bytes on the wire; LL puts
-// ll_wire_factor times as many, with the smaller LL step latency. Both come from the cluster's
-// protocol parameters (sim/collectives/protocol_params.h).
+// ll_wire_factor times as many, with the smaller LL step latency. NVLS rounds
+// (StepLatency::kNvls) take NVLS's own step latency in place of the class's, and a schedule
+// that starts with one pays NVLS's base latency in place of the launch latency, as NCCL's cost
+// model does. All come from the cluster's protocol parameters (sim/collectives/protocol_params.h).
 #pragma once
 
 #include <deque>

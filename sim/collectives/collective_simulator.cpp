@@ -14,6 +14,10 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
                                                                CollectiveAlgorithm algorithm, Protocol protocol,
                                                                std::string* why_not,
                                                                std::vector<LinkActivity>* activity) {
+  if (algorithm == CollectiveAlgorithm::kNvls && protocol != Protocol::kSimple) {
+    if (why_not) *why_not = "nvls runs the Simple protocol only";
+    return std::nullopt;
+  }
   auto schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not);
   if (!schedule) return std::nullopt;
   sim::Simulator sim;

@@ -46,10 +46,13 @@ class CollectiveSimulator {
   // a command-line option). `activity`, when given, receives the links that carried bytes.
   CollectiveResult run(const CollectiveSpec& spec, const std::string& spec_origin = "--algo",
                        std::vector<LinkActivity>* activity = nullptr);
-  // One fixed (algorithm, protocol); nothing when the algorithm does not apply.
+  // One fixed (algorithm, protocol); nothing when the algorithm does not apply (nor for nvls with
+  // LL: NCCL runs NVLS with the Simple protocol only).
   std::optional<CollectiveResult> run_fixed(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,
                                             Protocol protocol, std::string* why_not,
                                             std::vector<LinkActivity>* activity = nullptr);
+  // The flow network's view of the machine (what a LinkActivity's virtual links are).
+  const NetworkLayout& layout() const { return layout_; }
 
  private:
   NetworkLayout layout_;

@@ -47,10 +47,12 @@ ProtocolParams ProtocolParams::from_documents(const std::vector<std::pair<std::s
     if (auto model = root.find("collective_model")) {
       if (model_seen) model->fail("\"collective_model\" is defined twice");
       model_seen = true;
-      model->expect_only({"description", "launch_latency", "ll_wire_factor"});
+      model->expect_only({"description", "launch_latency", "ll_wire_factor", "nvls_base_latency", "nvls_step_latency"});
       if (auto d = model->find("description")) d->as_string();
       p.launch_latency = sourced_value(model->at("launch_latency")).as_duration();
       p.ll_wire_factor = ll_wire_factor_of(sourced_value(model->at("ll_wire_factor")));
+      p.nvls_base_latency = sourced_value(model->at("nvls_base_latency")).as_duration();
+      p.nvls_step_latency = sourced_value(model->at("nvls_step_latency")).as_duration();
     }
   }
   for (int i = 0; i < hw::kLinkClassCount; ++i) {
@@ -79,9 +81,11 @@ ProtocolParams parse_protocol_overrides(const ConfigNode& cluster_root, Protocol
     }
   }
   if (auto model = cluster_root.find("collective_model")) {
-    model->expect_only({"launch_latency", "ll_wire_factor"});
+    model->expect_only({"launch_latency", "ll_wire_factor", "nvls_base_latency", "nvls_step_latency"});
     if (auto l = model->find("launch_latency")) base.launch_latency = l->as_duration();
     if (auto f = model->find("ll_wire_factor")) base.ll_wire_factor = ll_wire_factor_of(*f);
+    if (auto l = model->find("nvls_base_latency")) base.nvls_base_latency = l->as_duration();
+    if (auto l = model->find("nvls_step_latency")) base.nvls_step_latency = l->as_duration();
   }
   return base;
 }

@@ -69,7 +69,7 @@ void add_ring_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::s
                     Bytes per_edge, std::uint32_t channel, bool wrap, std::uint32_t pipeline) {
   const std::size_t n = order.size();
   for (std::size_t i = 0; i + (wrap ? 0 : 1) < n; ++i) {
-    ph.flows.push_back({s.ranks[order[i]], s.ranks[order[(i + 1) % n]], per_edge, channel, false, pipeline});
+    ph.flows.push_back({s.ranks[order[i]], s.ranks[order[(i + 1) % n]], per_edge, channel, pipeline});
   }
 }
 
@@ -124,8 +124,8 @@ void add_tree_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::s
   for (std::size_t i = 1; i < order.size(); ++i) {
     const NodeId child = s.ranks[order[i]];
     const NodeId parent = s.ranks[order[(i - 1) / 2]];
-    if (up) ph.flows.push_back({child, parent, bytes, channel, false, channel});
-    if (down) ph.flows.push_back({parent, child, bytes, channel, false, channel});
+    if (up) ph.flows.push_back({child, parent, bytes, channel, channel});
+    if (down) ph.flows.push_back({parent, child, bytes, channel, channel});
   }
 }
 
@@ -166,7 +166,7 @@ void add_hd_round(Schedule& out, const CollectiveSpec& s, std::size_t distance, 
   Round ph;
   ph.steps = 1;
   for (std::size_t i = 0; i < s.ranks.size(); ++i) {
-    ph.flows.push_back({s.ranks[i], s.ranks[i ^ distance], bytes, 0, false, kNoPipeline});
+    ph.flows.push_back({s.ranks[i], s.ranks[i ^ distance], bytes, 0, kNoPipeline});
   }
   out.rounds.push_back(std::move(ph));
 }
@@ -210,7 +210,7 @@ std::optional<Schedule> direct(const CollectiveSpec& s, std::string* why) {
     ph.steps = 1;
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
-        if (i != j) ph.flows.push_back({s.ranks[i], s.ranks[j], bytes, 0, false, kNoPipeline});
+        if (i != j) ph.flows.push_back({s.ranks[i], s.ranks[j], bytes, 0, kNoPipeline});
       }
     }
     out.rounds.push_back(std::move(ph));
@@ -228,15 +228,15 @@ std::optional<Schedule> direct(const CollectiveSpec& s, std::string* why) {
       Round ph;
       for (std::size_t i = 0; i < n; ++i) {
         if (i == s.root) continue;
-        if (s.op == CollectiveOp::kBroadcast) ph.flows.push_back({s.ranks[s.root], s.ranks[i], s.size, 0, false, kNoPipeline});
-        else ph.flows.push_back({s.ranks[i], s.ranks[s.root], s.size, 0, false, kNoPipeline});
+        if (s.op == CollectiveOp::kBroadcast) ph.flows.push_back({s.ranks[s.root], s.ranks[i], s.size, 0, kNoPipeline});
+        else ph.flows.push_back({s.ranks[i], s.ranks[s.root], s.size, 0, kNoPipeline});
       }
       out.rounds.push_back(std::move(ph));
       break;
     }
     case CollectiveOp::kSendRecv: {
       Round ph;
-      ph.flows.push_back({s.ranks[0], s.ranks[1], s.size, 0, false, kNoPipeline});
+      ph.flows.push_back({s.ranks[0], s.ranks[1], s.size, 0, kNoPipeline});
       out.rounds.push_back(std::move(ph));
       break;
     }
@@ -308,6 +308,10 @@ std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s
     if (why) *why = std::string("nvls does not implement ") + to_string(s.op);
     return std::nullopt;
   }
+  if (s.ranks.size() < 2) {
+    if (why) *why = "nvls needs at least two ranks";
+    return std::nullopt;
+  }
   const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
   if (sb.blocks.size() != 1) {
     if (why) *why = "nvls needs all ranks in one server";
@@ -318,14 +322,29 @@ std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s
     if (why) *why = "nvls needs an NVSwitch that can reduce in-switch (NVLink4 or later)";
     return std::nullopt;
   }
-  // Each GPU pushes its S bytes through the switch's reduction engine (reduce-scatter by
-  // multimem loads) and receives the S reduced bytes by multicast (all-gather by multimem
-  // stores): four link traversals per pipeline chunk.
+  // NCCL's single-node NVLS all-reduce (src/device/all_reduce.h): S is cut into k slices, one
+  // per head rank. For its slice, head h's reduce warps load-reduce the k copies through the
+  // switch (multimem.ld_reduce on the multicast address: every GPU sends its S/k to the switch,
+  // which reduces them and returns S/k to h) and store the result to every GPU (multimem.st: h
+  // sends S/k, the switch writes it to all k). Per chunk, the load and the store are one
+  // primitive of the head (recv-reduce then send, no handshake between them): one NVLS step.
+  // Each GPU thus sends S (k+1)/k and receives S (k+1)/k over its NVLink, and the switch port
+  // of each head reduces k inputs of S/k, S bytes. All flows advance as one pipeline, so on an
+  // idle server
+  //     t = b + a_nvls + S / min(k B / (k+1), R)
+  // (B a GPU's NVLink rate, R a port's reduction rate, b and a_nvls NVLS's base and step
+  // latency). Only the participants' links and ports are used: several NVLS collectives in one
+  // server contend exactly where they share GPUs.
+  const auto k = static_cast<std::int64_t>(s.ranks.size());
+  const Bytes slice{(s.size.value() + k - 1) / k};
   Round ph;
-  ph.steps = 4;
-  for (NodeId g : s.ranks) {
-    ph.flows.push_back({g, *sw, s.size, 0, true, 0});
-    ph.flows.push_back({*sw, g, s.size, 0, false, 0});
+  ph.steps = 1;
+  ph.latency = StepLatency::kNvls;
+  for (NodeId head : s.ranks) {
+    for (NodeId g : s.ranks) ph.flows.push_back({g, *sw, slice, 0, 0, head});  // ld_reduce: inputs
+    ph.flows.push_back({*sw, head, slice, 0, 0});                              // ld_reduce: result
+    ph.flows.push_back({head, *sw, slice, 0, 0});                              // st
+    for (NodeId g : s.ranks) ph.flows.push_back({*sw, g, slice, 0, 0});        // st: multicast
   }
   Schedule out;
   out.rounds.push_back(std::move(ph));

@@ -16,7 +16,10 @@
 //   direct all_to_all        a + (n-1)/n S/B                 (all pairs at once)
 //   hierarchical AR          intra-server ring RS, inter-server ring AR per local GPU index
 //                            (rail), intra-server ring AG: the sum of the three closed forms
-//   NVLS AR (in-switch)      4 a + S / min(B, R)             R: the switch's reduction rate per GPU
+//   NVLS AR (in-switch)      b + a_nvls + S / min(k B/(k+1), R)   k GPUs of one NVSwitch server;
+//                            R: the reduction rate of one GPU's switch port; b, a_nvls: NVLS's
+//                            base and step latency (one step: a chunk's one pass through the
+//                            switch); derivation at nvls() in schedule.cpp
 //
 // Pipelined schedules (ring channels, trees, chains, NVLS) run as one multi-path flow each, so
 // their edges advance at the pace of the slowest (net::FlowNetwork::start_pipeline).
@@ -40,15 +43,24 @@ struct PlannedFlow {
   topo::NodeId src, dst;   // GPUs, or an NVSwitch for in-switch reduction
   Bytes bytes{0};          // data bytes (the protocol may put more on the wire)
   std::uint32_t channel = 0;
-  bool through_reduction_engine = false;  // NVLS: also crosses the switch's reduction engine
   // Flows of one round with the same pipeline id are the edges of one pipelined transfer (a
   // ring channel, a tree, an NVLS reduction): they carry equal bytes and advance at one rate.
   std::uint32_t pipeline = kNoPipeline;
+  // NVLS: a flow into the switch (dst) whose bytes are reduced in the switch port of this GPU
+  // (the head rank that issued the multimem.ld_reduce); the flow also crosses that port's
+  // reduction engine (NetworkLayout::reduction_engine). Invalid: no reduction.
+  topo::NodeId reduction_port{};
 };
+
+// Where the per-step latency of a round comes from (collective_runner.h): the link classes of
+// its flows, or NVLS's own step latency (ProtocolParams::nvls_step_latency); a schedule whose
+// first round is kNvls pays NVLS's base latency instead of the launch latency.
+enum class StepLatency { kLinkClass, kNvls };
 
 struct Round {
   std::vector<PlannedFlow> flows;
   int steps = 1;
+  StepLatency latency = StepLatency::kLinkClass;
 };
 
 struct Schedule {

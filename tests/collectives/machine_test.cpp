@@ -26,6 +26,9 @@ TEST(ProtocolParams, BuiltinDefaults) {
   EXPECT_LT(p.of(hw::LinkClass::kNetwork).ll_step_latency, p.of(hw::LinkClass::kNetwork).step_latency);
   EXPECT_EQ(p.launch_latency, nanoseconds(8400));
   EXPECT_DOUBLE_EQ(p.ll_wire_factor, 2.0);
+  // NCCL's NVLS cost (tuning.cc): base latency 0, one NVLS step of 25 us.
+  EXPECT_EQ(p.nvls_base_latency, Duration{0});
+  EXPECT_EQ(p.nvls_step_latency, microseconds(25));
 }
 
 TEST(ProtocolParams, EmbedsTheCollectivesFiles) {

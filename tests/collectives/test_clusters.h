@@ -15,6 +15,7 @@ struct Uniform {
   Duration latency = nanoseconds(500);
   Duration step = microseconds(2);     // Simple step latency of the class
   Duration ll_step = nanoseconds(700); // LL step latency
+  Duration nvls_step = microseconds(3);  // NVLS step latency (one pass through the switch)
 };
 
 // Protocol parameters of a class: efficiency 1, the given step latencies.
@@ -22,13 +23,15 @@ inline void set_class(coll::ProtocolParams& p, hw::LinkClass cls, const Uniform&
   p.of(cls) = {1.0, u.step, u.ll_step};
 }
 
-// No launch latency; LL puts twice the bytes on the wire; every class at efficiency 1 with the
-// given step latencies.
+// No launch latency (nor NVLS base latency); LL puts twice the bytes on the wire; every class at
+// efficiency 1 with the given step latencies; NVLS steps take `nvls_step`.
 inline coll::ProtocolParams uniform_protocol(const Uniform& u) {
   coll::ProtocolParams p;
   for (int i = 0; i < hw::kLinkClassCount; ++i) set_class(p, static_cast<hw::LinkClass>(i), u);
   p.launch_latency = Duration{0};
   p.ll_wire_factor = 2.0;
+  p.nvls_base_latency = Duration{0};
+  p.nvls_step_latency = u.nvls_step;
   return p;
 }
 
@@ -102,7 +105,7 @@ inline hw::GpuSpec round_gpu() {
 inline coll::Machine compute_star(int n, bool free_comm, const hw::GpuSpec& gpu = round_gpu()) {
   Uniform u;
   if (free_comm) {
-    u.latency = u.step = u.ll_step = Duration{0};
+    u.latency = u.step = u.ll_step = u.nvls_step = Duration{0};
     u.bandwidth = bytes_per_second(1e18);
   }
   coll::Machine m = uniform_star(n, u, Bandwidth{0}, &gpu);

@@ -59,8 +59,9 @@ TEST(BuiltinCatalog, NvlinkGenerations) {
   const NvlinkSpec& nv4 = c.nvlink("NVLink4", "test", "/");
   EXPECT_DOUBLE_EQ(nv4.per_gpu_bandwidth.value(), 450e9);
   EXPECT_EQ(nv4.links_per_gpu, 18);
-  // NVLS all-reduce on 8 H100: busbw 478.9 GB/s = algbw x 2*7/8, so algbw = 273.6 GB/s; the
-  // model's reduction engine (8 x r) takes 8 S bytes, so S / algbw = 8 S / (8 r): r ~ 275 GB/s.
+  // NVLS all-reduce on 8 H100: busbw 478.9 GB/s = algbw x 2*7/8, so algbw = 273.6 GB/s; in the
+  // model each GPU's switch port reduces S bytes at r (the NVLinks, 8/9 x 360 GB/s, are not the
+  // bound), so S / algbw = S / r: r ~ 275 GB/s.
   EXPECT_DOUBLE_EQ(nv4.switch_reduction_per_gpu.value(), 275e9);
   const NvlinkSpec& nv5 = c.nvlink("NVLink5", "test", "/");
   EXPECT_DOUBLE_EQ(nv5.per_gpu_bandwidth.value(), 900e9);
