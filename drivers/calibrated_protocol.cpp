@@ -37,6 +37,10 @@ CalibratedProtocol calibrate_protocol(const cal::ProfileModel& profile, const co
     if (measured) {
       params.efficiency = std::min(1.0, m->link_efficiency);
       params.step_latency = m->step_latency;
+      const std::string cls_path = std::string("/link_classes/") + hw::to_string(cls);
+      const std::string status = "measured: fitted from the calibration profile's " + m->from;
+      out.protocol.replaced(cls_path + "/efficiency", std::to_string(params.efficiency), "measured", status, m->from);
+      out.protocol.replaced(cls_path + "/step_latency", format_duration(params.step_latency), "measured", status, m->from);
     }
     out.link_classes[hw::to_string(cls)] = {{"efficiency", params.efficiency},
                                             {"step_latency_s", to_seconds(params.step_latency)},

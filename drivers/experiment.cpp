@@ -52,7 +52,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
 }  // namespace
 
 Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir) {
-  root.expect_only({"name", "description", "cluster", "cluster_overrides", "model", "plan", "data", "options"});
+  root.expect_only({"name", "description", "cluster", "cluster_overrides", "hardware_overrides", "model", "plan", "data", "options"});
   Experiment e;
   e.file = root.file();
   e.path = root.path();
@@ -62,6 +62,10 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
   if (!fs::exists(e.cluster)) root.at("cluster").fail("no cluster file \"" + e.cluster + "\" and no bundled cluster of that name");
   if (auto o = root.find("cluster_overrides")) {
     for (const ConfigNode& v : o->elements()) e.cluster_overrides.push_back(v.as_string());
+  }
+  if (auto o = root.find("hardware_overrides")) {
+    for (const ConfigNode& v : o->elements()) e.hardware_overrides.push_back(v.as_string());
+    e.hardware_overrides_where = o->path();
   }
   e.model = resolve_model(root.at("model").as_string(), base_dir, root.file(), root.at("model").path());
   e.plan = parse_plan(root.at("plan"));

@@ -5,6 +5,7 @@
 
 #include "calibration/profile_model.h"
 #include "core/errors.h"
+#include "drivers/assumptions.h"
 #include "drivers/calibrated_protocol.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
@@ -77,7 +78,10 @@ void set_throughput(results::IterationResult& r, const Experiment& e, const wl::
 }  // namespace
 
 results::TrainingRun simulate_training(const Experiment& e) {
-  coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides);
+  const std::string hw_where = e.hardware_overrides_where.empty() ? "--set-hardware" : e.hardware_overrides_where;
+  const hw::Catalog catalog =
+      hw::Catalog::builtin_with(e.hardware_overrides, hw_where.rfind('/', 0) == 0 ? e.file : std::string(), hw_where);
+  coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides, catalog);
   const topo::Cluster& cluster = machine.cluster;
   std::shared_ptr<const cal::ProfileModel> profile;
   nlohmann::json calibration;
@@ -133,8 +137,11 @@ results::TrainingRun simulate_training(const Experiment& e) {
   r.imbalance = results::imbalance_finding(graph, stalls, r.iteration);
   std::vector<results::LinkUse> links = link_uses(net, cluster.link_count(), r.iteration);
   if (profile) add_compute_tally(calibration, compute.tally());
+  const std::span<const topo::NodeId> job_gpus = cluster.gpus().subspan(0, static_cast<std::size_t>(gpus));
+  std::vector<SourcedFact> assumptions = training_assumptions(machine, catalog, job_gpus, compute.dtype(), profile.get());
   return results::TrainingRun{std::move(machine.cluster), std::move(model), std::move(graph), ex.timeline(),
-                              std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration)};
+                              std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration),
+                              std::move(assumptions)};
 }
 
 }  // namespace cs::drv

@@ -29,6 +29,15 @@ nlohmann::json network_summary(const TrainingRun& s) {
   return {{"bytes_by_tier", tiers}, {"busiest_links", top}};
 }
 
+// The assumed and fitted values the prediction rests on.
+nlohmann::json assumptions_json(const std::vector<SourcedFact>& facts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SourcedFact& f : facts) {
+    out.push_back({{"value_of", f.path}, {"file", f.file}, {"value", f.value}, {"kind", f.kind}, {"status", f.status}});
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPlan& plan, const TrainingRun& s) {
@@ -57,7 +66,8 @@ nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPla
           {"load_imbalance", r.imbalance.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.imbalance)},
           {"ops", r.ops},
           {"events", r.events},
-          {"calibration", s.calibration.is_null() ? nlohmann::json(nullptr) : s.calibration}};
+          {"calibration", s.calibration.is_null() ? nlohmann::json(nullptr) : s.calibration},
+          {"assumptions", assumptions_json(s.assumptions)}};
 }
 
 }  // namespace cs::results

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/sourced_value.h"
 #include "core/units.h"
 #include "results/stall_attribution.h"
 #include "taskgraph/timeline.h"
@@ -55,6 +56,8 @@ struct TrainingRun {
   IterationResult result;
   // With a calibration profile: what each quantity was taken from (docs/outputs.md, "calibration").
   nlohmann::json calibration;
+  // The assumed and fitted values the prediction rests on (drivers/assumptions.h).
+  std::vector<SourcedFact> assumptions;
 };
 
 }  // namespace cs::results

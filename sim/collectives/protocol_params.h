@@ -8,11 +8,13 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/config.h"
+#include "core/sourced_value.h"
 #include "core/units.h"
 #include "hardware/link_class.h"
 
@@ -29,8 +31,17 @@ struct ProtocolParams {
   Duration launch_latency{0};   // fixed cost of one collective (kernel launch, NCCL setup)
   double ll_wire_factor = 2.0;  // LL puts this many wire bytes per data byte (8-byte lines, 4 of data)
 
+  // What each value says of itself, by its JSON path in the defaults' document
+  // ("/link_classes/nvlink/step_latency", "/collective_model/launch_latency"); a value a cluster
+  // file or a calibration profile replaced says so (kind "user" or "measured"). A cluster file's
+  // link-class wire latency ("/link_classes/<class>/latency", the topology's) is recorded too.
+  std::map<std::string, SourcedFact> facts;
+
   const LinkClassProtocol& of(hw::LinkClass c) const { return link_classes[static_cast<std::size_t>(c)]; }
   LinkClassProtocol& of(hw::LinkClass c) { return link_classes[static_cast<std::size_t>(c)]; }
+  // Marks the value at `path` as replaced: kind "user" or "measured", with `status` and `source`.
+  void replaced(const std::string& path, const std::string& value, const std::string& kind, const std::string& status,
+                const std::string& source);
 
   // The defaults compiled into the binary.
   static const ProtocolParams& builtin();
