@@ -756,19 +756,50 @@ TEST(CliProfile, MalformedProfilesAreOneLineWithTheJsonPath) {
 }
 
 TEST(CliRun, PipelineScatterGatherIsAPlanKey) {
-  // TP 2 x PP 2 on one DGX: with scatter/gather each TP rank sends half an activation and the
-  // next stage all-gathers; without it each sends the whole one. Both run; the PP time differs.
+  // TP 2 x PP 2 x DP 8 of GPT 1.7B (h = 2304) on one experiment, micro-batch b = 2 of s = 2048
+  // tokens, no sequence parallelism: the activation (or its gradient) at the pipeline cut is
+  // b s h x 2 B = 18,874,368 B on every TP rank. With scatter/gather each TP rank sends its 1/t
+  // slice, 9,437,184 B, and the receiving rank all-gathers the slices over its TP group (an
+  // all-gather of S = the whole activation); without it each sends the whole activation and
+  // nothing is gathered. Every simulated rank sends and receives once per micro-batch (stage 0
+  // activations forward, stage 1 gradients backward): m = 512 / (8 x 2) = 32 each.
   const std::string exp = std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json";
-  double exposed_pp[2] = {0, 0};
-  for (int sg = 0; sg < 2; ++sg) {
-    const std::vector<std::string> args{"run", exp, "--set", "/plan/tp=2", "--set", "/plan/pp=2", "--set", "/plan/dp=8",
+  const std::int64_t activation = 2 * 2048 * 2304 * 2, m = 32;
+  const auto bytes_of = [](const json& v) {  // "9437184B"
+    const std::string text = v.get<std::string>();
+    EXPECT_EQ(text.back(), 'B') << text;
+    return std::stoll(text.substr(0, text.size() - 1));
+  };
+  for (const bool sg : {true, false}) {
+    TempDir dir("pp-scatter-gather");
+    const std::vector<std::string> args{"plan", exp, "--set", "/plan/tp=2", "--set", "/plan/pp=2", "--set", "/plan/dp=8",
                                         "--set", "/plan/micro_batch=2", "--set",
-                                        std::string("/plan/pp_scatter_gather=") + (sg ? "true" : "false"), "--json"};
+                                        std::string("/plan/pp_scatter_gather=") + (sg ? "true" : "false"), "--emit-graph",
+                                        dir.file("graph.json")};
     const RunResult r = run_clustersim(args);
     ASSERT_EQ(r.exit_code, 0) << describe(args, r);
-    exposed_pp[sg] = parse_json(r.out)["stalls_s"]["exposed_pp"].get<double>();
+    const json g = json::parse(read_text(dir.file("graph.json")));
+    const std::int64_t ranks = g["ranks"].get<std::int64_t>();
+    std::int64_t sends = 0, recvs = 0, gathers = 0;
+    for (const json& op : g["ops"]) {
+      const std::string kind = op["kind"], name = op["name"];
+      if (kind == "send") {
+        ++sends;
+        EXPECT_EQ(bytes_of(op["bytes"]), sg ? activation / 2 : activation) << name;
+      } else if (kind == "recv") {
+        ++recvs;
+        EXPECT_EQ(bytes_of(op["bytes"]), sg ? activation / 2 : activation) << name;
+      } else if (kind == "collective" && name == "pp all-gather") {
+        ++gathers;
+        EXPECT_EQ(op["op"], "all_gather");
+        EXPECT_EQ(bytes_of(op["size"]), activation);
+      }
+    }
+    EXPECT_GT(ranks, 0);
+    EXPECT_EQ(sends, ranks * m) << "sg=" << sg;
+    EXPECT_EQ(recvs, ranks * m) << "sg=" << sg;
+    EXPECT_EQ(gathers, sg ? ranks * m : 0) << "sg=" << sg;
   }
-  EXPECT_NE(exposed_pp[0], exposed_pp[1]);
 }
 
 TEST(CliRun, ModelFromAHuggingFaceConfig) {
