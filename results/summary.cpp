@@ -54,7 +54,11 @@ nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPla
           {"stalls_s", stall_means(s.stalls)},
           {"network", network_summary(s)},
           {"simulated_ranks", r.simulated_ranks},
-          {"load_imbalance", r.imbalance.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.imbalance)},
+          {"dominant_stall", r.largest_stall.stall ? nlohmann::json(to_string(*r.largest_stall.stall)) : nlohmann::json(nullptr)},
+          {"dominant_stall_share", r.largest_stall.share},
+          {"finding", r.largest_stall.text},
+          {"load_imbalance", r.imbalance ? nlohmann::json(r.imbalance->text) : nlohmann::json(nullptr)},
+          {"load_imbalance_share", r.imbalance ? nlohmann::json(r.imbalance->share) : nlohmann::json(nullptr)},
           {"ops", r.ops},
           {"events", r.events},
           {"calibration", s.calibration.is_null() ? nlohmann::json(nullptr) : s.calibration}};
