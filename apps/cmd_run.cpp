@@ -77,7 +77,8 @@ void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
             << "  memory per GPU   " << format_bytes(r.memory.total) << " of " << format_bytes(r.memory.capacity) << " (weights "
             << format_bytes(r.memory.weights) << ", gradients " << format_bytes(r.memory.gradients) << ", optimizer "
             << format_bytes(r.memory.optimizer_state) << ", activations " << format_bytes(r.memory.activations) << ")\n";
-  if (!r.imbalance.empty()) std::cout << "  finding          " << r.imbalance << "\n";
+  std::cout << "  finding          " << r.largest_stall.text << "\n";
+  if (r.imbalance) std::cout << "  finding          " << r.imbalance->text << "\n";
   if (!s.calibration.is_null()) std::cout << "  calibration      " << calibration_line(s.calibration) << "\n";
   print_assumptions(s.assumptions);
   // Where the time goes, averaged over GPUs (per GPU in per_gpu.csv with --out).

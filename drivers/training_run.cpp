@@ -134,7 +134,8 @@ results::TrainingRun simulate_training(const Experiment& e) {
   r.simulated_ranks = static_cast<int>(graph.graph.ranks());
   r.events = sim.events_executed();
   std::vector<results::RankBreakdown> stalls = results::attribute_stalls(graph.graph, ex.timeline(), ex.end_time());
-  r.imbalance = results::imbalance_finding(graph, stalls, r.iteration);
+  r.largest_stall = results::largest_stall(stalls, r.iteration);
+  r.imbalance = results::load_imbalance(stalls, results::rank_places(graph), r.iteration);
   std::vector<results::LinkUse> links = link_uses(net, cluster.link_count(), r.iteration);
   if (profile) add_compute_tally(calibration, compute.tally());
   const std::span<const topo::NodeId> job_gpus = cluster.gpus().subspan(0, static_cast<std::size_t>(gpus));
