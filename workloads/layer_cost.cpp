@@ -1,5 +1,6 @@
 #include "workloads/layer_cost.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/errors.h"
@@ -63,6 +64,10 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
   out.elementwise_forward = elementwise.forward;
   out.elementwise_backward = elementwise.backward;
   out.gemms = block_gemm_shapes(c, x, p.ep);
+  for (const tg::GemmShape& g : out.gemms) {
+    out.largest_weight = std::max(out.largest_weight, g.n * g.k);
+  }
+  if (c.is_moe()) out.largest_weight = std::max(out.largest_weight, x.h * c.experts);  // router
   const BlockParameters parameters = block_parameters_per_gpu(c, x, p.ep);
   out.parameters = parameters.total;
   out.expert_parameters = parameters.experts;
@@ -93,6 +98,7 @@ LayerCost embedding_cost(const Model& m, const CostParams& p) {
     out.backward = out.forward * 2.0;
     const std::int64_t positions = c.position == PositionEmbedding::kLearned ? c.patch_tokens() : 0;
     out.parameters = patch_in * x.h + (c.bias ? x.h : 0) + x.h + positions * x.h;
+    out.largest_weight = std::max(patch_in, positions) * x.h;
     saved += x.g * x.b * patches * patch_in;
     out.activations_saved = Bytes{saved};
     set_memory(out, saved + x.e * x.tokens * x.h);
@@ -101,6 +107,7 @@ LayerCost embedding_cost(const Model& m, const CostParams& p) {
     // VocabParallelEmbedding, partial rows summed by one all-reduce); positions are replicated.
     const std::int64_t positions = c.position == PositionEmbedding::kLearned ? c.max_sequence : 0;
     out.parameters = x.vocab_t * x.h + (positions + c.type_vocab) * x.h;
+    out.largest_weight = std::max({x.vocab_t, positions, std::int64_t{c.type_vocab}}) * x.h;
     out.activations_saved = Bytes{saved};
     set_memory(out, saved);
     out.forward_memory_traffic =
@@ -135,6 +142,7 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
       out.forward = Flops{2 * T * h * static_cast<double>(v_t)};
       out.gemms = {{x.tokens, v_t, x.h}};
       out.parameters += untied;
+      out.largest_weight = v_t * x.h;
       saved += x.g * rep + kLogitBytes * x.tokens * v_t;  // projection input, fp32 logits
       // Column-parallel: identity forward, all-reduce backward.
       set_tp(out, tp_communication(x, false, 0, 1));
@@ -148,6 +156,7 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
       out.forward = Flops{2 * T * h * h + 2 * T * h * static_cast<double>(v_t)};
       out.parameters +=
           x.h * x.h + (c.bias ? x.h : 0) + norm_parameters(c.norm, x.h) + untied + v_t;
+      out.largest_weight = std::max(x.h, v_t) * x.h;
       saved += x.g * rep + 2 * x.e * x.tokens * x.h + x.g * x.tokens * x.h +
                kLogitBytes * x.tokens * v_t;
       set_tp(out, tp_communication(x, false, 0, 1));
@@ -156,6 +165,7 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
       // One token per sample (the class token), replicated over TP.
       out.forward = Flops{2.0 * static_cast<double>(x.b) * h * c.classes};
       out.parameters += x.h * c.classes + (c.bias ? c.classes : 0);
+      out.largest_weight = x.h * c.classes;
       saved += x.g * x.b * x.h;
       break;
   }
@@ -180,6 +190,7 @@ LayerCost cnn_layer_cost(const Model& m, std::size_t index, const CostParams& p)
   out.forward = l.forward_per_sample * static_cast<double>(p.micro_batch);
   out.backward = out.forward * 2.0;
   out.parameters = l.parameters;
+  out.largest_weight = l.parameters;  // the layer list knows no finer module
   const std::int64_t saved = kActivationBytes * p.micro_batch * l.activation_elements;
   out.activations_saved = Bytes{saved};
   set_memory(out, saved);
