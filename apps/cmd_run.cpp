@@ -76,7 +76,12 @@ void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
             << "  MFU              " << fixed(100 * r.mfu, 1) << "%\n"
             << "  memory per GPU   " << format_bytes(r.memory.total) << " of " << format_bytes(r.memory.capacity) << " (weights "
             << format_bytes(r.memory.weights) << ", gradients " << format_bytes(r.memory.gradients) << ", optimizer "
-            << format_bytes(r.memory.optimizer_state) << ", activations " << format_bytes(r.memory.activations) << ")\n";
+            << format_bytes(r.memory.optimizer_state);
+  if (r.memory.gathered_weights.value() > 0) std::cout << ", gathered weights " << format_bytes(r.memory.gathered_weights);
+  if (r.memory.gradient_buckets.value() > 0) std::cout << ", gradient buckets " << format_bytes(r.memory.gradient_buckets);
+  std::cout << ", activations " << format_bytes(r.memory.activations);
+  if (r.memory.fragmentation.value() > 0) std::cout << ", fragmentation " << format_bytes(r.memory.fragmentation);
+  std::cout << ")\n";
   std::cout << "  finding          " << r.largest_stall.text << "\n";
   if (r.imbalance) std::cout << "  finding          " << r.imbalance->text << "\n";
   if (!s.calibration.is_null()) std::cout << "  calibration      " << calibration_line(s.calibration) << "\n";

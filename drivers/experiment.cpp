@@ -15,7 +15,8 @@ namespace {
 wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
-                 "flash_attention", "dp_overlap", "grad_reduce_dtype", "pp_scatter_gather"});
+                 "flash_attention", "dp_overlap", "grad_reduce_dtype", "pp_scatter_gather", "zero_unit",
+                 "memory_fragmentation"});
   wl::ParallelPlan p;
   auto degree = [&](const char* key, int& out) {
     if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
@@ -36,6 +37,8 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
     for (const ConfigNode& e : v->elements()) p.layers_per_stage.push_back(static_cast<int>(e.as_int(1, 1 << 20)));
   }
   if (auto v = n.find("zero")) p.zero = static_cast<wl::ZeroStage>(v->as_int(0, 3));
+  if (auto v = n.find("zero_unit")) p.zero_unit = v->as_enum(wl::kZeroUnitNames);
+  if (auto v = n.find("memory_fragmentation")) p.memory_fragmentation = v->as_number();
   p.micro_batch = static_cast<int>(n.at("micro_batch").as_int(1, 1 << 24));
   p.global_batch = static_cast<int>(n.at("global_batch").as_int(1, 1 << 30));
   if (auto v = n.find("sequence_length")) p.sequence_length = static_cast<int>(v->as_int(1, 1 << 24));

@@ -154,7 +154,9 @@ SavedActivations saved_activations(const TransformerConfig& c, const BlockShape&
       break;
     case Recompute::kFull:
       out.saved = Bytes{x.e * rep};  // the block input only
-      out.transient = Bytes{none};
+      // The rebuilt block's first norm reads the kept input itself (the checkpoint is not
+      // copied), so what its backward adds is the rest.
+      out.transient = Bytes{none - x.e * rep};
       break;
   }
   return out;

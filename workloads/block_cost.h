@@ -122,7 +122,8 @@ BlockParameters block_parameters_per_gpu(const TransformerConfig& c, const Block
 // s b h (34 + 5 a s/h); with TP s b h (10 + 24/t + 5 a s/(h t)); with TP and SP all of it / t.
 // Selective recompute drops the scores (not with flash attention: its statistics stay) and
 // rebuilds them in backward; full recompute keeps the block input, e rep (2 s b h, /t with SP),
-// and rebuilds everything in backward.
+// and rebuilds the rest in backward (the rebuilt first norm reads the kept input, as
+// Megatron-LM's checkpointed backward does: transient = without_recompute - saved).
 struct SavedActivations {
   Bytes saved{0};              // kept from forward to backward under the recompute mode
   Bytes transient{0};          // rebuilt during the block's backward and freed after

@@ -1,5 +1,6 @@
 #include "workloads/layer_cost.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/errors.h"
@@ -64,6 +65,10 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
   out.elementwise_forward = elementwise.forward;
   out.elementwise_backward = elementwise.backward;
   out.gemms = block_gemm_shapes(c, x, p.ep);
+  for (const tg::GemmShape& g : out.gemms) {
+    out.largest_weight = std::max(out.largest_weight, g.n * g.k);
+  }
+  if (c.is_moe()) out.largest_weight = std::max(out.largest_weight, x.h * c.experts);  // router
   const BlockParameters parameters = block_parameters_per_gpu(c, x, p.ep);
   out.parameters = parameters.total;
   out.expert_parameters = parameters.experts;
@@ -98,6 +103,7 @@ LayerCost embedding_cost(const Model& m, const CostParams& p) {
     out.backward = out.forward * 2.0;
     const std::int64_t positions = learned ? c.patch_tokens() : 0;
     out.parameters = patch_in * x.h + (c.bias ? x.h : 0) + x.h + positions * x.h;
+    out.largest_weight = std::max(patch_in, positions) * x.h;
     out.activations_saved = Bytes{mask + x.g * x.b * patches * patch_in};
     const std::vector<tg::GemmShape> projection = {{x.b * patches, x.h, patch_in}};
     out.gemm_forward_traffic =
@@ -112,6 +118,7 @@ LayerCost embedding_cost(const Model& m, const CostParams& p) {
     // each table's gradient (read and written), e T h + mask + 2 n e T h.
     const std::int64_t positions = learned ? c.max_sequence : 0;
     out.parameters = x.vocab_t * x.h + (positions + c.type_vocab) * x.h;
+    out.largest_weight = std::max({x.vocab_t, positions, std::int64_t{c.type_vocab}}) * x.h;
     out.activations_saved = Bytes{mask};
     const std::int64_t tables = 1 + (learned ? 1 : 0) + (c.type_vocab > 0 ? 1 : 0);
     out.gemm_forward_traffic = Bytes{tables * row + row + mask};
@@ -151,6 +158,7 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
       out.gemms = {vocabulary};
       out.gemm_forward_traffic = gemm_traffic(out.gemms, x.g, kLogitBytes);
       out.parameters += untied;
+      out.largest_weight = v_t * x.h;
       saved += x.g * rep + kLogitBytes * x.tokens * v_t;  // projection input, fp32 logits
       // Column-parallel: identity forward, all-reduce backward.
       set_tp(out, tp_communication(x, false, 0, 1));
@@ -167,6 +175,7 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
           gemm_traffic({out.gemms[0]}, x.g, x.e) + gemm_traffic({vocabulary}, x.g, kLogitBytes);
       out.parameters +=
           x.h * x.h + (c.bias ? x.h : 0) + norm_parameters(c.norm, x.h) + untied + v_t;
+      out.largest_weight = std::max(x.h, v_t) * x.h;
       saved += x.g * rep + 2 * x.e * x.tokens * x.h + x.g * x.tokens * x.h +
                kLogitBytes * x.tokens * v_t;
       set_tp(out, tp_communication(x, false, 0, 1));
@@ -177,6 +186,7 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
       out.gemms = {{x.b, c.classes, x.h}};
       out.gemm_forward_traffic = gemm_traffic(out.gemms, x.g, x.e);
       out.parameters += x.h * c.classes + (c.bias ? c.classes : 0);
+      out.largest_weight = x.h * c.classes;
       saved += x.g * x.b * x.h;
       break;
   }
@@ -202,6 +212,7 @@ LayerCost cnn_layer_cost(const Model& m, std::size_t index, const CostParams& p)
   out.forward = l.forward_per_sample * static_cast<double>(p.micro_batch);
   out.backward = out.forward * 2.0;
   out.parameters = l.parameters;
+  out.largest_weight = l.parameters;  // the layer list knows no finer module
   const std::int64_t saved = kActivationBytes * p.micro_batch * l.activation_elements;
   out.activations_saved = Bytes{saved};
   set_weights(out);

@@ -84,11 +84,17 @@ struct LayerCost {
   Flops recompute{0};
   std::int64_t parameters = 0;         // held by this GPU
   std::int64_t expert_parameters = 0;  // the MoE experts among them (data-parallel over dp c / ep)
+  // Parameters of the largest weight matrix it uses on this GPU, one module as DeepSpeed's
+  // ZeRO-3 gathers it (memory.h): a block's largest GEMM weight (Megatron's fused QKV or fc1,
+  // one expert's with MoE) or its router; a token, position or patch table; the head's
+  // projection (a tied head: the token table it shares); a CNN layer's parameters.
+  std::int64_t largest_weight = 0;
   Bytes weights{0};                    // parameters x 2 B (bf16; fp8 training keeps bf16 weights)
   Bytes gradients{0};                  // parameters x 2 B
   Bytes activations_saved{0};          // kept from forward to backward, per the recompute mode
-  // Rebuilt while this layer runs its backward and freed after: the no-recompute activations
-  // under full recompute, the attention-score tensors under selective, 0 without recompute.
+  // Rebuilt while this layer runs its backward and freed after: under full recompute the
+  // no-recompute activations but the kept block input (the rebuilt block reads that one), under
+  // selective the attention-score tensors, 0 without recompute.
   Bytes recompute_transient{0};
   // HBM bytes of the layer's op of class gemm alone: for blocks and heads the operand traffic of
   // their GEMMs (gemm_traffic); for the embedding the lookup or the patch projection; for a CNN
