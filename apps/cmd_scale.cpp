@@ -46,12 +46,17 @@ CLI::App* add_scale_command(CLI::App& app, ScaleOptions& o) {
   cmd->add_flag("--weak", o.weak, "Keep the batch per GPU (weak scaling); default: keep the global batch");
   cmd->add_option("--profile", o.profile, "Take compute and network parameters from a calibration profile");
   cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
+  cmd->add_option("--set-hardware", o.hardware, "Override a hardware catalog value: /json/pointer=value (repeatable)");
   cmd->add_flag("--json", o.json, "Print JSON");
   return cmd;
 }
 
 int print_scaling(const ScaleOptions& o, bool json) {
   drv::Experiment base = drv::load_experiment(o.experiment, o.overrides);
+  if (!o.hardware.empty()) {
+    base.hardware_overrides.insert(base.hardware_overrides.end(), o.hardware.begin(), o.hardware.end());
+    base.hardware_overrides_where = "--set-hardware";
+  }
   if (!o.profile.empty()) {
     base.profile = drv::resolve_profile(o.profile, "", "", "--profile");
     base.profile_where = "--profile";
