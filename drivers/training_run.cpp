@@ -92,7 +92,7 @@ results::TrainingRun simulate_training(const Experiment& e) {
     check_profile_gpu(*profile, cluster, e.profile, where.rfind('/', 0) == 0 ? e.file : std::string(), where);
     CalibratedProtocol calibrated = calibrate_protocol(*profile, machine.protocol);
     machine.protocol = calibrated.protocol;
-    calibration = calibration_summary(*profile, e.profile, calibrated.link_classes);
+    calibration = calibration_summary(*profile, e.profile, calibrated);
   }
   wl::Model model = load_model(e);
   const int gpus = e.plan.gpus();

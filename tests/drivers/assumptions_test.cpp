@@ -53,9 +53,10 @@ TEST(Assumptions, ValuesAProfileMeasuresAreNotAssumptions) {
   for (const char* measured : {"gemm", "memory", "kernel_launch", "overlap_slowdown"}) {
     EXPECT_EQ(find(run.assumptions, std::string("/gpus/A100-SXM-80GB/efficiency/") + measured), nullptr) << measured;
   }
-  // The profile measured the NVLink class's efficiency and step latency, not its LL latency.
+  // The profile measured the NVLink class's efficiency and its Simple and LL step latencies.
+  EXPECT_EQ(find(run.assumptions, "/link_classes/nvlink/efficiency"), nullptr);
   EXPECT_EQ(find(run.assumptions, "/link_classes/nvlink/step_latency"), nullptr);
-  EXPECT_NE(find(run.assumptions, "/link_classes/nvlink/ll_step_latency"), nullptr);
+  EXPECT_EQ(find(run.assumptions, "/link_classes/nvlink/ll_step_latency"), nullptr);
   // Fused attention has no profile model: still the catalog's assumption.
   EXPECT_NE(find(run.assumptions, "/gpus/A100-SXM-80GB/efficiency/attention"), nullptr);
 }
