@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "core/atomic_file.h"
 #include "core/errors.h"
@@ -34,6 +35,29 @@ std::string calibration_line(const nlohmann::json& c) {
 }
 
 
+// The assumed and fitted values the prediction rests on, one line per group of values:
+// "  assumed          gpus/H100-SXM/efficiency: gemm 0.72, attention 0.5 (fitted: ...)".
+void print_assumptions(const std::vector<SourcedFact>& facts) {
+  if (facts.empty()) return;
+  std::map<std::string, std::string> groups;  // parent path -> "key value (kind)", ...
+  std::vector<std::string> order;
+  int fitted = 0;
+  for (const SourcedFact& f : facts) {
+    const std::string parent = f.path.substr(1, f.path.rfind('/') - 1);
+    std::string item = f.path.substr(f.path.rfind('/') + 1) + " " + f.value;
+    if (f.kind == "fitted") {
+      item += " (fitted)";
+      ++fitted;
+    }
+    if (!groups.count(parent)) order.push_back(parent);
+    std::string& line = groups[parent];
+    line += (line.empty() ? "" : ", ") + item;
+  }
+  std::cout << "  rests on         " << facts.size() - static_cast<std::size_t>(fitted) << " assumed and " << fitted
+            << " fitted values, not measured (--json \"assumptions\" says why each):\n";
+  for (const std::string& g : order) std::cout << "                   " << g << ": " << groups[g] << "\n";
+}
+
 void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
   const auto& r = s.result;
   const auto& p = e.plan;
@@ -52,9 +76,16 @@ void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
             << "  MFU              " << fixed(100 * r.mfu, 1) << "%\n"
             << "  memory per GPU   " << format_bytes(r.memory.total) << " of " << format_bytes(r.memory.capacity) << " (weights "
             << format_bytes(r.memory.weights) << ", gradients " << format_bytes(r.memory.gradients) << ", optimizer "
-            << format_bytes(r.memory.optimizer_state) << ", activations " << format_bytes(r.memory.activations) << ")\n";
-  if (!r.imbalance.empty()) std::cout << "  finding          " << r.imbalance << "\n";
+            << format_bytes(r.memory.optimizer_state);
+  if (r.memory.gathered_weights.value() > 0) std::cout << ", gathered weights " << format_bytes(r.memory.gathered_weights);
+  if (r.memory.gradient_buckets.value() > 0) std::cout << ", gradient buckets " << format_bytes(r.memory.gradient_buckets);
+  std::cout << ", activations " << format_bytes(r.memory.activations);
+  if (r.memory.fragmentation.value() > 0) std::cout << ", fragmentation " << format_bytes(r.memory.fragmentation);
+  std::cout << ")\n";
+  std::cout << "  finding          " << r.largest_stall.text << "\n";
+  if (r.imbalance) std::cout << "  finding          " << r.imbalance->text << "\n";
   if (!s.calibration.is_null()) std::cout << "  calibration      " << calibration_line(s.calibration) << "\n";
+  print_assumptions(s.assumptions);
   // Where the time goes, averaged over GPUs (per GPU in per_gpu.csv with --out).
   std::cout << "  time per GPU (mean over GPUs):\n";
   const double t = to_seconds(r.iteration);
@@ -74,6 +105,8 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   auto* cmd = app.add_subcommand("run", "Simulate one training iteration of an experiment (default: the built-in one)");
   cmd->add_option("experiment", o.experiment, "Experiment file (docs/experiment-format.md)");
   cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
+  cmd->add_option("--set-hardware", o.hardware,
+                  "Override a hardware catalog value: /json/pointer=value, e.g. /gpus/H100-SXM/efficiency/gemm/value=0.8 (repeatable)");
   cmd->add_option("--out", o.out, "Write summary.json, per_gpu.csv, links.csv and trace.json to this folder");
   cmd->add_flag("--json", o.json, "Print the summary as JSON");
   cmd->add_flag("--allow-oom", o.allow_oom, "Simulate even when the memory estimate exceeds the GPU");
@@ -85,6 +118,10 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
 int run_experiment_command(const RunOptions& o) {
   drv::Experiment e = drv::load_experiment(o.experiment, o.overrides);
   e.allow_oom = e.allow_oom || o.allow_oom;
+  if (!o.hardware.empty()) {
+    e.hardware_overrides.insert(e.hardware_overrides.end(), o.hardware.begin(), o.hardware.end());
+    e.hardware_overrides_where = "--set-hardware";
+  }
   if (!o.model.empty()) e.model = drv::resolve_model(o.model, "", "", "--model");
   if (!o.profile.empty()) {
     e.profile = drv::resolve_profile(o.profile, "", "", "--profile");

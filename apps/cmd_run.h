@@ -12,6 +12,7 @@ namespace cs::cli {
 struct RunOptions {
   std::string experiment;              // empty: the built-in default
   std::vector<std::string> overrides;  // --set on the experiment file
+  std::vector<std::string> hardware;   // --set-hardware on the hardware catalog
   std::string out;                     // --out DIR: write the output files there
   std::string model;                   // --model: replaces the experiment's model
   std::string profile;                 // --profile: a calibration profile (replaces options.profile)

@@ -12,6 +12,7 @@ namespace cs::cli {
 struct ScaleOptions {
   std::string experiment;
   std::vector<std::string> overrides;
+  std::vector<std::string> hardware;  // --set-hardware on the hardware catalog
   std::string gpus = "1,2,4,8,16,32";
   std::string profile;  // --profile: a calibration profile for every point
   bool weak = false;

@@ -2,8 +2,9 @@
 // the simulator predicts for it with that profile's models.
 //   collectives  simulated on the profile's machine rebuilt from the catalog
 //                (drivers/inventory_machine.h) with the profile's link efficiencies and step
-//                latencies;
-//                a point measured with a forced algorithm and protocol runs with them;
+//                latencies and its collective launch latency;
+//                a point measured with a forced algorithm runs with it, and with the forced
+//                protocol or else the faster one;
 //   GEMMs        the profile's compute model with the point itself left out of the table
 //                (leave-one-out: how well the table and the curve predict an unmeasured shape);
 //   memory       the fitted t0 + bytes / bandwidth.
@@ -69,12 +70,16 @@ void check_collectives(const cal::ProfileModel& pm, const ValidateOptions& o, st
     spec.op = *parse_collective_op(c.op);
     spec.size = c.bytes;
     spec.ranks.assign(gpus.begin(), gpus.begin() + c.ranks);
-    Duration predicted{0};
+    // A forced algorithm runs forced, with the forced protocol or else the faster one (as NCCL's
+    // tuner picks the protocol when only NCCL_ALGO is set).
     const auto algo = parse_collective_algorithm(c.algorithm);
     const auto proto = protocol(c.protocol);
     std::optional<coll::CollectiveResult> r;
-    if (c.algorithm != "auto" && algo && proto) r = sim.run_fixed(spec, *algo, *proto, nullptr);
-    predicted = r ? r->time : sim.run(spec, where).time;
+    if (c.algorithm != "auto" && algo) {
+      spec.algorithm = *algo;
+      if (proto) r = sim.run_fixed(spec, *algo, *proto, nullptr);
+    }
+    const Duration predicted = r ? r->time : sim.run(spec, c.algorithm != "auto" ? where + "/algorithm" : where).time;
     Checked k;
     k.kind = "collective";
     k.group = c.op + " " + c.link_class;

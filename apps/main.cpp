@@ -87,6 +87,7 @@ int dispatch(int argc, char** argv) {
   if (profile->parsed()) return cs::cli::run_profile_synthetic(profile_opts);
   if (validate->parsed()) {
     if (validate->got_subcommand("profile")) return cs::cli::run_validate_profile(validate_opts);
+    if (validate->got_subcommand("nccl")) return cs::cli::run_validate_nccl(validate_opts);
     return cs::cli::run_validate_megatron(validate_opts);
   }
   auto* topo = app.get_subcommand("topo");

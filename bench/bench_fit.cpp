@@ -33,7 +33,7 @@ struct Case {
 
 int main(int argc, char** argv) {
   const int repeat = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
-  const cs::cal::NominalBandwidths nominal{{{"nvlink", cs::gigabytes_per_second(450)}}};
+  const cs::cal::NominalBandwidths nominal{{{"nvlink", cs::gigabytes_per_second(450)}}, {}};
   const Case cases[] = {{"lines", 1, 1}, {"3-regimes", 3, 1}, {"3-regimes x5", 3, 5}};
   std::printf("%-14s %11s %7s %6s %10s %10s %8s\n", "case", "collectives", "gemm", "fits", "best_s",
               "target_s", "verdict");

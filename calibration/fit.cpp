@@ -20,6 +20,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -410,29 +411,202 @@ std::optional<double> fit_overlap(const Profile& p) {
   return median(std::move(v));
 }
 
-// Per link class: all_reduce, ring (else auto), the largest rank count, simple (else the first
-// protocol by name), the segment with the largest max_bytes.
-std::vector<NetworkClassModel> fit_network(const std::vector<CollectiveFit>& fits) {
-  std::map<std::string, const CollectiveFit*> chosen;
-  const auto rank = [](const CollectiveFit& f) {
-    // Lower is better: algorithm, then ranks (more first), then protocol, then size (larger first).
-    return std::make_tuple(f.algorithm == "ring" ? 0 : 1, -f.ranks, f.protocol == "simple" ? 0 : 1,
-                           f.protocol, -f.max_bytes.value());
-  };
-  for (const CollectiveFit& f : fits) {
-    if (f.op != "all_reduce" || f.ranks < 2) continue;
-    if (f.algorithm != "ring" && f.algorithm != "auto") continue;
-    auto [it, inserted] = chosen.emplace(f.link_class, &f);
-    if (!inserted && rank(f) < rank(*it->second)) it->second = &f;
+// ---- the network model: the collective model's ring all-reduce, inverted (fit.h) ----------
+
+// What a point ran: the forced algorithm or protocol, else NCCL's captured choice ("" unknown).
+const std::string& ran(const std::string& forced, const std::string& captured) {
+  return forced != "auto" ? forced : captured;
+}
+
+// The ring all-reduce points of one (link class, protocol): t = L + x u + z v.
+struct RingSeries {
+  std::size_t cls = 0;       // index in the classes
+  std::string protocol;      // "simple" or "ll"
+  std::vector<int> ranks;    // distinct rank counts, increasing
+  int points = 0;
+};
+
+struct RingPoint {
+  std::size_t series = 0;
+  double x = 0;  // steps, 2 (n - 1)
+  double z = 0;  // bus bytes, 2 (n - 1) / n S
+  double t = 0;  // seconds
+};
+
+struct RingClass {
+  std::string link_class;
+  Duration path{0};
+  std::size_t simple = 0;           // its Simple series
+  std::optional<std::size_t> ll;    // its LL series, when measured
+};
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (int n : ranks) out += (out.empty() ? "" : ", ") + std::to_string(n);
+  return out;
+}
+
+// Relative-error least squares of t = L + x u_s + z v_s over every series at once (one launch
+// latency L shared by all), with bounds L >= 0, u_s >= the path latency of the series' class,
+// v_s >= 0, and the unknowns in `fixed` held at their values. theta = [L, u_0, v_0, u_1, v_1, ...].
+// An unknown that the free solution puts below its bound is fixed at the bound and the others
+// solved again (the first such unknown in that order, one at a time) until none is below.
+std::vector<double> solve_ring(const std::vector<RingPoint>& pts, const std::vector<RingSeries>& series,
+                               const std::vector<RingClass>& classes, std::vector<std::optional<double>> fixed) {
+  const std::size_t k = 1 + 2 * series.size();
+  std::vector<double> lower(k, 0.0);
+  for (std::size_t s = 0; s < series.size(); ++s) lower[1 + 2 * s] = to_seconds(classes[series[s].cls].path);
+  // Columns scaled to their largest value, so that steps (~10) and bytes (~1e9) stay comparable.
+  std::vector<double> scale(k, 1.0);
+  for (const RingPoint& p : pts) {
+    scale[1 + 2 * p.series] = std::max(scale[1 + 2 * p.series], p.x);
+    scale[2 + 2 * p.series] = std::max(scale[2 + 2 * p.series], p.z);
   }
-  std::vector<NetworkClassModel> out;
-  for (const auto& [link_class, f] : chosen) {
+  std::vector<double> theta(k, 0.0);
+  for (std::size_t pass = 0; pass <= k; ++pass) {
+    std::vector<std::size_t> free;
+    for (std::size_t j = 0; j < k; ++j) {
+      if (!fixed[j]) free.push_back(j);
+    }
+    // Row i of the weighted problem (weight 1/t^2): (phi_i . theta - t_i) / t_i.
+    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(pts.size()), static_cast<Eigen::Index>(free.size()));
+    Eigen::VectorXd b(static_cast<Eigen::Index>(pts.size()));
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const RingPoint& p = pts[i];
+      std::vector<double> phi(k, 0.0);
+      phi[0] = 1;
+      phi[1 + 2 * p.series] = p.x;
+      phi[2 + 2 * p.series] = p.z;
+      double known = 0;
+      for (std::size_t j = 0; j < k; ++j) {
+        if (fixed[j]) known += phi[j] * *fixed[j];
+      }
+      const auto r = static_cast<Eigen::Index>(i);
+      for (std::size_t f = 0; f < free.size(); ++f) a(r, static_cast<Eigen::Index>(f)) = phi[free[f]] / scale[free[f]] / p.t;
+      b(r) = (p.t - known) / p.t;
+    }
+    const Eigen::VectorXd sol = free.empty() ? Eigen::VectorXd() : Eigen::VectorXd(a.colPivHouseholderQr().solve(b));
+    std::optional<std::size_t> below;
+    for (std::size_t j = 0; j < k; ++j) {
+      if (fixed[j]) theta[j] = *fixed[j];
+    }
+    for (std::size_t f = 0; f < free.size(); ++f) {
+      const std::size_t j = free[f];
+      theta[j] = sol(static_cast<Eigen::Index>(f)) / scale[j];
+      if (!below && theta[j] < lower[j]) below = j;
+    }
+    if (!below) break;
+    fixed[*below] = lower[*below];
+  }
+  return theta;
+}
+
+struct NetworkFit {
+  std::vector<NetworkClassModel> classes;
+  std::optional<CollectiveLaunchModel> launch;
+};
+
+NetworkFit fit_network(const Profile& p, const NominalBandwidths& nominal) {
+  // The ok all_reduce points that ran ring with the Simple or the LL protocol, by (class, protocol).
+  std::map<std::pair<std::string, std::string>, std::vector<const CollectivePoint*>> groups;
+  for (const CollectivePoint& c : p.collectives) {
+    if (c.op != "all_reduce" || c.ranks < 2 || !usable(c)) continue;
+    if (ran(c.algorithm, c.nccl_choice.algorithm) != "ring") continue;
+    const std::string& protocol = ran(c.protocol, c.nccl_choice.protocol);
+    if (protocol == "simple" || protocol == "ll") groups[{c.link_class, protocol}].push_back(&c);
+  }
+  // A series needs two sizes at one rank count at least (else its bandwidth term is unknown); a
+  // class needs its Simple series (its link efficiency and step latency).
+  const auto sizes_ok = [](const std::vector<const CollectivePoint*>& pts) {
+    std::map<int, std::set<std::int64_t>> sizes;
+    for (const CollectivePoint* c : pts) sizes[c->ranks].insert(c->bytes.value());
+    return std::any_of(sizes.begin(), sizes.end(), [](const auto& s) { return s.second.size() >= 2; });
+  };
+  std::vector<RingClass> classes;
+  std::vector<RingSeries> series;
+  std::vector<RingPoint> pts;
+  const auto add_series = [&](std::size_t cls, const std::string& protocol, const std::vector<const CollectivePoint*>& points) {
+    RingSeries rs;
+    rs.cls = cls;
+    rs.protocol = protocol;
+    std::set<int> ranks;
+    for (const CollectivePoint* c : points) {
+      ranks.insert(c->ranks);
+      const double n = c->ranks;
+      pts.push_back(RingPoint{series.size(), 2 * (n - 1), bus_factor("all_reduce", c->ranks) * static_cast<double>(c->bytes.value()),
+                              seconds(c->timing->median)});
+    }
+    rs.ranks.assign(ranks.begin(), ranks.end());
+    rs.points = static_cast<int>(points.size());
+    series.push_back(std::move(rs));
+    return series.size() - 1;
+  };
+  for (const auto& [key, points] : groups) {
+    const auto& [link_class, protocol] = key;
+    if (protocol != "simple" || !sizes_ok(points)) continue;
+    RingClass rc;
+    rc.link_class = link_class;
+    const auto path = nominal.ring_step_path_latency.find(link_class);
+    if (path != nominal.ring_step_path_latency.end()) rc.path = path->second;
+    const std::size_t cls = classes.size();
+    rc.simple = add_series(cls, "simple", points);
+    const auto ll = groups.find({link_class, "ll"});
+    if (ll != groups.end() && sizes_ok(ll->second)) rc.ll = add_series(cls, "ll", ll->second);
+    classes.push_back(std::move(rc));
+  }
+  NetworkFit out;
+  if (classes.empty()) return out;
+
+  // The launch latency is the intercept over the step counts: two rank counts in one series.
+  const bool identified = std::any_of(series.begin(), series.end(), [](const RingSeries& s) { return s.ranks.size() >= 2; });
+  std::vector<std::optional<double>> fixed(1 + 2 * series.size());
+  if (!identified) fixed[0] = 0.0;
+  const std::vector<double> theta = solve_ring(pts, series, classes, fixed);
+  if (!std::all_of(theta.begin(), theta.end(), [](double v) { return std::isfinite(v); })) return out;
+
+  const auto describe = [&](const RingClass& c) {
+    std::string d = "simple at " + rank_list(series[c.simple].ranks) + " ranks";
+    if (c.ll) d += ", ll at " + rank_list(series[*c.ll].ranks) + " ranks";
+    return d;
+  };
+  std::string over;
+  for (const RingClass& c : classes) over += (over.empty() ? "" : "; ") + c.link_class + ": " + describe(c);
+  CollectiveLaunchModel launch;
+  launch.latency = profile_seconds(theta[0]);
+  if (identified) {
+    launch.status = "fitted";
+    launch.from = "the intercept over the step counts 2 (n - 1) of the ring all_reduce points (" + over + ")";
+    if (theta[0] <= 0) launch.from += "; the unbounded intercept was negative: held at 0";
+  } else {
+    launch.status = "assumed";
+    launch.from = "assumed 0: ring all_reduce was measured at one rank count only (" + over +
+                  "), which cannot tell the launch latency from the steps; the step latencies hold both";
+  }
+  out.launch = launch;
+
+  for (std::size_t ci = 0; ci < classes.size(); ++ci) {
+    const RingClass& c = classes[ci];
+    const auto u = [&](std::size_t s) { return theta[1 + 2 * s]; };
+    const auto v = [&](std::size_t s) { return theta[2 + 2 * s]; };
+    const double path = to_seconds(c.path);
     NetworkClassModel m;
-    m.link_class = link_class;
-    m.link_efficiency = f->link_efficiency;
-    m.step_latency = f->alpha / (2 * static_cast<std::int64_t>(f->ranks - 1));
-    m.from = f->op + " " + f->algorithm + " " + f->protocol + " " + std::to_string(f->ranks) + " ranks";
-    out.push_back(std::move(m));
+    m.link_class = c.link_class;
+    const auto nom = nominal.per_class.find(c.link_class);
+    if (nom != nominal.per_class.end() && nom->second.value() > 0 && v(c.simple) > 0) {
+      m.link_efficiency = 1.0 / (v(c.simple) * nom->second.value());
+    }
+    m.path_latency = c.path;
+    m.step_latency = profile_seconds(std::max(u(c.simple) - path, 0.0));
+    if (c.ll) m.ll_step_latency = profile_seconds(std::max(u(*c.ll) - path, 0.0));
+    double abs_sum = 0;
+    for (const RingPoint& pt : pts) {
+      if (series[pt.series].cls != ci) continue;
+      abs_sum += std::fabs((theta[0] + pt.x * u(pt.series) + pt.z * v(pt.series) - pt.t) / pt.t);
+      ++m.points;
+    }
+    m.mape = abs_sum / m.points;
+    m.from = "all_reduce ring " + describe(c);
+    out.classes.push_back(std::move(m));
   }
   return out;
 }
@@ -504,7 +678,9 @@ Models fit_models(const Profile& p, const NominalBandwidths& nominal) {
   m.memory = fit_memory(p);
   m.launch_overhead = fit_launch(p);
   m.overlap_slowdown = fit_overlap(p);
-  m.network = fit_network(m.collectives);
+  NetworkFit network = fit_network(p, nominal);
+  m.network = std::move(network.classes);
+  m.collective_launch = std::move(network.launch);
   return m;
 }
 

@@ -20,10 +20,13 @@
 
 namespace cs::cal {
 
-// Per-GPU nominal bandwidth of each link class ("nvlink", "pcie", "network"), from the hardware
-// catalog; a class that is absent has no nominal (its link efficiencies stay 0).
+// What the catalog says about each link class ("nvlink", "pcie", "network"): the per-GPU nominal
+// bandwidth (a class that is absent has none, and its link efficiencies stay 0), and the wire
+// latency of the path one ring step crosses, which the simulator adds to every step of its own
+// (absent: 0). calibration/nominal.h fills both from the hardware catalog.
 struct NominalBandwidths {
   std::map<std::string, Bandwidth> per_class;
+  std::map<std::string, Duration> ring_step_path_latency;
 };
 
 // Fits t = alpha + beta S to (size, time) points (times > 0; others are ignored) by relative-error
@@ -66,15 +69,48 @@ std::vector<CollectiveFit> fit_piecewise(std::vector<FitPoint> pts, const Piecew
 
 // Every model of the profile from its ok points (docs/calibration-profile.md, "models"):
 //   collectives  grouped by (op, algorithm, protocol, ranks, link_class), piecewise; bus bandwidth
-//                = bus factor / beta; nominal and link efficiency from `nominal`.
+//                = bus factor / beta; nominal and link efficiency from `nominal` (bus bandwidth /
+//                nominal: a link's efficiency only where the algorithm's bus bandwidth is a
+//                link's, see network).
 //   gemm         per dtype: best rate, the table of shapes (duplicates: the median rate), the
 //                curve t(F) = t0 + F / rate by the same relative-error fit with rate <= best.
 //   memory       t(B) = t0 + B / bandwidth over all memory points.
 //   launch       the median; overlap: the median slowdown.
-//   network      per link class: the all_reduce fit with algorithm ring (else auto), at the
-//                largest rank count, protocol simple (else the first by name), its segment with
-//                the largest max_bytes: link efficiency, step latency alpha / (2 (n - 1)).
+//   network and collective_launch: the collective model's ring all-reduce inverted, below.
 // The output is sorted, so the same points always give the same models.
+//
+// The network model. The simulator runs a ring all-reduce of S bytes on n ranks of one link
+// class c, alone on an idle machine, in (sim/collectives/collective_runner.h, schedule.h)
+//     t = L + x (s_c,p + w_c) + z / (e_c N_c),   x = 2 (n - 1),   z = 2 (n - 1) / n S,
+// L the collective launch latency (once per collective, every protocol), s_c,p the class's step
+// latency for the protocol p (Simple or LL), w_c the wire latency of the path one ring step
+// crosses (the simulator adds its route's latency itself), e_c the class's efficiency and N_c its
+// nominal per-GPU bandwidth: the Simple protocol puts the data bytes on the wire, so its bus
+// bandwidth 1 / v is e_c N_c. (LL puts more wire bytes per data byte; its v is fitted on its own
+// and not used.) The fit inverts that model on the points that ran it:
+//   points   all_reduce, ok, ring and Simple or LL: the forced algorithm and protocol, else NCCL's
+//            captured choice. Not NVLS (it reduces in the switch: its bus bandwidth is the
+//            switch's reduction rate, not a link's, and can exceed the link), not trees (their
+//            bus bandwidth depends on the tree's shape), not LL128 (not in the collective
+//            model), not a point whose algorithm was not captured (it ran something unknown).
+//            A class needs Simple points at two sizes of one rank count at least; its LL points
+//            join when they have two sizes of one rank count too.
+//   unknowns L, and per class and protocol u = s + w and v, in one relative-error least-squares
+//            fit (weights 1/t^2, as every fit here) over all classes and protocols at once:
+//            t = L + x u + z v is linear in them. Bounds L >= 0, u >= w_c, v >= 0: an unknown
+//            that the free solution puts below its bound is held at the bound and the others
+//            solved again.
+//   L        is the intercept over the step counts x: it needs one class and protocol measured
+//            at two rank counts. With one rank count only, x u and L cannot be told apart: L is
+//            taken as 0 (status "assumed", with the reason in `from`) and the steps hold it,
+//            which reproduces the measured latency at that rank count.
+//   results  per class: link efficiency 1 / (v_Simple N_c) (0 when N_c is unknown), step latency
+//            u_Simple - w_c, LL step latency u_LL - w_c, w_c itself (path_latency), the points
+//            and the fit's MAPE over them; and L (collective_launch). w_c and N_c come from
+//            `nominal` (calibration/nominal.h: the catalog's wire latencies and bandwidths); no
+//            simulator constant enters.
+// On points made by the simulator the fit gives back its parameters exactly (to the picosecond
+// rounding of the times); tests/drivers/synthetic_fit_test.cpp checks it for every catalog GPU.
 Models fit_models(const Profile& p, const NominalBandwidths& nominal);
 
 }  // namespace cs::cal

@@ -205,21 +205,39 @@ struct MemoryModel {
   double r2 = 0, mape = 0;
 };
 
-// What the simulator's network model takes, per link class.
+// What the simulator's network model takes, per link class (fit.h, fit_models: the collective
+// model's ring all-reduce inverted).
 struct NetworkClassModel {
   std::string link_class;  // hw::kLinkClassNames
   double link_efficiency = 0;
-  Duration step_latency{0};
-  std::string from;  // "all_reduce ring simple 8 ranks"
+  Duration step_latency{0};  // Simple protocol, one ring step, the wires' latency not included
+  std::string from;          // "all_reduce ring simple at 2, 4, 8 ranks, ll at 2, 4, 8 ranks"
+  std::optional<Duration> ll_step_latency;  // the same with LL, when LL rings were measured
+  // The wire latency of one ring step's path (the catalog's), taken out of the fitted per-step
+  // latency because the simulator adds its path's latency itself; 0 in profiles fitted before
+  // the inversion was exact (their step latency holds everything).
+  Duration path_latency{0};
+  int points = 0;   // ring all-reduce points of the class the fit used (0: not recorded)
+  double mape = 0;  // the fit's mean |relative error| over them
+};
+
+// The fixed latency of one collective (kernel launch and NCCL's setup), once per collective: the
+// collective model's launch latency (fit.h, fit_models).
+inline constexpr std::string_view kLaunchStatusNames[] = {"fitted", "assumed"};
+struct CollectiveLaunchModel {
+  Duration latency{0};
+  std::string status = "fitted";  // kLaunchStatusNames: "assumed" when the points cannot tell it
+  std::string from;               // what it was fitted from, or what was assumed and why
 };
 
 struct Models {
   std::vector<CollectiveFit> collectives;
   std::vector<GemmModel> gemm;
   std::optional<MemoryModel> memory;
-  std::optional<Duration> launch_overhead;
+  std::optional<Duration> launch_overhead;  // of a compute kernel
   std::optional<double> overlap_slowdown;
   std::vector<NetworkClassModel> network;
+  std::optional<CollectiveLaunchModel> collective_launch;  // absent in profiles fitted before it
 };
 
 struct Profile {

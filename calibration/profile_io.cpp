@@ -274,7 +274,16 @@ constexpr std::array kNetworkModelFields = {
     required<&NetworkClassModel::link_class, OneOf<hw::kLinkClassNames>>("link_class"),
     required<&NetworkClassModel::link_efficiency, NonNegative>("link_efficiency"),
     required<&NetworkClassModel::step_latency, Seconds>("step_latency_s"),
+    optional<&NetworkClassModel::ll_step_latency, Seconds>("ll_step_latency_s"),
+    defaulted<&NetworkClassModel::path_latency, Seconds>("path_latency_s"),
+    defaulted<&NetworkClassModel::points, Count<0>>("points"),
+    defaulted<&NetworkClassModel::mape, NonNegative>("mape"),
     required<&NetworkClassModel::from, Text>("from")};
+
+constexpr std::array kCollectiveLaunchFields = {
+    required<&CollectiveLaunchModel::latency, Seconds>("latency_s"),
+    required<&CollectiveLaunchModel::status, OneOf<kLaunchStatusNames>>("status"),
+    required<&CollectiveLaunchModel::from, Text>("from")};
 
 constexpr std::array kModelsFields = {
     defaulted<&Models::collectives, ListOf<Object<kCollectiveFitFields>>>("collectives"),
@@ -282,7 +291,8 @@ constexpr std::array kModelsFields = {
     optional<&Models::memory, Object<kMemoryModelFields>>("memory"),
     optional<&Models::launch_overhead, Seconds>("launch_overhead_s"),
     optional<&Models::overlap_slowdown, NonNegative>("overlap_slowdown"),
-    defaulted<&Models::network, ListOf<Object<kNetworkModelFields>>>("network")};
+    defaulted<&Models::network, ListOf<Object<kNetworkModelFields>>>("network"),
+    optional<&Models::collective_launch, Object<kCollectiveLaunchFields>>("collective_launch")};
 
 // ---- the document ----------------------------------------------------------------------------
 

@@ -31,13 +31,20 @@ void check_status(const ConfigNode& node) {
 
 }  // namespace
 
-ConfigNode sourced_value(const ConfigNode& node) {
+ConfigNode sourced_value(const ConfigNode& node, std::vector<SourcedFact>* facts) {
   node.expect_only({"value", "source", "status", "note"});
   const ConfigNode source = node.at("source");
   if (source.as_string().empty()) source.fail_expected("a non-empty source (a URL or document)");
-  check_status(node.at("status"));
+  const ConfigNode status = node.at("status");
+  check_status(status);
   if (auto note = node.find("note")) note->as_string();
-  return node.at("value");
+  const ConfigNode value = node.at("value");
+  if (facts != nullptr) {
+    const std::string s = status.as_string();
+    facts->push_back({node.path(), node.file(), value.is_string() ? value.as_string() : value.json().dump(),
+                      s.substr(0, s.find_first_of(":( ")), s, source.as_string()});
+  }
+  return value;
 }
 
 }  // namespace cs

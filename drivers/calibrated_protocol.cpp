@@ -28,7 +28,7 @@ void check_profile_gpu(const cal::ProfileModel& profile, const topo::Cluster& cl
 }
 
 CalibratedProtocol calibrate_protocol(const cal::ProfileModel& profile, const coll::ProtocolParams& base) {
-  CalibratedProtocol out{base, nlohmann::json::object()};
+  CalibratedProtocol out{base, nlohmann::json::object(), nlohmann::json::object()};
   for (int i = 0; i < hw::kLinkClassCount; ++i) {
     const auto cls = static_cast<hw::LinkClass>(i);
     coll::LinkClassProtocol& params = out.protocol.of(cls);
@@ -37,23 +37,50 @@ CalibratedProtocol calibrate_protocol(const cal::ProfileModel& profile, const co
     if (measured) {
       params.efficiency = std::min(1.0, m->link_efficiency);
       params.step_latency = m->step_latency;
+      const std::string cls_path = std::string("/link_classes/") + hw::to_string(cls);
+      const std::string status = "measured: fitted from the calibration profile's " + m->from;
+      out.protocol.replaced(cls_path + "/efficiency", std::to_string(params.efficiency), "measured", status, m->from);
+      out.protocol.replaced(cls_path + "/step_latency", format_duration(params.step_latency), "measured", status, m->from);
+      if (m->ll_step_latency) {
+        params.ll_step_latency = *m->ll_step_latency;
+        out.protocol.replaced(cls_path + "/ll_step_latency", format_duration(params.ll_step_latency), "measured", status,
+                              m->from);
+      }
     }
     out.link_classes[hw::to_string(cls)] = {{"efficiency", params.efficiency},
                                             {"step_latency_s", to_seconds(params.step_latency)},
+                                            {"ll_step_latency_s", to_seconds(params.ll_step_latency)},
                                             {"provenance", measured ? "measured" : "nominal"},
                                             {"from", measured ? m->from : std::string("catalog")}};
   }
+  // The launch latency was fitted together with the step latencies (or assumed with them, when
+  // the profile could not tell them apart): the simulator takes it with them.
+  const std::optional<cal::CollectiveLaunchModel>& launch = profile.profile().models.collective_launch;
+  if (launch) {
+    out.protocol.launch_latency = launch->latency;
+    // An assumed launch latency stays listed as an assumption, now the profile's.
+    const bool fitted = launch->status == "fitted";
+    out.protocol.replaced("/collective_model/launch_latency", format_duration(launch->latency),
+                          fitted ? "measured" : "assumed",
+                          (fitted ? "measured: fitted from the calibration profile's " : "assumed by the calibration profile: ") +
+                              launch->from,
+                          launch->from);
+  }
+  out.collective_launch = {{"latency_s", to_seconds(out.protocol.launch_latency)},
+                           {"provenance", !launch ? "nominal" : launch->status == "fitted" ? "measured" : "assumed"},
+                           {"from", launch ? launch->from : std::string("catalog")}};
   return out;
 }
 
 nlohmann::json calibration_summary(const cal::ProfileModel& profile, const std::string& profile_path,
-                                   const nlohmann::json& link_classes) {
+                                   const CalibratedProtocol& calibrated) {
   const cal::Profile& p = profile.profile();
   return {{"profile", profile_path},
           {"kind", p.provenance.kind},
           {"created", p.provenance.created},
           {"gpu", p.inventory.gpus.front().name},
-          {"link_classes", link_classes}};
+          {"link_classes", calibrated.link_classes},
+          {"collective_launch", calibrated.collective_launch}};
 }
 
 void add_compute_tally(nlohmann::json& calibration, const compute::ProvenanceTally& tally) {

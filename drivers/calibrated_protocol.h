@@ -1,7 +1,9 @@
 // A calibration profile applied to one simulation: its GPU must be the cluster's; its network
-// models give the efficiency and Simple step latency of the link classes it measured, as a new
-// protocol-parameter value for the network layout (the cluster is never changed); and what came
-// from where is reported (summary.json "calibration", docs/outputs.md).
+// models give the efficiency and the Simple and LL step latencies of the link classes it
+// measured, and its
+// collective launch model the launch latency of every collective, as a new protocol-parameter
+// value for the network layout (the cluster is never changed); and what came from where is
+// reported (summary.json "calibration", docs/outputs.md).
 #pragma once
 
 #include <string>
@@ -20,17 +22,20 @@ void check_profile_gpu(const cal::ProfileModel& profile, const topo::Cluster& cl
                        const std::string& file, const std::string& where);
 
 struct CalibratedProtocol {
-  coll::ProtocolParams protocol;  // `base` with the measured classes replaced
+  coll::ProtocolParams protocol;  // `base` with the measured classes (and the launch latency) replaced
   // Per class, the values now in force and their provenance ("measured" or "nominal"), for the
   // "calibration"/"link_classes" object of summary.json.
   nlohmann::json link_classes;
+  // The launch latency in force, its provenance ("measured", "assumed" or "nominal") and where
+  // it came from: "calibration"/"collective_launch".
+  nlohmann::json collective_launch;
 };
 CalibratedProtocol calibrate_protocol(const cal::ProfileModel& profile, const coll::ProtocolParams& base);
 
 // The "calibration" object of summary.json without the compute tallies: the profile (named by
-// `profile_path`), its kind, date and GPU, and the link classes.
+// `profile_path`), its kind, date and GPU, the link classes and the collective launch latency.
 nlohmann::json calibration_summary(const cal::ProfileModel& profile, const std::string& profile_path,
-                                   const nlohmann::json& link_classes);
+                                   const CalibratedProtocol& calibrated);
 
 // Adds the compute model's tallies (how many ops took GEMM, memory, launch and overlap values
 // from measured, interpolated, extrapolated or nominal numbers) to `calibration`.

@@ -15,7 +15,8 @@ namespace {
 wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
-                 "flash_attention", "dp_overlap", "grad_reduce_dtype", "pp_scatter_gather"});
+                 "flash_attention", "dp_overlap", "grad_reduce_dtype", "pp_scatter_gather", "zero_unit",
+                 "memory_fragmentation"});
   wl::ParallelPlan p;
   auto degree = [&](const char* key, int& out) {
     if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
@@ -36,6 +37,8 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
     for (const ConfigNode& e : v->elements()) p.layers_per_stage.push_back(static_cast<int>(e.as_int(1, 1 << 20)));
   }
   if (auto v = n.find("zero")) p.zero = static_cast<wl::ZeroStage>(v->as_int(0, 3));
+  if (auto v = n.find("zero_unit")) p.zero_unit = v->as_enum(wl::kZeroUnitNames);
+  if (auto v = n.find("memory_fragmentation")) p.memory_fragmentation = v->as_number();
   p.micro_batch = static_cast<int>(n.at("micro_batch").as_int(1, 1 << 24));
   p.global_batch = static_cast<int>(n.at("global_batch").as_int(1, 1 << 30));
   if (auto v = n.find("sequence_length")) p.sequence_length = static_cast<int>(v->as_int(1, 1 << 24));
@@ -52,7 +55,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
 }  // namespace
 
 Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir) {
-  root.expect_only({"name", "description", "cluster", "cluster_overrides", "model", "plan", "data", "options"});
+  root.expect_only({"name", "description", "cluster", "cluster_overrides", "hardware_overrides", "model", "plan", "data", "options"});
   Experiment e;
   e.file = root.file();
   e.path = root.path();
@@ -62,6 +65,10 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
   if (!fs::exists(e.cluster)) root.at("cluster").fail("no cluster file \"" + e.cluster + "\" and no bundled cluster of that name");
   if (auto o = root.find("cluster_overrides")) {
     for (const ConfigNode& v : o->elements()) e.cluster_overrides.push_back(v.as_string());
+  }
+  if (auto o = root.find("hardware_overrides")) {
+    for (const ConfigNode& v : o->elements()) e.hardware_overrides.push_back(v.as_string());
+    e.hardware_overrides_where = o->path();
   }
   e.model = resolve_model(root.at("model").as_string(), base_dir, root.file(), root.at("model").path());
   e.plan = parse_plan(root.at("plan"));

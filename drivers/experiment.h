@@ -17,6 +17,10 @@ struct Experiment {
   std::string name;
   std::string cluster;                 // path or bundled name
   std::vector<std::string> cluster_overrides;
+  // "/json/pointer=value" changes to the hardware catalog for this experiment
+  // ("/gpus/H100-SXM/efficiency/gemm/value=0.8"): what-ifs on the catalog's values.
+  std::vector<std::string> hardware_overrides;
+  std::string hardware_overrides_where;  // the JSON path (or option) that named them
   std::string model;                   // path, bundled name or "hf:PATH"
   wl::ParallelPlan plan;
   bool allow_oom = false;

@@ -1,6 +1,7 @@
 #include "drivers/synthetic_profile.h"
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 #include "calibration/fit.h"
@@ -18,11 +19,11 @@ namespace {
 constexpr std::uint64_t kSeed = 20261129;
 
 
-// A "measured" timing around `t`: seeded multiplicative noise of +-1% on the median (so the fits
-// have something to do), p10/p90 half a percent either side, 10 samples.
-cal::Timing timing(Duration t, Rng& rng) {
+// A "measured" timing around `t`: seeded multiplicative noise, uniform in +-noise, on the median
+// (so the fits have something to do), p10/p90 half a percent either side, 10 samples.
+cal::Timing timing(Duration t, Rng& rng, double noise) {
   const double u = static_cast<double>(rng.next() >> 11) / static_cast<double>(1ULL << 53);
-  const double median = to_seconds(t) * (1 + 0.02 * (u - 0.5));
+  const double median = to_seconds(t) * (1 + 2 * noise * (u - 0.5));
   cal::Timing x;
   x.median = duration_from_seconds(median);
   x.p10 = duration_from_seconds(median * 0.995);
@@ -35,7 +36,8 @@ cal::Timing timing(Duration t, Rng& rng) {
 
 }  // namespace
 
-cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const std::string& command, const std::string& where) {
+cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const std::string& command, const std::string& where,
+                               double noise) {
   const hw::Catalog& catalog = hw::Catalog::builtin();
   const hw::GpuSpec& gpu = catalog.gpu(gpu_name, "", where);
   const int n = gpu_count > 0 ? gpu_count : 8;
@@ -49,9 +51,13 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
   p.provenance.command = command;
   p.provenance.created = cal::utc_timestamp();
   p.provenance.host = "catalog";
-  p.provenance.notes = "Generated from the hardware catalog (configs/hardware) by the simulator's own models, with +-1% seeded "
-                       "noise: GEMMs and memory-bound kernels by the catalog roofline, collectives and copies by the flow "
-                       "model on one " + gpu.name + " server. Not a measurement: it shows the format and exercises the tools.";
+  char percent[32];
+  std::snprintf(percent, sizeof percent, "%g", 100 * noise);
+  p.provenance.notes = "Generated from the hardware catalog (configs/hardware) by the simulator's own models, with +-" +
+                       std::string(percent) + "% seeded noise: GEMMs and memory-bound kernels by the catalog roofline (kernel time, without the launch overhead), "
+                       "collectives and copies by the flow model on one " + gpu.name + " server (collectives also with ring, "
+                       "tree and NVLS forced, as --algos measures). Not a measurement: it shows the format and exercises the "
+                       "tools.";
   p.inventory.driver_version = p.inventory.cuda_runtime_version = p.inventory.cublas_version = p.inventory.nccl_version = "";
   p.inventory.nodes = 1;
   for (int i = 0; i < n; ++i) {
@@ -77,14 +83,19 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
   p.settings.min_samples = 10;
 
   // GEMMs: a log grid and the transformer shapes the workloads generate, timed by the catalog
-  // roofline (A, B read and C written once).
+  // roofline (A, B read and C written once). The probe times a kernel alone, between events, and
+  // the launch overhead apart; the compute model adds the launch overhead to a profile's kernel
+  // times. So a kernel's synthetic time is the roofline's without its launch term.
   const compute::ComputeModel roofline("bf16");
+  const auto kernel_time = [&](const hw::GpuSpec& g, tg::ComputeClass cls, Flops f, Bytes b) {
+    return roofline.time(g, cls, f, b) - g.roofline.kernel_launch;
+  };
   auto add_gemm = [&](std::int64_t m, std::int64_t nn, std::int64_t k, const char* source) {
     cal::GemmPoint g;
     g.shape = {"bf16", m, nn, k};
     g.source = source;
     const Bytes io{2 * (m * k + k * nn + m * nn)};
-    g.timing = timing(roofline.time(gpu, tg::ComputeClass::kGemm, g.shape.flops(), io), rng);
+    g.timing = timing(kernel_time(gpu, tg::ComputeClass::kGemm, g.shape.flops(), io), rng, noise);
     p.gemm.push_back(g);
   };
   for (std::int64_t m = 256; m <= 65536; m *= 4)  // m: tokens of a micro-batch, up to 16 x 4096
@@ -106,12 +117,12 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
       cal::MemoryPoint mp;
       mp.kernel = kernel;
       mp.bytes = Bytes{b};
-      mp.timing = timing(roofline.time(gpu, tg::ComputeClass::kElementwise, Flops{0}, mp.bytes), rng);
+      mp.timing = timing(kernel_time(gpu, tg::ComputeClass::kElementwise, Flops{0}, mp.bytes), rng, noise);
       p.memory.push_back(mp);
     }
   }
   cal::LaunchPoint lp;
-  lp.timing = timing(gpu.roofline.kernel_launch, rng);
+  lp.timing = timing(gpu.roofline.kernel_launch, rng, noise);
   p.launch.push_back(lp);
   if (n >= 2) {
     cal::OverlapPoint op;
@@ -119,7 +130,7 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
     op.collective_op = "all_reduce";
     op.collective_ranks = n;
     op.collective_bytes = Bytes{std::int64_t{1} << 30};
-    op.alone = roofline.time(gpu, tg::ComputeClass::kGemm, op.gemm.flops(), Bytes{0});
+    op.alone = kernel_time(gpu, tg::ComputeClass::kGemm, op.gemm.flops(), Bytes{0});
     op.beside = duration_from_seconds(to_seconds(op.alone) * gpu.roofline.overlap_slowdown);
     p.overlap.push_back(op);
   }
@@ -139,13 +150,19 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
       lk.dst = dst;
       lk.bytes = spec.size;
       lk.link_class = nv ? "nvlink" : "pcie";
-      lk.timing = timing(sim.run(spec).time, rng);
+      lk.timing = timing(sim.run(spec).time, rng, noise);
       p.links.push_back(lk);
     }
   }
+  // Every collective with the algorithm left to the tuner, then, as `clustersim-calibrate --algos`
+  // measures, again with each algorithm forced where NCCL implements it (tree: all_reduce; nvls:
+  // all_reduce, all_gather, reduce_scatter; ring: all but the point-to-point ops) and the
+  // simulator can run it (nvls: all_reduce in an NVLS server), the protocol left to the tuner.
+  // The forced rings give the network fit (calibration/fit.h) ring all-reduce Simple points at
+  // every rank count also where NVLS wins the large sizes.
   static constexpr CollectiveOp kOps[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
                                       CollectiveOp::kAllToAll, CollectiveOp::kBroadcast, CollectiveOp::kSendRecv};
-  for (CollectiveOp op : kOps) {
+  const auto add_points = [&](CollectiveOp op, CollectiveAlgorithm algorithm) {
     for (int ranks = 2; ranks <= n; ranks *= 2) {
       if (op == CollectiveOp::kSendRecv && ranks != 2) continue;
       for (std::int64_t b = 8; b <= (std::int64_t{1} << 30); b *= 4) {
@@ -153,19 +170,33 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
         spec.op = op;
         spec.size = Bytes{b};
         spec.ranks.assign(gpus.begin(), gpus.begin() + ranks);
+        spec.algorithm = algorithm;
         if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllToAll) {
           if (b % ranks != 0) continue;
         }
+        if (algorithm != CollectiveAlgorithm::kAuto && !sim.run_fixed(spec, algorithm, coll::Protocol::kSimple, nullptr)) return;
         const coll::CollectiveResult r = sim.run(spec);
         cal::CollectivePoint cp;
         cp.op = to_string(op);
         cp.ranks = ranks;
         cp.bytes = spec.size;
         cp.link_class = nv ? "nvlink" : "pcie";
+        cp.algorithm = to_string(algorithm);
         cp.nccl_choice = {to_string(r.algorithm), coll::to_string(r.protocol), 0};
-        cp.timing = timing(r.time, rng);
+        cp.timing = timing(r.time, rng, noise);
         p.collectives.push_back(cp);
       }
+    }
+  };
+  for (CollectiveOp op : kOps) add_points(op, CollectiveAlgorithm::kAuto);
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kNvls}) {
+    for (CollectiveOp op : kOps) {
+      const bool point_to_point = op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;
+      const bool nccl_has = algorithm == CollectiveAlgorithm::kRing   ? !point_to_point
+                            : algorithm == CollectiveAlgorithm::kTree ? op == CollectiveOp::kAllReduce
+                                                                      : op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
+                                                                            op == CollectiveOp::kReduceScatter;
+      if (nccl_has) add_points(op, algorithm);
     }
   }
 

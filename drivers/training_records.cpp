@@ -31,6 +31,15 @@ std::vector<TrainingRecord> load_training_records(const ConfigDocument& doc, con
   std::vector<TrainingRecord> out;
   for (const ConfigNode& record : doc.root().at("records").elements()) {
     TrainingRecord r;
+    r.id = record.at("id").as_string();
+    r.use = record.at("use").as_choice({"fit", "check"}) == 0 ? "fit" : "check";
+    if (auto fits = record.find("fits")) {
+      for (const auto& [constant, how] : fits->members()) {
+        how.as_string();
+        r.fits.push_back(constant);
+      }
+    }
+    if (r.use == "fit" && r.fits.empty()) record.at("use").fail("a fit record names the constants fitted on it under \"fits\"");
     r.experiment = parse_experiment(record.at("experiment"), base_dir);
     const ConfigNode config = record.at("config");
     check_against_config(r.experiment, load_model(r.experiment), config);

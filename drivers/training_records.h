@@ -15,6 +15,9 @@
 namespace cs::drv {
 
 struct TrainingRecord {
+  std::string id;                       // "megatron-sc21-row1"
+  std::string use;                      // "fit" (a constant was fitted on it) or "check"
+  std::vector<std::string> fits;        // the constants fitted on it (JSON paths in their files)
   Experiment experiment;
   double params_billion = 0;            // config.params_billion, for tables
   double published_tflops_per_gpu = 0;  // measured.tflops_per_gpu

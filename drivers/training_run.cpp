@@ -5,6 +5,7 @@
 
 #include "calibration/profile_model.h"
 #include "core/errors.h"
+#include "drivers/assumptions.h"
 #include "drivers/calibrated_protocol.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
@@ -77,7 +78,10 @@ void set_throughput(results::IterationResult& r, const Experiment& e, const wl::
 }  // namespace
 
 results::TrainingRun simulate_training(const Experiment& e) {
-  coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides);
+  const std::string hw_where = e.hardware_overrides_where.empty() ? "--set-hardware" : e.hardware_overrides_where;
+  const hw::Catalog catalog =
+      hw::Catalog::builtin_with(e.hardware_overrides, hw_where.rfind('/', 0) == 0 ? e.file : std::string(), hw_where);
+  coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides, catalog);
   const topo::Cluster& cluster = machine.cluster;
   std::shared_ptr<const cal::ProfileModel> profile;
   nlohmann::json calibration;
@@ -88,7 +92,7 @@ results::TrainingRun simulate_training(const Experiment& e) {
     check_profile_gpu(*profile, cluster, e.profile, where.rfind('/', 0) == 0 ? e.file : std::string(), where);
     CalibratedProtocol calibrated = calibrate_protocol(*profile, machine.protocol);
     machine.protocol = calibrated.protocol;
-    calibration = calibration_summary(*profile, e.profile, calibrated.link_classes);
+    calibration = calibration_summary(*profile, e.profile, calibrated);
   }
   wl::Model model = load_model(e);
   const int gpus = e.plan.gpus();
@@ -130,11 +134,15 @@ results::TrainingRun simulate_training(const Experiment& e) {
   r.simulated_ranks = static_cast<int>(graph.graph.ranks());
   r.events = sim.events_executed();
   std::vector<results::RankBreakdown> stalls = results::attribute_stalls(graph.graph, ex.timeline(), ex.end_time());
-  r.imbalance = results::imbalance_finding(graph, stalls, r.iteration);
+  r.largest_stall = results::largest_stall(stalls, r.iteration);
+  r.imbalance = results::load_imbalance(stalls, results::rank_places(graph), r.iteration);
   std::vector<results::LinkUse> links = link_uses(net, cluster.link_count(), r.iteration);
   if (profile) add_compute_tally(calibration, compute.tally());
+  const std::span<const topo::NodeId> job_gpus = cluster.gpus().subspan(0, static_cast<std::size_t>(gpus));
+  std::vector<SourcedFact> assumptions = training_assumptions(machine, catalog, job_gpus, compute.dtype(), profile.get());
   return results::TrainingRun{std::move(machine.cluster), std::move(model), std::move(graph), ex.timeline(),
-                              std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration)};
+                              std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration),
+                              std::move(assumptions)};
 }
 
 }  // namespace cs::drv

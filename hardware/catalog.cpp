@@ -56,6 +56,8 @@ template <class Map>
 Catalog Catalog::from_documents(
     const std::vector<std::pair<std::string, std::string>>& name_and_text) {
   Catalog c;
+  std::vector<SourcedFact> facts;
+  auto sourced_value_of = [&facts](const ConfigNode& node) { return sourced_value(node, &facts); };
   // Parsed documents stay alive while nodes point into them.
   std::vector<ConfigDocument> docs;
   docs.reserve(name_and_text.size());
@@ -84,22 +86,22 @@ Catalog Catalog::from_documents(
           bool ok = false;
           for (auto d : kDtypes) ok = ok || d == dtype;
           if (!ok) value.fail("unknown data type \"" + dtype + "\" (allowed: bf16, fp16, fp8, fp4, tf32, fp32, fp64)");
-          g.peak[dtype] = sourced_value(value).as_flop_rate();
+          g.peak[dtype] = sourced_value_of(value).as_flop_rate();
         }
         if (!g.peak.count("bf16")) peak.fail("missing required key \"bf16\"");
-        g.hbm_capacity = sourced_value(node.at("hbm_capacity")).as_bytes();
+        g.hbm_capacity = sourced_value_of(node.at("hbm_capacity")).as_bytes();
         if (g.hbm_capacity.value() <= 0) node.at("hbm_capacity").fail("HBM capacity must be positive");
-        g.hbm_bandwidth = sourced_value(node.at("hbm_bandwidth")).as_bandwidth();
+        g.hbm_bandwidth = sourced_value_of(node.at("hbm_bandwidth")).as_bandwidth();
         if (auto nv = node.find("nvlink")) {
           g.nvlink = nv->as_string();
           gpu_nvlink_refs.push_back(*nv);
         }
-        g.pcie_bandwidth = sourced_value(node.at("pcie_bandwidth")).as_bandwidth();
-        g.tdp_watts = parse_watts(sourced_value(node.at("tdp")));
+        g.pcie_bandwidth = sourced_value_of(node.at("pcie_bandwidth")).as_bandwidth();
+        g.tdp_watts = parse_watts(sourced_value_of(node.at("tdp")));
         const ConfigNode eff = node.at("efficiency");
         eff.expect_only({"gemm", "attention", "memory", "kernel_launch", "overlap_slowdown"});
         auto fraction = [&](const char* key) {
-          const ConfigNode v = sourced_value(eff.at(key));
+          const ConfigNode v = sourced_value_of(eff.at(key));
           const double x = v.as_number();
           if (!(x > 0 && x <= 1)) v.fail_expected("a fraction in (0, 1]");
           return x;
@@ -107,9 +109,9 @@ Catalog Catalog::from_documents(
         g.roofline.gemm = fraction("gemm");
         g.roofline.attention = fraction("attention");
         g.roofline.memory = fraction("memory");
-        g.roofline.kernel_launch = sourced_value(eff.at("kernel_launch")).as_duration();
+        g.roofline.kernel_launch = sourced_value_of(eff.at("kernel_launch")).as_duration();
         {
-          const ConfigNode v = sourced_value(eff.at("overlap_slowdown"));
+          const ConfigNode v = sourced_value_of(eff.at("overlap_slowdown"));
           g.roofline.overlap_slowdown = v.as_number();
           if (!(g.roofline.overlap_slowdown >= 1 && g.roofline.overlap_slowdown <= 10)) v.fail_expected("a slowdown factor from 1 to 10");
         }
@@ -125,9 +127,9 @@ Catalog Catalog::from_documents(
         if (auto d = node.find("description")) d->as_string();
         NvlinkSpec n;
         n.name = nv_name;
-        n.per_gpu_bandwidth = sourced_value(node.at("per_gpu_bandwidth")).as_bandwidth();
-        n.links_per_gpu = static_cast<int>(sourced_value(node.at("links_per_gpu")).as_int(1, 1024));
-        const ConfigNode red = sourced_value(node.at("switch_reduction_per_gpu"));
+        n.per_gpu_bandwidth = sourced_value_of(node.at("per_gpu_bandwidth")).as_bandwidth();
+        n.links_per_gpu = static_cast<int>(sourced_value_of(node.at("links_per_gpu")).as_int(1, 1024));
+        const ConfigNode red = sourced_value_of(node.at("switch_reduction_per_gpu"));
         if (!(red.is_string() && red.as_string() == "none")) n.switch_reduction_per_gpu = red.as_bandwidth();
         c.nvlinks_.emplace(nv_name, std::move(n));
       }
@@ -140,8 +142,8 @@ Catalog Catalog::from_documents(
         if (auto d = node.find("description")) d->as_string();
         NicSpec n;
         n.name = nic_name;
-        n.bandwidth = sourced_value(node.at("bandwidth")).as_bandwidth();
-        n.latency = sourced_value(node.at("latency")).as_duration();
+        n.bandwidth = sourced_value_of(node.at("bandwidth")).as_bandwidth();
+        n.latency = sourced_value_of(node.at("latency")).as_duration();
         c.nics_.emplace(nic_name, std::move(n));
       }
     }
@@ -154,7 +156,7 @@ Catalog Catalog::from_documents(
         class_seen[i] = true;
         node.expect_only({"description", "latency"});
         if (auto d = node.find("description")) d->as_string();
-        c.wire_latency_[static_cast<std::size_t>(i)] = sourced_value(node.at("latency")).as_duration();
+        c.wire_latency_[static_cast<std::size_t>(i)] = sourced_value_of(node.at("latency")).as_duration();
       }
     }
   }
@@ -163,7 +165,43 @@ Catalog Catalog::from_documents(
     const std::string name = ref.as_string();
     if (!c.nvlinks_.count(name)) fail_unknown(c.nvlinks_, "NVLink generation", name, ref.file(), ref.path());
   }
+  for (SourcedFact& f : facts) c.facts_.emplace(f.path, std::move(f));
   return c;
+}
+
+Catalog Catalog::builtin_with(const std::vector<std::string>& overrides, const std::string& file, const std::string& where) {
+  if (overrides.empty()) return builtin();
+  std::vector<std::pair<std::string, std::string>> docs = builtin_catalog_documents();
+  std::vector<std::string> set_paths;
+  for (const std::string& o : overrides) {
+    const std::string pointer = o.substr(0, o.find('='));
+    const std::string parent = pointer.substr(0, pointer.rfind('/'));
+    bool applied = false;
+    for (auto& [name, text] : docs) {
+      nlohmann::json j = nlohmann::json::parse(text);
+      if (pointer.empty() || pointer[0] != '/' || !j.contains(nlohmann::json::json_pointer(parent.empty() ? "" : parent))) continue;
+      apply_override(j, name, o);
+      text = j.dump();
+      applied = true;
+      break;
+    }
+    if (!applied) throw ConfigError(file, where, "no hardware catalog value at \"" + pointer + "\" (configs/hardware, docs/hardware-catalog.md)");
+    // "/gpus/H100-SXM/efficiency/gemm/value" sets the sourced value "/gpus/H100-SXM/efficiency/gemm".
+    set_paths.push_back(pointer.size() > 6 && pointer.ends_with("/value") ? pointer.substr(0, pointer.size() - 6) : pointer);
+  }
+  Catalog c = from_documents(docs);
+  for (const std::string& path : set_paths) {
+    auto it = c.facts_.find(path);
+    if (it == c.facts_.end()) continue;
+    it->second.kind = "user";
+    it->second.status = "user: set by " + (file.empty() ? where : file + " at " + where);
+  }
+  return c;
+}
+
+const SourcedFact* Catalog::fact(const std::string& path) const {
+  auto it = facts_.find(path);
+  return it == facts_.end() ? nullptr : &it->second;
 }
 
 const Catalog& Catalog::builtin() {

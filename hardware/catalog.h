@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/sourced_value.h"
 #include "core/units.h"
 #include "hardware/link_class.h"
 
@@ -60,6 +61,11 @@ class Catalog {
   static const Catalog& builtin();
   // Parses catalog documents (used by builtin() and by tests). Errors are ConfigErrors.
   static Catalog from_documents(const std::vector<std::pair<std::string, std::string>>& name_and_text);
+  // The built-in catalog with "/json/pointer=value" overrides applied, each to the document that
+  // holds the pointer's parent ("/gpus/H100-SXM/efficiency/gemm/value=0.8"); the values they set
+  // are then the user's (SourcedFact kind "user"). A pointer no document holds is a ConfigError
+  // at `file` and `where` (the experiment's JSON path, or the option).
+  static Catalog builtin_with(const std::vector<std::string>& overrides, const std::string& file, const std::string& where);
 
   const GpuSpec& gpu(const std::string& name, const std::string& file, const std::string& path) const;
   const NvlinkSpec& nvlink(const std::string& name, const std::string& file, const std::string& path) const;
@@ -67,6 +73,10 @@ class Catalog {
   // The wire latency of one traversal of a link of this class, given to links that cluster files
   // generate without one (for the network: one switch hop). Zero when no document sets it.
   Duration wire_latency(LinkClass c) const { return wire_latency_[static_cast<int>(c)]; }
+
+  // What a sourced value of the catalog says of itself, by its JSON path in its document
+  // ("/gpus/H100-SXM/efficiency/gemm"); null when the catalog has no such value.
+  const SourcedFact* fact(const std::string& path) const;
 
   const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
   const std::map<std::string, NvlinkSpec>& nvlinks() const { return nvlinks_; }
@@ -77,6 +87,7 @@ class Catalog {
   std::map<std::string, NvlinkSpec> nvlinks_;
   std::map<std::string, NicSpec> nics_;
   std::array<Duration, kLinkClassCount> wire_latency_{};
+  std::map<std::string, SourcedFact> facts_;  // by path
 };
 
 // The catalog files compiled into the binary, (name, text) in name order

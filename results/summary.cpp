@@ -29,6 +29,15 @@ nlohmann::json network_summary(const TrainingRun& s) {
   return {{"bytes_by_tier", tiers}, {"busiest_links", top}};
 }
 
+// The assumed and fitted values the prediction rests on.
+nlohmann::json assumptions_json(const std::vector<SourcedFact>& facts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SourcedFact& f : facts) {
+    out.push_back({{"value_of", f.path}, {"file", f.file}, {"value", f.value}, {"kind", f.kind}, {"status", f.status}});
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPlan& plan, const TrainingRun& s) {
@@ -48,16 +57,24 @@ nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPla
           {"model_tflops_per_gpu", r.model_tflops_per_gpu},
           {"mfu", r.mfu},
           {"memory_bytes", {{"weights", r.memory.weights.value()}, {"gradients", r.memory.gradients.value()},
-                            {"optimizer_state", r.memory.optimizer_state.value()}, {"activations", r.memory.activations.value()},
-                            {"workspace", r.memory.workspace.value()}, {"total", r.memory.total.value()},
+                            {"optimizer_state", r.memory.optimizer_state.value()},
+                            {"gathered_weights", r.memory.gathered_weights.value()},
+                            {"gradient_buckets", r.memory.gradient_buckets.value()}, {"activations", r.memory.activations.value()},
+                            {"workspace", r.memory.workspace.value()}, {"fragmentation", r.memory.fragmentation.value()},
+                            {"total", r.memory.total.value()},
                             {"capacity", r.memory.capacity.value()}, {"worst_stage", r.memory.worst_stage}}},
           {"stalls_s", stall_means(s.stalls)},
           {"network", network_summary(s)},
           {"simulated_ranks", r.simulated_ranks},
-          {"load_imbalance", r.imbalance.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.imbalance)},
+          {"dominant_stall", r.largest_stall.stall ? nlohmann::json(to_string(*r.largest_stall.stall)) : nlohmann::json(nullptr)},
+          {"dominant_stall_share", r.largest_stall.share},
+          {"finding", r.largest_stall.text},
+          {"load_imbalance", r.imbalance ? nlohmann::json(r.imbalance->text) : nlohmann::json(nullptr)},
+          {"load_imbalance_share", r.imbalance ? nlohmann::json(r.imbalance->share) : nlohmann::json(nullptr)},
           {"ops", r.ops},
           {"events", r.events},
-          {"calibration", s.calibration.is_null() ? nlohmann::json(nullptr) : s.calibration}};
+          {"calibration", s.calibration.is_null() ? nlohmann::json(nullptr) : s.calibration},
+          {"assumptions", assumptions_json(s.assumptions)}};
 }
 
 }  // namespace cs::results

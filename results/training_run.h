@@ -6,12 +6,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/sourced_value.h"
 #include "core/units.h"
+#include "results/findings.h"
 #include "results/stall_attribution.h"
 #include "taskgraph/timeline.h"
 #include "topology/cluster.h"
@@ -32,7 +35,8 @@ struct IterationResult {
   wl::MemoryEstimate memory;           // the worst stage
   std::size_t ops = 0;
   int simulated_ranks = 0;
-  std::string imbalance;               // a finding on load imbalance, or empty when balanced
+  LargestStall largest_stall;          // the finding on where the time goes (findings.h)
+  std::optional<LoadImbalance> imbalance;  // the finding on load imbalance, when it explains idle time
   std::uint64_t events = 0;
 };
 
@@ -55,6 +59,8 @@ struct TrainingRun {
   IterationResult result;
   // With a calibration profile: what each quantity was taken from (docs/outputs.md, "calibration").
   nlohmann::json calibration;
+  // The assumed and fitted values the prediction rests on (drivers/assumptions.h).
+  std::vector<SourcedFact> assumptions;
 };
 
 }  // namespace cs::results

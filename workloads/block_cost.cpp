@@ -50,7 +50,9 @@ AttentionCoreCost attention_core_cost(const TransformerConfig& c, const BlockSha
   if (flash_attention) {
     out.forward_traffic = Bytes{qkvo};
     out.backward_traffic = Bytes{2 * qkvo};
-    out.recompute_traffic = Bytes{0};  // inside the fused backward
+    // A full recomputation runs the fused forward again; otherwise the scores are rebuilt
+    // inside the fused backward, whose bytes are already counted.
+    out.recompute_traffic = recompute == Recompute::kFull ? Bytes{qkvo} : Bytes{0};
   } else {
     const std::int64_t score = x.e * x.b * x.heads_t * x.sl * x.s;
     const std::int64_t dropout_half_passes = c.dropout ? 5 : 0;
@@ -84,6 +86,21 @@ std::vector<tg::GemmShape> block_gemm_shapes(const TransformerConfig& c, const B
     out.push_back({x.tokens, x.h, x.f_t});
   }
   return out;
+}
+
+GemmTraffic block_gemm_traffic(const TransformerConfig& c, const BlockShape& x, int ep) {
+  const std::vector<tg::GemmShape> shapes = block_gemm_shapes(c, x, ep);
+  const auto both = [&](const std::vector<tg::GemmShape>& fwd, std::int64_t in,
+                        std::int64_t times) {
+    return GemmTraffic{gemm_traffic(fwd, in, x.e) * times,
+                       gemm_traffic(backward_gemms(fwd), in, x.e) * times};
+  };
+  if (!c.is_moe()) return both(shapes, x.g, 1);
+  const GemmTraffic projections = both({shapes[0], shapes[1]}, x.g, 1);
+  const GemmTraffic experts = both({shapes[2], shapes[3]}, x.g, c.experts / ep);
+  const GemmTraffic router = both({{x.tokens / x.r, c.experts, x.h}}, x.e, 1);
+  return {projections.forward + experts.forward + router.forward,
+          projections.backward + experts.backward + router.backward};
 }
 
 BlockParameters block_parameters_per_gpu(const TransformerConfig& c, const BlockShape& x, int ep) {
@@ -137,7 +154,9 @@ SavedActivations saved_activations(const TransformerConfig& c, const BlockShape&
       break;
     case Recompute::kFull:
       out.saved = Bytes{x.e * rep};  // the block input only
-      out.transient = Bytes{none};
+      // The rebuilt block's first norm reads the kept input itself (the checkpoint is not
+      // copied), so what its backward adds is the rest.
+      out.transient = Bytes{none - x.e * rep};
       break;
   }
   return out;

@@ -43,7 +43,8 @@ BlockFlops block_flops(const TransformerConfig& c, const BlockShape& x);
 //              selective recompute, A/2 (the scores QK^T, rebuilt tile by tile) with flash
 //              attention short of full recompute, 0 otherwise.
 //   HBM bytes  with flash attention (one fused kernel): Q, K, V read and the context written,
-//              qkvo = 2 e T (q_t + kv_t); backward 2 qkvo; recompute 0 (inside the backward).
+//              qkvo = 2 e T (q_t + kv_t); backward 2 qkvo; recompute qkvo again under full
+//              recompute (the fused forward runs again), else 0 (inside the fused backward).
 //              Without it the score tensor, S = e b (a/t) s_l s bytes, goes through HBM once per
 //              pass: forward qkvo + S (8 + 5 d_o)/2 (QK^T writes 1, softmax reads and writes 2,
 //              dropout 2.5, the context GEMM reads 1), backward 2 qkvo + S (14 + 5 d_o)/2 (dP 1,
@@ -80,6 +81,23 @@ ElementwiseTraffic elementwise_traffic(const TransformerConfig& c, const BlockSh
 std::vector<tg::GemmShape> block_gemm_shapes(const TransformerConfig& c, const BlockShape& x,
                                              int ep);
 
+// HBM bytes of the block's GEMM ops: each GEMM reads its two operands and writes its result
+// (gemm_traffic, layer_cost.h), operands g bytes per element, results e bytes.
+//   forward   the shapes of block_gemm_shapes: QKV, output projection, MLP in and out; with MoE
+//             the expert GEMMs once per local expert (E/ep of them) and the router (T/r, E, h),
+//             whose operands stay 2-byte
+//   backward  their backward_gemms, the input and the weight gradient of each
+// The attention core's bytes (Q, K, V, the scores, the context) and the memory-bound kernels'
+// are not here (attention_core_cost, elementwise_traffic). A GPT block in bf16 moves forward
+// 2 (4 T h + 12 T h/t + 12 h^2/t) bytes: 2 (16 T h + 12 h^2) at t = 1, the weights once and 16
+// block-width activations (QKV: in 1, out 3; output projection: 1 + 1; MLP: 1 + 4, 4 + 1);
+// backward twice that.
+struct GemmTraffic {
+  Bytes forward{0};
+  Bytes backward{0};
+};
+GemmTraffic block_gemm_traffic(const TransformerConfig& c, const BlockShape& x, int ep);
+
 // Parameters of one block held by one GPU:
 //   2 norms (norm_parameters each) + attention 2 h q_t + 2 h kv_t (biases q_t + 2 kv_t + h: the
 //   output projection's is row-parallel, whole on every GPU) + the MLP (mlp_parameters of width
@@ -104,7 +122,8 @@ BlockParameters block_parameters_per_gpu(const TransformerConfig& c, const Block
 // s b h (34 + 5 a s/h); with TP s b h (10 + 24/t + 5 a s/(h t)); with TP and SP all of it / t.
 // Selective recompute drops the scores (not with flash attention: its statistics stay) and
 // rebuilds them in backward; full recompute keeps the block input, e rep (2 s b h, /t with SP),
-// and rebuilds everything in backward.
+// and rebuilds the rest in backward (the rebuilt first norm reads the kept input, as
+// Megatron-LM's checkpointed backward does: transient = without_recompute - saved).
 struct SavedActivations {
   Bytes saved{0};              // kept from forward to backward under the recompute mode
   Bytes transient{0};          // rebuilt during the block's backward and freed after

@@ -1,5 +1,6 @@
 #include "workloads/layer_cost.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/errors.h"
@@ -9,13 +10,10 @@
 namespace cs::wl {
 namespace {
 
-// Weights and gradients (2 B per parameter) and the roofline's HBM traffic: weights read once
-// plus every saved activation written once and read once; backward moves twice the forward's.
-void set_memory(LayerCost& out, std::int64_t saved_without_recompute) {
+// Weights and gradients: 2 B per parameter held.
+void set_weights(LayerCost& out) {
   out.weights = Bytes{out.parameters * kActivationBytes};
   out.gradients = Bytes{out.parameters * kActivationBytes};
-  out.forward_memory_traffic = out.weights + Bytes{2 * saved_without_recompute};
-  out.backward_memory_traffic = out.forward_memory_traffic * 2;
 }
 
 void set_tp(LayerCost& out, const TpCommunication& tp) {
@@ -59,17 +57,25 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
   out.attention_backward_traffic = attention.backward_traffic;
   out.attention_recompute_traffic = attention.recompute_traffic;
   out.attention_fused = attention.fused;
+  const GemmTraffic gemm = block_gemm_traffic(c, x, p.ep);
+  out.gemm_forward_traffic = gemm.forward;
+  out.gemm_backward_traffic = gemm.backward;
+  out.gemm_recompute_traffic = p.recompute == Recompute::kFull ? gemm.forward : Bytes{0};
   const ElementwiseTraffic elementwise = elementwise_traffic(c, x);
   out.elementwise_forward = elementwise.forward;
   out.elementwise_backward = elementwise.backward;
   out.gemms = block_gemm_shapes(c, x, p.ep);
+  for (const tg::GemmShape& g : out.gemms) {
+    out.largest_weight = std::max(out.largest_weight, g.n * g.k);
+  }
+  if (c.is_moe()) out.largest_weight = std::max(out.largest_weight, x.h * c.experts);  // router
   const BlockParameters parameters = block_parameters_per_gpu(c, x, p.ep);
   out.parameters = parameters.total;
   out.expert_parameters = parameters.experts;
   const SavedActivations saved = saved_activations(c, x, p.recompute, p.flash_attention);
   out.activations_saved = saved.saved;
   out.recompute_transient = saved.transient;
-  set_memory(out, saved.without_recompute.value());
+  set_weights(out);
   const BlockCommunication comm = block_communication(c, x, p);
   set_tp(out, comm.tp);
   out.moe_all_to_all_bytes = comm.moe_all_to_all;
@@ -83,29 +89,40 @@ LayerCost embedding_cost(const Model& m, const CostParams& p) {
   const BlockShape x = block_shape(c, p);
   const std::int64_t rep = x.rep();
   LayerCost out;
-  std::int64_t saved = c.dropout ? rep : 0;  // embedding dropout mask
+  const std::int64_t mask = c.dropout ? rep : 0;  // embedding dropout mask (1 B per element)
+  const std::int64_t row = x.e * x.tokens * x.h;  // one h-wide row per token
+  const bool learned = c.position == PositionEmbedding::kLearned;
   if (c.input == InputKind::kPatches) {
-    // The patch projection is a GEMM over (channels x patch^2) inputs, replicated over TP.
+    // The patch projection is a GEMM (b p, h, channels x patch^2), replicated over TP, whose
+    // epilogue adds the (learned) positions. HBM bytes: the GEMM's operands and result, the
+    // position rows read, the dropout mask written; backward the GEMM's backward and the mask.
     const std::int64_t patches = c.patch_tokens() - 1;
     const std::int64_t patch_in = std::int64_t{c.channels} * c.patch_size * c.patch_size;
     out.forward = Flops{2.0 * static_cast<double>(x.b * patches) * static_cast<double>(patch_in) *
                         static_cast<double>(x.h)};
     out.backward = out.forward * 2.0;
-    const std::int64_t positions = c.position == PositionEmbedding::kLearned ? c.patch_tokens() : 0;
+    const std::int64_t positions = learned ? c.patch_tokens() : 0;
     out.parameters = patch_in * x.h + (c.bias ? x.h : 0) + x.h + positions * x.h;
-    saved += x.g * x.b * patches * patch_in;
-    out.activations_saved = Bytes{saved};
-    set_memory(out, saved + x.e * x.tokens * x.h);
+    out.largest_weight = std::max(patch_in, positions) * x.h;
+    out.activations_saved = Bytes{mask + x.g * x.b * patches * patch_in};
+    const std::vector<tg::GemmShape> projection = {{x.b * patches, x.h, patch_in}};
+    out.gemm_forward_traffic =
+        gemm_traffic(projection, x.g, x.e) + Bytes{(learned ? row : 0) + mask};
+    out.gemm_backward_traffic = gemm_traffic(backward_gemms(projection), x.g, x.e) + Bytes{mask};
   } else {
     // A lookup: no FLOPs. The token table is split over TP by vocabulary (Megatron's
     // VocabParallelEmbedding, partial rows summed by one all-reduce); positions are replicated.
-    const std::int64_t positions = c.position == PositionEmbedding::kLearned ? c.max_sequence : 0;
+    // HBM bytes, with n tables (tokens, learned positions, token types): forward one row per
+    // token read from each, their sum and the dropout mask written, n e T h + e T h + mask;
+    // backward the output gradient and the mask read, and one row per token accumulated into
+    // each table's gradient (read and written), e T h + mask + 2 n e T h.
+    const std::int64_t positions = learned ? c.max_sequence : 0;
     out.parameters = x.vocab_t * x.h + (positions + c.type_vocab) * x.h;
-    out.activations_saved = Bytes{saved};
-    set_memory(out, saved);
-    out.forward_memory_traffic =
-        Bytes{2 * x.e * x.tokens * x.h + saved};  // rows read, output written
-    out.backward_memory_traffic = out.forward_memory_traffic * 2;
+    out.largest_weight = std::max({x.vocab_t, positions, std::int64_t{c.type_vocab}}) * x.h;
+    out.activations_saved = Bytes{mask};
+    const std::int64_t tables = 1 + (learned ? 1 : 0) + (c.type_vocab > 0 ? 1 : 0);
+    out.gemm_forward_traffic = Bytes{tables * row + row + mask};
+    out.gemm_backward_traffic = Bytes{row + mask + 2 * tables * row};
     if (x.t > 1) {
       out.tp_collective_bytes = Bytes{x.e * x.tokens * x.h};
       if (p.sequence_parallel) {
@@ -116,6 +133,7 @@ LayerCost embedding_cost(const Model& m, const CostParams& p) {
       }
     }
   }
+  set_weights(out);
   out.output_bytes = Bytes{x.e * rep};
   return out;
 }
@@ -130,11 +148,17 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
   LayerCost out;
   out.parameters = norm_parameters(c.norm, x.h);
   std::int64_t saved = x.e * rep;  // final norm input
+  // HBM bytes of the head's GEMMs: operands g bytes per element, results e bytes, except the
+  // vocabulary projection's fp32 logits (kLogitBytes), written once here and read by the
+  // cross-entropy below.
+  const tg::GemmShape vocabulary{x.tokens, v_t, x.h};
   switch (c.head) {
     case HeadKind::kLm:
       out.forward = Flops{2 * T * h * static_cast<double>(v_t)};
-      out.gemms = {{x.tokens, v_t, x.h}};
+      out.gemms = {vocabulary};
+      out.gemm_forward_traffic = gemm_traffic(out.gemms, x.g, kLogitBytes);
       out.parameters += untied;
+      out.largest_weight = v_t * x.h;
       saved += x.g * rep + kLogitBytes * x.tokens * v_t;  // projection input, fp32 logits
       // Column-parallel: identity forward, all-reduce backward.
       set_tp(out, tp_communication(x, false, 0, 1));
@@ -146,8 +170,12 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
     case HeadKind::kMlm:
       // BERT: dense h x h + GELU + norm (replicated over TP), then the vocabulary projection.
       out.forward = Flops{2 * T * h * h + 2 * T * h * static_cast<double>(v_t)};
+      out.gemms = {{x.tokens, x.h, x.h}, vocabulary};
+      out.gemm_forward_traffic =
+          gemm_traffic({out.gemms[0]}, x.g, x.e) + gemm_traffic({vocabulary}, x.g, kLogitBytes);
       out.parameters +=
           x.h * x.h + (c.bias ? x.h : 0) + norm_parameters(c.norm, x.h) + untied + v_t;
+      out.largest_weight = std::max(x.h, v_t) * x.h;
       saved += x.g * rep + 2 * x.e * x.tokens * x.h + x.g * x.tokens * x.h +
                kLogitBytes * x.tokens * v_t;
       set_tp(out, tp_communication(x, false, 0, 1));
@@ -155,13 +183,17 @@ LayerCost head_cost(const Model& m, const CostParams& p) {
     case HeadKind::kClassifier:
       // One token per sample (the class token), replicated over TP.
       out.forward = Flops{2.0 * static_cast<double>(x.b) * h * c.classes};
+      out.gemms = {{x.b, c.classes, x.h}};
+      out.gemm_forward_traffic = gemm_traffic(out.gemms, x.g, x.e);
       out.parameters += x.h * c.classes + (c.bias ? c.classes : 0);
+      out.largest_weight = x.h * c.classes;
       saved += x.g * x.b * x.h;
       break;
   }
   out.backward = out.forward * 2.0;
+  out.gemm_backward_traffic = gemm_traffic(backward_gemms(out.gemms), x.g, x.e);
   out.activations_saved = Bytes{saved};
-  set_memory(out, saved);
+  set_weights(out);
   // The final norm (read, write; backward 3 passes) and, for vocabulary heads, the
   // cross-entropy over the fp32 logits: forward max, exp-sum and normalise (4 passes), backward
   // read the probabilities, subtract the target and write the gradient (3 passes).
@@ -180,9 +212,14 @@ LayerCost cnn_layer_cost(const Model& m, std::size_t index, const CostParams& p)
   out.forward = l.forward_per_sample * static_cast<double>(p.micro_batch);
   out.backward = out.forward * 2.0;
   out.parameters = l.parameters;
+  out.largest_weight = l.parameters;  // the layer list knows no finer module
   const std::int64_t saved = kActivationBytes * p.micro_batch * l.activation_elements;
   out.activations_saved = Bytes{saved};
-  set_memory(out, saved);
+  set_weights(out);
+  // One op per layer (convolutions, norms and activations together): weights read once plus
+  // every saved activation written and read once; backward twice the forward's.
+  out.gemm_forward_traffic = out.weights + Bytes{2 * saved};
+  out.gemm_backward_traffic = out.gemm_forward_traffic * 2;
   out.output_bytes = Bytes{kActivationBytes * p.micro_batch * l.output_elements};
   return out;
 }
@@ -204,6 +241,12 @@ std::vector<tg::GemmShape> backward_gemms(const std::vector<tg::GemmShape>& forw
     out.push_back({g.k, g.n, g.m});
   }
   return out;
+}
+
+Bytes gemm_traffic(const std::vector<tg::GemmShape>& shapes, std::int64_t in, std::int64_t out) {
+  std::int64_t bytes = 0;
+  for (const tg::GemmShape& g : shapes) bytes += in * (g.m * g.k + g.k * g.n) + out * g.m * g.n;
+  return Bytes{bytes};
 }
 
 Flops megatron_eq3_flops(std::int64_t global_batch, std::int64_t sequence, std::int64_t layers,

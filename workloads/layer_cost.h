@@ -30,8 +30,12 @@
 // block keeps what selective recompute keeps plus the softmax statistics (4 bytes per row,
 // b a s/t), and its backward recomputes the scores QK^T (2 T s h/t FLOPs, in `recompute`).
 //
-// Memory traffic is an estimate for a roofline: weights read once plus every saved activation
-// written once and read once (2x); backward moves twice the forward's bytes.
+// HBM traffic, for the roofline of each op the training graph emits: every byte belongs to
+// exactly one op. A GEMM reads its two operands and writes its result (gemm_traffic below); the
+// attention core and the memory-bound kernels (norms, activations, dropout, residual adds, the
+// cross-entropy) count their own bytes (block_cost.h, head_cost) and never a GEMM's. CNN layers
+// are one op each and keep an estimate: weights read once plus every saved activation written
+// and read once, backward twice the forward's.
 #pragma once
 
 #include <cstdint>
@@ -80,14 +84,25 @@ struct LayerCost {
   Flops recompute{0};
   std::int64_t parameters = 0;         // held by this GPU
   std::int64_t expert_parameters = 0;  // the MoE experts among them (data-parallel over dp c / ep)
+  // Parameters of the largest weight matrix it uses on this GPU, one module as DeepSpeed's
+  // ZeRO-3 gathers it (memory.h): a block's largest GEMM weight (Megatron's fused QKV or fc1,
+  // one expert's with MoE) or its router; a token, position or patch table; the head's
+  // projection (a tied head: the token table it shares); a CNN layer's parameters.
+  std::int64_t largest_weight = 0;
   Bytes weights{0};                    // parameters x 2 B (bf16; fp8 training keeps bf16 weights)
   Bytes gradients{0};                  // parameters x 2 B
   Bytes activations_saved{0};          // kept from forward to backward, per the recompute mode
-  // Rebuilt while this layer runs its backward and freed after: the no-recompute activations
-  // under full recompute, the attention-score tensors under selective, 0 without recompute.
+  // Rebuilt while this layer runs its backward and freed after: under full recompute the
+  // no-recompute activations but the kept block input (the rebuilt block reads that one), under
+  // selective the attention-score tensors, 0 without recompute.
   Bytes recompute_transient{0};
-  Bytes forward_memory_traffic{0};  // HBM bytes, estimate (see top of file)
-  Bytes backward_memory_traffic{0};
+  // HBM bytes of the layer's op of class gemm alone: for blocks and heads the operand traffic of
+  // their GEMMs (gemm_traffic); for the embedding the lookup or the patch projection; for a CNN
+  // layer the whole layer (see top of file). `gemm_recompute_traffic`: what the recomputed GEMMs
+  // move again, the forward's under full recompute, else 0.
+  Bytes gemm_forward_traffic{0};
+  Bytes gemm_backward_traffic{0};
+  Bytes gemm_recompute_traffic{0};
   // The attention core (scores QK^T, softmax, dropout, context) as its own kernels, a part of
   // forward / backward / recompute above, with the HBM bytes its kernels move
   // (attention_core_cost in block_cost.h). Zero for CNNs, embeddings and heads.
@@ -126,6 +141,14 @@ struct LayerCost {
 // The backward GEMMs of forward GEMMs: for Y = X W of shape (m, n, k), the input gradient
 // dX = dY W^T (m, k, n) and the weight gradient dW = X^T dY (k, n, m).
 std::vector<tg::GemmShape> backward_gemms(const std::vector<tg::GemmShape>& forward);
+
+// HBM bytes of GEMMs, each C[m x n] = A[m x k] B[k x n] reading its two operands once (`in`
+// bytes per element) and writing its result once (`out` bytes per element), summed over `shapes`:
+//   in (m k + k n) + out m n
+// bf16: 2 (m k + k n + m n); fp8: 1-byte operands, a 2-byte result. The backward of a forward
+// GEMM (its backward_gemms, operands and results as in forward) moves in (2 m n + m k + k n) +
+// out (m k + k n): in bf16 exactly twice the forward's bytes.
+Bytes gemm_traffic(const std::vector<tg::GemmShape>& shapes, std::int64_t in, std::int64_t out);
 
 // One transformer block (attention + MLP or MoE), assembled from the pieces of block_cost.h:
 // block_flops, attention_core_cost, elementwise_traffic, block_gemm_shapes,

@@ -17,12 +17,16 @@ enum class ZeroStage { kNone = 0, kOptimizer = 1, kGradients = 2, kParameters = 
 enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Precision { kBf16, kFp8 };
+// What ZeRO-2/3 reduce-scatter and ZeRO-3 all-gathers at a time (workloads/memory.h): a layer
+// (PyTorch FSDP, one unit per transformer block) or a module (DeepSpeed: one weight matrix).
+enum class ZeroUnit { kLayer, kModule };
 
 inline constexpr EnumName<PipelineSchedule> kPipelineScheduleNames[] = {
     {PipelineSchedule::kGpipe, "gpipe"}, {PipelineSchedule::kOneFOneB, "1f1b"}, {PipelineSchedule::kInterleaved, "interleaved"}};
 inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
 // The precision of matrix work, named as the GPU catalog names its peaks.
+inline constexpr EnumName<ZeroUnit> kZeroUnitNames[] = {{ZeroUnit::kLayer, "layer"}, {ZeroUnit::kModule, "module"}};
 inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kBf16, "bf16"}, {Precision::kFp8, "fp8"}};
 
 struct ParallelPlan {
@@ -36,6 +40,7 @@ struct ParallelPlan {
   int virtual_stages = 1;                            // interleaved 1F1B: model chunks per GPU
   std::vector<int> layers_per_stage;                 // uneven split; empty = even
   ZeroStage zero = ZeroStage::kNone;
+  ZeroUnit zero_unit = ZeroUnit::kLayer;             // the memory of ZeRO-2/3's buffers (memory.h)
   int micro_batch = 1;                               // samples per micro-batch
   int global_batch = 1;                              // samples per iteration (all DP ranks)
   int sequence_length = 2048;                        // tokens per sample (transformers)
@@ -47,6 +52,9 @@ struct ParallelPlan {
   double dp_bucket_mib = 25;                         // gradient all-reduce bucket (DDP default 25 MiB)
   bool dp_overlap = true;                            // reduce buckets during the backward pass (else after it)
   int grad_reduce_bytes = 2;                         // bytes per gradient value reduced: 2 (bf16) or 4 (fp32)
+  // The fraction of reserved memory the caching allocator cannot use (fragmentation), 0 <= f < 1;
+  // 0 assumes none (workloads/memory.h).
+  double memory_fragmentation = 0;
   // With TP and no SP: each TP rank sends 1/t of an activation across a pipeline cut and the
   // receiver all-gathers it over TP (Megatron-LM's default scatter/gather optimization).
   bool pp_scatter_gather = true;

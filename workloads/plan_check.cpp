@@ -36,6 +36,9 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
     fail("pp", "the model's " + std::to_string(units) + " layers are not divisible by pp = " + std::to_string(plan.pp) + " (give layers_per_stage for an uneven split)");
   }
   if (plan.micro_batch < 1) fail("micro_batch", "expected at least 1 sample per micro-batch");
+  if (!(plan.memory_fragmentation >= 0 && plan.memory_fragmentation < 1)) {
+    fail("memory_fragmentation", "expected a fraction of reserved memory, at least 0 and below 1");
+  }
   if (plan.global_batch % (plan.micro_batch * plan.dp) != 0 || plan.global_batch < plan.micro_batch * plan.dp) {
     fail("global_batch", "the global batch " + std::to_string(plan.global_batch) + " is not a positive multiple of micro_batch x dp = " +
                              std::to_string(plan.micro_batch * plan.dp));

@@ -5,8 +5,8 @@
 //                or context parallelism; ep > 1 only for a mixture of experts; ep divides dp x cp
 //   stages       layers_per_stage: one entry per stage, summing to the model's layers, each at
 //                least 1; without it pp divides the layers (but for the interleaved schedule)
-//   batches      micro_batch at least 1; global_batch a positive multiple of micro_batch x dp;
-//                1F1B and interleaved: at least pp micro-batches
+//   batches      micro_batch at least 1; memory_fragmentation in [0, 1); global_batch a positive
+//                multiple of micro_batch x dp; 1F1B and interleaved: at least pp micro-batches
 //   interleaved  virtual_stages >= 2, pp >= 2, no layers_per_stage, the layers in pp x
 //                virtual_stages equal chunks, micro-batches a multiple of pp
 //   shapes       what the per-layer formulas (layer_cost.h) cover, for transformers: tp divides,

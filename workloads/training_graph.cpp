@@ -105,10 +105,11 @@ class Builder {
 
   // A layer's forward (or backward) compute with its tensor-parallel collectives `c` (each of
   // `coll_bytes` on the TP group; none when tp = 1), as one chain after `deps`: the compute is cut
-  // into n = max(1, c.all_reduce + c.reduce_scatter) equal GEMM-class ops (f/n FLOPs, mem/n bytes
-  // rounded down, each standing for the GEMM shapes of `gemm_mix`); op i is preceded by an
-  // all-gather when i < c.all_gather, and followed by an all-reduce when i < c.all_reduce, else
-  // by a reduce-scatter when i < c.all_reduce + c.reduce_scatter. Returns the chain's last op.
+  // into n = max(1, c.all_reduce + c.reduce_scatter) equal GEMM-class ops (f/n FLOPs and mem/n
+  // bytes each, the bytes split so that the n pieces add up to mem exactly; each stands for the
+  // GEMM shapes of `gemm_mix`); op i is preceded by an all-gather when i < c.all_gather, and
+  // followed by an all-reduce when i < c.all_reduce, else by a reduce-scatter when
+  // i < c.all_reduce + c.reduce_scatter. Returns the chain's last op.
   OpId compute_around_tp_collectives(const char* name, Flops f, Bytes mem, const TpCollectives& c, Bytes coll_bytes,
               std::vector<OpId> deps, std::uint32_t gemm_mix = tg::kNoGemmMix) {
     const std::uint32_t tp = plan_.tp > 1 ? tp_group() : 0;
@@ -116,7 +117,8 @@ class Builder {
     OpId last = 0;
     for (int i = 0; i < n; ++i) {
       if (plan_.tp > 1 && i < c.all_gather) deps = {collective(tp, "tp all-gather", CollectiveOp::kAllGather, coll_bytes, deps)};
-      last = compute(name, Flops{f.value() / n}, Bytes{mem.value() / n}, tg::ComputeClass::kGemm, deps);
+      const Bytes piece{mem.value() * (i + 1) / n - mem.value() * i / n};
+      last = compute(name, Flops{f.value() / n}, piece, tg::ComputeClass::kGemm, deps);
       if (gemm_mix != tg::kNoGemmMix) g_.set_gemm_mix(last, gemm_mix);
       deps = {last};
       if (plan_.tp > 1 && i < c.all_reduce) {
@@ -162,7 +164,7 @@ class Builder {
     }
     const OpId next_op = static_cast<OpId>(g_.size());
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
-      deps = {compute_around_tp_collectives("embedding fwd", embedding_.forward, embedding_.forward_memory_traffic, embedding_.tp_forward, embedding_.tp_collective_bytes, deps)};
+      deps = {compute_around_tp_collectives("embedding fwd", embedding_.forward, embedding_.gemm_forward_traffic, embedding_.tp_forward, embedding_.tp_collective_bytes, deps)};
     }
     for (int u = first; u < last; ++u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
@@ -173,13 +175,13 @@ class Builder {
         deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes, deps)};
       }
       deps = moe_all_to_all("ep dispatch", c, deps);
-      deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
+      deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.gemm_forward_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
       deps = attention("attention fwd", c, c.attention_forward, c.attention_forward_traffic, deps);
       deps = elementwise("elementwise fwd", c.elementwise_forward, deps);
       deps = moe_all_to_all("ep combine", c, deps);
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
-      deps = {compute_around_tp_collectives("head fwd", head_.forward, head_.forward_memory_traffic, head_.tp_forward, head_.tp_collective_bytes, deps, head_fwd_mix_)};
+      deps = {compute_around_tp_collectives("head fwd", head_.forward, head_.gemm_forward_traffic, head_.tp_forward, head_.tp_collective_bytes, deps, head_fwd_mix_)};
       deps = elementwise("head elementwise fwd", head_.elementwise_forward, deps);
     }
     if (!last_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, next_rank(), pp_bytes(last - 1), tag(j, 0, k + (s + 1 == plan_.pp ? 1 : 0)), "send activations", deps);
@@ -197,7 +199,7 @@ class Builder {
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = elementwise("head elementwise bwd", head_.elementwise_backward, deps);
-      deps = {compute_around_tp_collectives("head bwd", head_.backward, head_.backward_memory_traffic, head_.tp_backward, head_.tp_collective_bytes, deps, head_bwd_mix_)};
+      deps = {compute_around_tp_collectives("head bwd", head_.backward, head_.gemm_backward_traffic, head_.tp_backward, head_.tp_collective_bytes, deps, head_bwd_mix_)};
       if (last_micro) gradients_ready(head_.gradients, deps.back());
     }
     for (int u = last - 1; u >= first; --u) {
@@ -209,13 +211,13 @@ class Builder {
       // attention scores only) runs inside the attention backward.
       const bool full = plan_.recompute == Recompute::kFull;
       if (full) {
-        deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.forward_memory_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
+        deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
         deps = attention("attention recompute", c, c.attention_recompute, c.attention_recompute_traffic, deps);
         deps = elementwise("elementwise recompute", c.elementwise_forward, deps);
       }
       deps = moe_all_to_all("ep combine bwd", c, deps);
       deps = elementwise("elementwise bwd", c.elementwise_backward, deps);
-      deps = {compute_around_tp_collectives("block bwd", c.backward - c.attention_backward, c.backward_memory_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_)};
+      deps = {compute_around_tp_collectives("block bwd", c.backward - c.attention_backward, c.gemm_backward_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_)};
       deps = full ? attention("attention bwd", c, c.attention_backward, c.attention_backward_traffic, deps)
                   : attention("attention bwd", c, c.attention_backward + c.attention_recompute,
                               c.attention_backward_traffic + c.attention_recompute_traffic, deps);
@@ -226,7 +228,7 @@ class Builder {
       if (last_micro) gradients_ready(c.gradients, deps.back());
     }
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
-      deps = {compute_around_tp_collectives("embedding bwd", embedding_.backward, embedding_.backward_memory_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
+      deps = {compute_around_tp_collectives("embedding bwd", embedding_.backward, embedding_.gemm_backward_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
       if (last_micro) gradients_ready(embedding_.gradients, deps.back());
     }
     if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), pp_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);

@@ -2,13 +2,17 @@
 //
 // Per rank (grid position dp, pp, cp, tp), for every micro-batch and every transformer block (or
 // CNN layer) of its pipeline stage:
-//   forward   the block's compute split around its tensor-parallel collectives (Megatron: two
+//   forward   the block's GEMMs split around its tensor-parallel collectives (Megatron: two
 //             all-reduces per block, or with sequence parallelism an all-gather before and a
-//             reduce-scatter after each half), on the compute and TP streams; without flash
-//             attention, the memory-bound softmax and dropout over the s x s attention scores
-//             as a separate op (4 passes over the score tensor forward, 8 backward);
+//             reduce-scatter after each half), on the compute and TP streams; then the attention
+//             core as one op (scores QK^T, softmax, dropout, context: with flash attention one
+//             fused kernel; without it HBM-bound, the score tensor going through HBM 6.5 times
+//             forward and 9.5 times backward with dropout, 4 and 7 without, attention_core_cost
+//             in block_cost.h); then the memory-bound kernels (norms, bias + activation, dropout
+//             + residual adds) as one op. Each op carries its own HBM bytes only (layer_cost.h);
 //   backward  the recomputed forward (per the recompute mode, with its TP collectives under full
-//             recompute), then the backward compute (2x forward) and its TP collectives;
+//             recompute; a partial recomputation of the scores runs inside the attention
+//             backward), then the backward compute (2x forward) and its TP collectives;
 //   pipeline  activations sent to the next stage and gradients to the previous one (isend/irecv
 //             on the PP stream), in GPipe or 1F1B order;
 //   experts   MoE blocks add an all-to-all dispatch and combine over the EP group, forward and

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "core/errors.h"
 #include "core/random.h"
+#include "sim/collectives/nvls_pipeline.h"
 
 namespace cs::coll {
 
@@ -111,20 +114,44 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   run->outstanding = singles.size() + pipelines.size();
   for (const auto& [id, members] : pipelines) {
     std::vector<std::span<const LinkId>> paths;
-    paths.reserve(members.size());
     const Bytes bytes = prepared[members.front()].bytes;
     for (std::size_t i : members) {
       if (prepared[i].bytes != bytes) throw InternalError("pipeline members carry different sizes");
-      paths.push_back(prepared[i].path);
-      run->outcome.wire_bytes += bytes;
+      for (std::uint32_t c = 0; c < round.flows[i].copies; ++c) {
+        paths.push_back(prepared[i].path);
+        run->outcome.wire_bytes += bytes;
+      }
     }
-    net_.start_pipeline(paths, bytes, tail, [this, run] { on_delivered(run); });
+    const Duration fill = round.latency == StepLatency::kNvls ? nvls_fill_time(run->spec, paths, bytes) : Duration{0};
+    net_.start_pipeline(paths, bytes, tail + fill, [this, run] { on_delivered(run); });
   }
   for (std::size_t i : singles) {
     const Prepared& p = prepared[i];
     run->outcome.wire_bytes += p.bytes;
     net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
   }
+}
+
+Duration CollectiveRunner::nvls_fill_time(const CollectiveSpec& spec, std::span<const std::span<const LinkId>> members,
+                                          Bytes member_bytes) const {
+  // The pipeline's rate on the idle network: its members advance together, so it is the
+  // smallest capacity / (members crossing the link) over its links; in bytes of S per second,
+  // that rate x S / member_bytes.
+  std::unordered_map<std::uint32_t, std::uint32_t> weight;
+  for (const auto& path : members) {
+    for (LinkId l : path) ++weight[l.value];
+  }
+  double member_rate = std::numeric_limits<double>::infinity();
+  for (const auto& [link, w] : weight) {
+    member_rate = std::min(member_rate, net_.capacity(LinkId{link}).value() / w);
+  }
+  if (!(member_rate > 0) || std::isinf(member_rate) || member_bytes.value() <= 0) return Duration{0};
+  const ProtocolParams& protocol = layout_.protocol();
+  const Bytes fill = nvls_fill_bytes(spec.size, protocol.nvls_channels, static_cast<int>(spec.ranks.size()),
+                                     protocol.nvls_max_chunk);
+  const double fill_per_member = static_cast<double>(fill.value()) * static_cast<double>(member_bytes.value()) /
+                                 static_cast<double>(spec.size.value());
+  return duration_from_seconds(fill_per_member / member_rate);
 }
 
 void CollectiveRunner::on_delivered(const std::shared_ptr<Run>& run) {

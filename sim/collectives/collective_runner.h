@@ -11,13 +11,16 @@
 // ll_wire_factor times as many, with the smaller LL step latency. NVLS rounds
 // (StepLatency::kNvls) take NVLS's own step latency in place of the class's, and a schedule
 // that starts with one pays NVLS's base latency in place of the launch latency, as NCCL's cost
-// model does. All come from the cluster's protocol parameters (sim/collectives/protocol_params.h).
+// model does, and add the fill and drain of NCCL's NVLS pipeline (sim/collectives/nvls_pipeline.h)
+// at the pipeline's idle rate. All come from the cluster's protocol parameters
+// (sim/collectives/protocol_params.h).
 #pragma once
 
 #include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +53,10 @@ class CollectiveRunner {
   struct Run;
   void start_round(const std::shared_ptr<Run>& run);
   void on_delivered(const std::shared_ptr<Run>& run);
+  // NVLS: the fill and drain of NCCL's pipeline (sim/collectives/nvls_pipeline.h) at the
+  // pipeline's rate on the idle network (an approximation under contention).
+  Duration nvls_fill_time(const CollectiveSpec& spec, std::span<const std::span<const topo::LinkId>> members,
+                          Bytes member_bytes) const;
 
   sim::Simulator& sim_;
   net::FlowNetwork& net_;

@@ -21,8 +21,11 @@ struct Machine {
 // One cluster document: the topology's sections parsed (topo::parse_cluster_spec), then the
 // collective model's ("link_classes", "collective_model") over `defaults`, then the cluster
 // built. Every error names the file and the JSON path; nothing is built from a bad file.
-Machine build_machine(const ConfigDocument& doc, const ProtocolParams& defaults = ProtocolParams::builtin());
+// `catalog` resolves the GPU, NVLink and NIC names (a catalog with overrides for what-ifs).
+Machine build_machine(const ConfigDocument& doc, const ProtocolParams& defaults = ProtocolParams::builtin(),
+                      const hw::Catalog& catalog = hw::Catalog::builtin());
 // Reads `path` and applies "--set /json/pointer=value" overrides in order, then build_machine.
-Machine load_machine(const std::string& path, const std::vector<std::string>& overrides = {});
+Machine load_machine(const std::string& path, const std::vector<std::string>& overrides = {},
+                     const hw::Catalog& catalog = hw::Catalog::builtin());
 
 }  // namespace cs::coll

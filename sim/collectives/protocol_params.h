@@ -8,11 +8,13 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/config.h"
+#include "core/sourced_value.h"
 #include "core/units.h"
 #include "hardware/link_class.h"
 
@@ -34,23 +36,36 @@ struct ProtocolParams {
   // which replaces the link classes' step latency.
   Duration nvls_base_latency{0};
   Duration nvls_step_latency{0};
+  // NCCL's NVLS pipeline (sim/collectives/nvls_pipeline.h): its channels (thread blocks) and its
+  // largest chunk; they set the size of one loop of the pipeline.
+  int nvls_channels = 16;
+  Bytes nvls_max_chunk{128 * 1024};
+
+  // What each value says of itself, by its JSON path in the defaults' document
+  // ("/link_classes/nvlink/step_latency", "/collective_model/launch_latency"); a value a cluster
+  // file or a calibration profile replaced says so (kind "user" or "measured"). A cluster file's
+  // link-class wire latency ("/link_classes/<class>/latency", the topology's) is recorded too.
+  std::map<std::string, SourcedFact> facts;
 
   const LinkClassProtocol& of(hw::LinkClass c) const { return link_classes[static_cast<std::size_t>(c)]; }
   LinkClassProtocol& of(hw::LinkClass c) { return link_classes[static_cast<std::size_t>(c)]; }
+  // Marks the value at `path` as replaced: kind "user" or "measured", with `status` and `source`.
+  void replaced(const std::string& path, const std::string& value, const std::string& kind, const std::string& status,
+                const std::string& source);
 
   // The defaults compiled into the binary.
   static const ProtocolParams& builtin();
   // Parses default documents (used by builtin() and by tests): objects with the keys
   // "description", "link_classes" (nvlink, pcie, network: efficiency, step_latency and
   // ll_step_latency as sourced values) and "collective_model" (launch_latency, ll_wire_factor,
-  // nvls_base_latency, nvls_step_latency).
+  // nvls_base_latency, nvls_step_latency, nvls_channels, nvls_max_chunk).
   // Every class needs all three values; ConfigError otherwise.
   static ProtocolParams from_documents(const std::vector<std::pair<std::string, std::string>>& name_and_text);
 };
 
 // A cluster file's overrides over `base`: "link_classes"/<class>/{efficiency, step_latency,
 // ll_step_latency} and "collective_model"/{launch_latency, ll_wire_factor, nvls_base_latency,
-// nvls_step_latency} of the document whose root is `cluster_root`.
+// nvls_step_latency, nvls_channels, nvls_max_chunk} of the document whose root is `cluster_root`.
 // "link_classes"/<class>/"latency" is the wire latency of generated links, which the topology
 // loader reads; it is accepted here and not used. ConfigError naming the file and the JSON path.
 ProtocolParams parse_protocol_overrides(const ConfigNode& cluster_root, ProtocolParams base);

@@ -331,20 +331,26 @@ std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s
   // Each GPU thus sends S (k+1)/k and receives S (k+1)/k over its NVLink, and the switch port
   // of each head reduces k inputs of S/k, S bytes. All flows advance as one pipeline, so on an
   // idle server
-  //     t = b + a_nvls + S / min(k B / (k+1), R)
+  //     t = b + a_nvls + (S + F) / min(k B / (k+1), R)
   // (B a GPU's NVLink rate, R a port's reduction rate, b and a_nvls NVLS's base and step
-  // latency). Only the participants' links and ports are used: several NVLS collectives in one
+  // latency, F the pipeline's fill and drain: sim/collectives/nvls_pipeline.h, added by the
+  // runner). Only the participants' links and ports are used: several NVLS collectives in one
   // server contend exactly where they share GPUs.
+  //
+  // The members, slices of S/k: (g -> switch, through head h's port) for every pair (g, h),
+  // (switch -> h) and (h -> switch) for every head, (switch -> g) for every pair. Per link and
+  // port the load is the same if g's inputs are listed through g's own port instead of h's (both
+  // are k members per GPU and per port), so each GPU gets three entries with copies: O(k).
   const auto k = static_cast<std::int64_t>(s.ranks.size());
   const Bytes slice{(s.size.value() + k - 1) / k};
+  const auto copies = static_cast<std::uint32_t>(k);
   Round ph;
   ph.steps = 1;
   ph.latency = StepLatency::kNvls;
-  for (NodeId head : s.ranks) {
-    for (NodeId g : s.ranks) ph.flows.push_back({g, *sw, slice, 0, 0, head});  // ld_reduce: inputs
-    ph.flows.push_back({*sw, head, slice, 0, 0});                              // ld_reduce: result
-    ph.flows.push_back({head, *sw, slice, 0, 0});                              // st
-    for (NodeId g : s.ranks) ph.flows.push_back({*sw, g, slice, 0, 0});        // st: multicast
+  for (NodeId g : s.ranks) {
+    ph.flows.push_back({g, *sw, slice, 0, 0, g, copies});          // ld_reduce inputs, reduced in a port
+    ph.flows.push_back({g, *sw, slice, 0, 0});                     // st of its own slice
+    ph.flows.push_back({*sw, g, slice, 0, 0, {}, copies + 1});     // its reduced slice + k multicasts
   }
   Schedule out;
   out.rounds.push_back(std::move(ph));
@@ -355,7 +361,9 @@ std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s
 
 std::size_t Schedule::flow_count() const {
   std::size_t n = 0;
-  for (const auto& p : rounds) n += p.flows.size();
+  for (const auto& p : rounds) {
+    for (const auto& f : p.flows) n += f.copies;
+  }
   return n;
 }
 

@@ -16,10 +16,12 @@
 //   direct all_to_all        a + (n-1)/n S/B                 (all pairs at once)
 //   hierarchical AR          intra-server ring RS, inter-server ring AR per local GPU index
 //                            (rail), intra-server ring AG: the sum of the three closed forms
-//   NVLS AR (in-switch)      b + a_nvls + S / min(k B/(k+1), R)   k GPUs of one NVSwitch server;
-//                            R: the reduction rate of one GPU's switch port; b, a_nvls: NVLS's
-//                            base and step latency (one step: a chunk's one pass through the
-//                            switch); derivation at nvls() in schedule.cpp
+//   NVLS AR (in-switch)      b + a_nvls + (S + F) / min(k B/(k+1), R)   k GPUs of one NVSwitch
+//                            server; R: the reduction rate of one GPU's switch port; b, a_nvls:
+//                            NVLS's base and step latency (one step: a chunk's one pass through
+//                            the switch); F: the pipeline's fill and drain
+//                            (sim/collectives/nvls_pipeline.h); derivation at nvls() in
+//                            schedule.cpp
 //
 // Pipelined schedules (ring channels, trees, chains, NVLS) run as one multi-path flow each, so
 // their edges advance at the pace of the slowest (net::FlowNetwork::start_pipeline).
@@ -50,6 +52,9 @@ struct PlannedFlow {
   // (the head rank that issued the multimem.ld_reduce); the flow also crosses that port's
   // reduction engine (NetworkLayout::reduction_engine). Invalid: no reduction.
   topo::NodeId reduction_port{};
+  // Pipeline members only: this entry stands for `copies` identical members (same path, same
+  // bytes), so a pipeline whose members repeat is listed in O(GPUs) entries.
+  std::uint32_t copies = 1;
 };
 
 // Where the per-step latency of a round comes from (collective_runner.h): the link classes of

@@ -268,7 +268,7 @@ void FlowNetwork::update_busy(Link& link) {
     link.busy_since = now;
     link.interval_bytes = 0;
   } else if (record_intervals_) {
-    link.intervals.push_back(
+    intervals_[static_cast<std::size_t>(&link - links_.data())].push_back(
         BusyInterval{link.busy_since, now, Bytes{static_cast<std::int64_t>(link.interval_bytes + 0.5)}});
   }
   link.busy_now = busy;
@@ -312,7 +312,9 @@ LinkStats FlowNetwork::link_stats(LinkId link) {
 }
 
 const std::vector<BusyInterval>& FlowNetwork::busy_intervals(LinkId link) {
-  return links_.at(link.value).intervals;
+  static const std::vector<BusyInterval> kNone;
+  (void)links_.at(link.value);  // range check
+  return record_intervals_ ? intervals_[link.value] : kNone;
 }
 
 }  // namespace cs::net

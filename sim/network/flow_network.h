@@ -89,7 +89,10 @@ class FlowNetwork {
   Bandwidth link_rate(LinkId link) const { return Bandwidth{links_[link.value].rate_sum}; }
 
   // Busy intervals per link (recorded only after enable_busy_intervals()).
-  void enable_busy_intervals() { record_intervals_ = true; }
+  void enable_busy_intervals() {
+    record_intervals_ = true;
+    intervals_.resize(links_.size());
+  }
   const std::vector<BusyInterval>& busy_intervals(LinkId link);
 
  private:
@@ -113,8 +116,6 @@ class FlowNetwork {
     Duration busy{0};
     SimTime busy_since = kTimeZero;
     double interval_bytes = 0;
-    bool busy_now = false;
-    std::vector<BusyInterval> intervals;
     // Sum over its flows of weight x the flow's rate bound: a link whose sum stays below its
     // capacity can never saturate, so progressive filling skips it.
     double bound_sum = 0;
@@ -122,7 +123,11 @@ class FlowNetwork {
     double residual = 0;
     std::uint64_t unfrozen = 0;     // weight of the unfrozen flows
     std::uint32_t mark = 0;
+    bool busy_now = false;
   };
+  // Busy intervals live apart from Link (one vector per link, allocated only when recording):
+  // the tuner builds a network per candidate, and a small Link keeps that cheap
+  // (docs/performance.md, "NVLS reduction engines").
   struct Flow {
     std::vector<Hop> hops;          // distinct links, in first-use order
     double remaining = 0;           // bytes (per member)
@@ -150,6 +155,7 @@ class FlowNetwork {
 
   sim::Simulator& sim_;
   std::vector<Link> links_;
+  std::vector<std::vector<BusyInterval>> intervals_;  // per link; empty unless recording
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<std::uint32_t> dirty_links_;

@@ -149,7 +149,9 @@ Profile full_profile() {
   p.models.memory = MemoryModel{Duration{3000003}, Bandwidth{4.1e12}, kibibytes(4), gibibytes(4), 0.999, 0.02};
   p.models.launch_overhead = Duration{3200001};
   p.models.overlap_slowdown = 1.08;
-  p.models.network.push_back(NetworkClassModel{"nvlink", 0.67, Duration{1500001}, "all_reduce ring simple 8 ranks"});
+  p.models.network.push_back(NetworkClassModel{"nvlink", 0.67, Duration{1500001}, "all_reduce ring simple 8 ranks",
+                                               Duration{600001}, Duration{1000000}, 40, 0.005});
+  p.models.collective_launch = CollectiveLaunchModel{Duration{8400001}, "fitted", "the intercept over the step counts"};
   return p;
 }
 
@@ -195,6 +197,12 @@ TEST(CalibrationProfile, RoundTripIsIdenticalText) {
   EXPECT_EQ(back.settings.warmup, Duration{123456789});
   EXPECT_EQ(back.models.collectives[0].alpha, Duration{21000017});
   EXPECT_EQ(back.models.network[0].step_latency, Duration{1500001});
+  EXPECT_EQ(back.models.network[0].ll_step_latency, Duration{600001});
+  EXPECT_EQ(back.models.network[0].path_latency, Duration{1000000});
+  EXPECT_EQ(back.models.network[0].points, 40);
+  ASSERT_TRUE(back.models.collective_launch.has_value());
+  EXPECT_EQ(back.models.collective_launch->latency, Duration{8400001});
+  EXPECT_EQ(back.models.collective_launch->status, "fitted");
   EXPECT_EQ(back.overlap[0].beside, Duration{1334567893});
   EXPECT_EQ(back.provenance.refit, "2025-02-03T04:05:06Z");
   EXPECT_FALSE(back.provenance.complete);
@@ -351,7 +359,7 @@ TEST(CalibrationProfile, UnknownKeysListTheAllowedKeysInTheFormatsOrder) {
       {"/points/collectives/0", "op, ranks, nodes, bytes, dtype, timing, algbw_bytes_per_s, busbw_bytes_per_s, "
                                 "link_class, algorithm, protocol, nccl_choice, status, error"},
       {"/points/collectives/0/nccl_choice", "algorithm, protocol, channels"},
-      {"/models", "collectives, gemm, memory, launch_overhead_s, overlap_slowdown, network"},
+      {"/models", "collectives, gemm, memory, launch_overhead_s, overlap_slowdown, network, collective_launch"},
       {"/models/collectives/0", "op, algorithm, protocol, ranks, link_class, min_bytes, max_bytes, alpha_s, "
                                 "beta_s_per_byte, bus_bandwidth_bytes_per_s, nominal_bytes_per_s, link_efficiency, "
                                 "r2, mape, loo_mape, alpha_ci95_s, beta_ci95_s_per_byte, points"},
@@ -359,7 +367,8 @@ TEST(CalibrationProfile, UnknownKeysListTheAllowedKeysInTheFormatsOrder) {
       {"/models/gemm/0/curve", "t0_s, rate_flops_per_s"},
       {"/models/gemm/0/table/0", "m, n, k, flops_per_s"},
       {"/models/memory", "t0_s, bandwidth_bytes_per_s, min_bytes, max_bytes, r2, mape"},
-      {"/models/network/0", "link_class, link_efficiency, step_latency_s, from"},
+      {"/models/network/0", "link_class, link_efficiency, step_latency_s, ll_step_latency_s, path_latency_s, points, mape, from"},
+      {"/models/collective_launch", "latency_s, status, from"},
   };
   for (const auto& [object, allowed] : objects) {
     json doc = base;
@@ -391,7 +400,7 @@ TEST(CalibrationProfile, ReaderAcceptsExactlyTheKeysTheWriterWrites) {
   const json doc = to_json(p);
   std::map<std::string, std::pair<std::string, std::set<std::string>>> objects;
   written_keys(doc, "", "", objects);
-  EXPECT_EQ(objects.size(), 27u);
+  EXPECT_EQ(objects.size(), 28u);
   for (const auto& [pattern, written] : objects) {
     const std::vector<std::string> allowed = allowed_keys(doc, written.first);
     EXPECT_EQ(std::set<std::string>(allowed.begin(), allowed.end()), written.second) << pattern;
@@ -475,6 +484,26 @@ TEST(CalibrationProfile, OptionalPartsMayBeAbsent) {
   EXPECT_FALSE(back.at("provenance").contains("refit"));
   EXPECT_FALSE(back.at("models").contains("memory"));
   EXPECT_FALSE(back.at("models").contains("launch_overhead_s"));
+}
+
+TEST(CalibrationProfile, NetworkModelsOfEarlierProfilesStillRead) {
+  // Profiles fitted before the network model was inverted exactly have no collective launch, no
+  // LL step latency, no path latency and no point count: they read, with the launch absent (the
+  // simulator keeps its own), the LL step absent and 0 for the others.
+  json doc = to_json(full_profile());
+  doc["models"].erase("collective_launch");
+  for (const char* key : {"ll_step_latency_s", "path_latency_s", "points", "mape"}) doc["models"]["network"][0].erase(key);
+  const Profile p = parse_profile(doc, "profile.json");
+  EXPECT_FALSE(p.models.collective_launch.has_value());
+  ASSERT_EQ(p.models.network.size(), 1u);
+  EXPECT_EQ(p.models.network[0].step_latency, Duration{1500001});
+  EXPECT_FALSE(p.models.network[0].ll_step_latency.has_value());
+  EXPECT_EQ(p.models.network[0].path_latency, Duration{0});
+  EXPECT_EQ(p.models.network[0].points, 0);
+  doc["models"]["collective_launch"] = {{"latency_s", 8e-6}, {"status", "guessed"}, {"from", ""}};
+  EXPECT_NE(error_of(doc).find("at /models/collective_launch/status: expected one of \"fitted\", \"assumed\""),
+            std::string::npos)
+      << error_of(doc);
 }
 
 TEST(CalibrationProfile, DerivedValues) {

@@ -38,19 +38,28 @@ inline Timing timing_of(Duration median) {
   return t;
 }
 
-// The true collective model of the synthetic profiles: per protocol a base latency and a bus
-// bandwidth; alpha grows with the rank count, beta = bus factor / bus bandwidth.
+// The true collective model of the synthetic profiles, with the collective model's latency
+// structure (sim/collectives/collective_runner.h): a launch latency shared by every protocol plus
+// 2 (n - 1) steps of a per-protocol step latency; beta = bus factor / bus bandwidth.
+inline constexpr double kTrueLaunchSeconds = 8e-6;
+inline double true_step_seconds(const std::string& protocol) {
+  if (protocol == "ll") return 0.5e-6;
+  if (protocol == "ll128") return 0.75e-6;
+  return 1.25e-6;
+}
+inline double true_bus_bandwidth(const std::string& protocol) {
+  if (protocol == "ll") return 120e9;
+  if (protocol == "ll128") return 300e9;
+  return 360e9;
+}
 struct TrueCollective {
   double alpha_s;
   double beta_s_per_byte;
 };
 inline TrueCollective true_collective(const std::string& op, const std::string& protocol, int ranks) {
-  double base = 10e-6, busbw = 360e9;
-  if (protocol == "ll") { base = 4e-6; busbw = 120e9; }
-  if (protocol == "ll128") { base = 6e-6; busbw = 300e9; }
-  const double alpha = base * (1.0 + 0.25 * (ranks - 1));
+  const double alpha = kTrueLaunchSeconds + 2.0 * (ranks - 1) * true_step_seconds(protocol);
   const double factor = bus_factor(op, ranks) > 0 ? bus_factor(op, ranks) : 1.0;
-  return {alpha, factor / busbw};
+  return {alpha, factor / true_bus_bandwidth(protocol)};
 }
 
 // The true GEMM model: t(F) = 4 us + F / rate(shape), rate 700 TFLOP/s scaled down for skinny

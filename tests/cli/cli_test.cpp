@@ -253,12 +253,19 @@ TEST(CliScale, FastFabricScalesAndTenGigabitEthernetDoesNot) {
     EXPECT_EQ(r.exit_code, 0) << describe(args, r);
     return parse_json(r.out);
   };
-  const json ib = study("resnet50-ib");
-  const json eth = study("resnet50-10gbe");
+  json ib = study("resnet50-ib");  // not const: a key missing before this issue reads as null
+  json eth = study("resnet50-10gbe");
   ASSERT_EQ(ib.at("points").size(), 4u);
   EXPECT_GE(ib["points"][3]["efficiency"].get<double>(), 0.9) << ib.dump();
   EXPECT_LT(eth["points"][3]["efficiency"].get<double>(), 0.8) << eth.dump();
   EXPECT_EQ(eth["points"][3]["dominant_stall"], "exposed_dp") << eth.dump();
+  // Efficiency falls at 16 GPUs, the first point off one server, because the reduction grew there.
+  ASSERT_TRUE(eth["finding"].is_object() && ib["finding"].is_object()) << eth.dump();
+  EXPECT_EQ(eth["finding"]["kind"], "efficiency_falls") << eth.dump();
+  EXPECT_EQ(eth["finding"]["gpus"], 16) << eth.dump();
+  EXPECT_EQ(eth["finding"]["stall"], "exposed_dp") << eth.dump();
+  EXPECT_EQ(eth["finding"]["share_against"], 0.0) << eth.dump();
+  EXPECT_EQ(ib["finding"]["kind"], "holds") << ib.dump();
   // Inside one server (8 GPUs, NVLink) both fabrics give the same time.
   EXPECT_EQ(ib["points"][1]["iteration_time_s"], eth["points"][1]["iteration_time_s"]);
   // Speedup is throughput over the 1-GPU throughput.
@@ -425,6 +432,12 @@ TEST(CliRun, SymmetryKeepsTheResultOnARealFabric) {
   EXPECT_NEAR(b, a, 0.01 * a) << "full " << a << " s, symmetric " << b << " s";
 }
 
+// Bounds of the Megatron table's out-of-sample (leave-one-out) errors, set from the errors the
+// model gives (docs/validation.md) with room for the grid's interpolation, not from a target: a
+// change of the model that makes them worse must be looked at.
+constexpr double kLeaveOneOutWorstPct = 12.0;
+constexpr double kLeaveOneOutMedianPct = 5.0;
+
 TEST(CliValidate, MegatronJsonRowsCarryPublishedPredictedAndError) {
   // Rows 1 and 4 of the SC21 table (32 and 256 GPUs): the published values are the file's, the
   // error is (predicted - published) / published.
@@ -437,6 +450,8 @@ TEST(CliValidate, MegatronJsonRowsCarryPublishedPredictedAndError) {
   EXPECT_EQ(rows[0]["published_tflops_per_gpu"], 137);
   EXPECT_EQ(rows[1]["params_billion"], 18.4);
   EXPECT_EQ(rows[1]["published_tflops_per_gpu"], 135);
+  EXPECT_EQ(rows[0]["record"], "megatron-sc21-row1");
+  EXPECT_EQ(rows[0]["use"], "fit");
   for (const auto& row : rows) {
     const double p = row["published_tflops_per_gpu"].get<double>(), q = row["predicted_tflops_per_gpu"].get<double>();
     EXPECT_GT(q, 0);
@@ -491,13 +506,16 @@ TEST(CliRun, OutFolderHoldsSummaryPerGpuLinksAndTrace) {
     while (std::getline(ss, cell, ',')) {
       if (column++ >= 6) cells.push_back(std::stod(cell));
     }
-    ASSERT_EQ(cells.size(), 11u + 7u) << line;  // 10 categories, total_s, 7 memory columns
+    ASSERT_EQ(cells.size(), 11u + 10u) << line;  // 10 categories, total_s, 10 memory columns
     double sum = 0;
     for (std::size_t k = 0; k < 10; ++k) sum += cells[k];
     EXPECT_NEAR(sum, cells[10], 1e-9 * cells[10]) << line;
-    // Memory categories add up to the stage's total, which fits the capacity.
-    EXPECT_EQ(cells[11] + cells[12] + cells[13] + cells[14] + cells[15], cells[16]) << line;
-    EXPECT_LE(cells[16], cells[17]) << line;
+    // Memory terms (weights ... fragmentation) add up to the stage's total, which fits the
+    // capacity.
+    double memory = 0;
+    for (std::size_t k = 11; k < 19; ++k) memory += cells[k];
+    EXPECT_EQ(memory, cells[19]) << line;
+    EXPECT_LE(cells[19], cells[20]) << line;
   }
   std::ifstream trace_file(out.path() / "trace.json");
   const json trace = json::parse(trace_file);
@@ -547,23 +565,179 @@ TEST(CliRun, SlowStorageShowsUpAsDataLoading) {
   EXPECT_NE(none.err.find("at /data/source"), std::string::npos) << none.err;
 }
 
-TEST(SlowCliValidate, MegatronTableAgreesWithThePublishedThroughput) {
-  // All ten rows of the SC21 table (32 to 3,072 GPUs), each with the paper's own micro-batch,
-  // DDP flavour and interleaving. The issue's bar is every row within 15%, its aim a median
-  // under 5% and no row over 10%; today the median is 2.4% and the worst row (1.7B) +9.3%
-  // (docs/validation.md). The test holds the aim, so the model cannot drift.
-  const std::vector<std::string> args{"validate", "megatron", "--json"};
-  const RunResult r = run_clustersim(args, 1200);
-  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
-  std::vector<double> errors;
-  for (const auto& row : parse_json(r.out)) {
-    const double e = std::fabs(row["error_pct"].get<double>());
-    EXPECT_LT(e, 10.0) << row.dump();
-    errors.push_back(e);
+// ---- findings: experiments whose cause is known by construction (tests/data/findings) ----------
+//
+// eight-blocks.json has seven blocks of 200 GFLOP forward per sample and a head of 220 GFLOP, so a
+// pipeline stage's work is known exactly. A finding must name the stall that explains the time,
+// and the load imbalance only when the compute difference explains the idle time it names.
+
+json run_findings_case(const std::string& name, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args{"run", std::string(CS_TEST_DATA_DIR) + "/findings/" + name + ".json", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const RunResult r = run_clustersim(args);
+  EXPECT_EQ(r.exit_code, 0) << describe(args, r);
+  return parse_json(r.out);
+}
+
+// What a failure message needs of a summary: its findings and stalls.
+std::string findings_of(const json& s) {
+  json brief = json::object();
+  for (const char* key : {"finding", "dominant_stall", "dominant_stall_share", "load_imbalance", "load_imbalance_share", "stalls_s"}) {
+    if (s.contains(key)) brief[key] = s.at(key);
   }
-  ASSERT_EQ(errors.size(), 10u);
-  std::sort(errors.begin(), errors.end());
-  EXPECT_LT((errors[4] + errors[5]) / 2, 3.5);
+  return brief.dump();
+}
+
+bool starts_with(const json& text, const std::string& prefix) {
+  return text.is_string() && text.get<std::string>().rfind(prefix, 0) == 0;
+}
+
+TEST(CliFindings, FewMicroBatchesBlameTheBubbleNotTheSlightlyHeavierLastStage) {
+  // 4 stages, 4 micro-batches, 1F1B: each stage idles for p - 1 = 3 of the m + p - 1 = 7
+  // micro-batch slots, 3/7 = 42.9% of the iteration (the last stage's 5% more work stretches
+  // the others' wait a little). That last stage computes 5% more than stage 0, 5% of 57% of the
+  // iteration: it explains under 3 of the 43 points of idle time, so no imbalance is named.
+  json s = run_findings_case("bubble-few-micro-batches");
+  EXPECT_TRUE(s["load_imbalance"].is_null()) << s["load_imbalance"];
+  EXPECT_TRUE(s["load_imbalance_share"].is_null()) << s["load_imbalance_share"];
+  EXPECT_EQ(s["dominant_stall"], "pipeline_bubble") << findings_of(s);
+  EXPECT_TRUE(starts_with(s["finding"], "pipeline_bubble takes 4")) << s["finding"];
+  ASSERT_TRUE(s["dominant_stall_share"].is_number()) << findings_of(s);
+  EXPECT_GT(s["dominant_stall_share"].get<double>(), 3.0 / 7 - 0.005) << findings_of(s);
+  EXPECT_LT(s["dominant_stall_share"].get<double>(), 3.0 / 7 + 0.015) << findings_of(s);
+}
+
+TEST(CliFindings, SlowNetworkBlamesTheExposedReductionNotASmallStraggler) {
+  // 16 GPUs in two servers with one 10 Gb/s link each: the all-reduce of 400 MB of bf16
+  // gradients must move at least 400 MB each way between the servers (every element's partial
+  // sum, or half of them and half of the results), 0.32 s at 1.25 GB/s, against 0.2 s of compute
+  // of which only the backward pass (2/3) can hide it: exposed_dp takes over 40% of the
+  // iteration and is the largest stall.
+  json s = run_findings_case("dp-slow-network");
+  EXPECT_TRUE(s["load_imbalance"].is_null());
+  // GPU 5 computing 5% slower: its compute differs by 5% of 46% of the iteration, about 2 points,
+  // while its peers are idle over half of it, waiting for the network. The finding stays the
+  // reduction and no straggler is named.
+  json slow = run_findings_case("dp-slow-network", {"--set", "/options={\"stragglers\":[{\"rank\":5,\"slowdown\":1.05}]}"});
+  EXPECT_TRUE(slow["load_imbalance"].is_null()) << slow["load_imbalance"];
+  EXPECT_EQ(slow["dominant_stall"], "exposed_dp") << findings_of(slow);
+  EXPECT_EQ(s["dominant_stall"], "exposed_dp") << findings_of(s);
+  EXPECT_TRUE(starts_with(s["finding"], "exposed_dp takes")) << s["finding"];
+  ASSERT_TRUE(s["dominant_stall_share"].is_number()) << findings_of(s);
+  EXPECT_GT(s["dominant_stall_share"].get<double>(), 0.4) << findings_of(s);
+}
+
+TEST(CliFindings, UnevenStagesAreNamedWithTheIdleTimeTheyExplain) {
+  // Stages of 6 blocks (1200 GFLOP forward per sample) and 2 (420), 16 micro-batches: stage 0
+  // computes 1200/420 - 1 = 186% longer and is busy nearly the whole iteration, so stage 1 is
+  // idle (1200 - 420)/1200 = 65% of it waiting for stage 0, in the pipeline bubble (mean over
+  // the two stages: about 32%).
+  json s = run_findings_case("uneven-stages");
+  EXPECT_TRUE(starts_with(s["load_imbalance"], "uneven pipeline stages: rank 0 (stage 0) computes 186% longer than rank 1 (stage 1)"))
+      << s["load_imbalance"];
+  EXPECT_EQ(s["dominant_stall"], "pipeline_bubble") << findings_of(s);
+  ASSERT_TRUE(s["load_imbalance_share"].is_number() && s["dominant_stall_share"].is_number()) << findings_of(s);
+  EXPECT_NEAR(s["load_imbalance_share"].get<double>(), 0.65, 0.01) << findings_of(s);
+  EXPECT_NEAR(s["dominant_stall_share"].get<double>(), 0.65 / 2, 0.01) << findings_of(s);
+}
+
+TEST(CliFindings, AStragglerIsNamedWithThePeersWait) {
+  // Eight GPUs on NVLink, GPU 5 computing 1.5 times slower: the iteration is at least its 1.5 c
+  // of compute, so the others wait up to 0.5 c / 1.5 c = 1/3 of it in the gradient all-reduce
+  // (less the little the fast reduction itself takes): waiting on peers is the largest stall.
+  json s = run_findings_case("straggler");
+  EXPECT_TRUE(starts_with(s["load_imbalance"], "a straggler: rank 5 computes 50% longer than its peers")) << s["load_imbalance"];
+  EXPECT_EQ(s["dominant_stall"], "waiting_on_peers") << findings_of(s);
+  ASSERT_TRUE(s["load_imbalance_share"].is_number()) << findings_of(s);
+  const double share = s["load_imbalance_share"].get<double>();
+  EXPECT_GT(share, 0.3) << findings_of(s);
+  EXPECT_LE(share, 1.0 / 3 + 1e-9) << findings_of(s);
+}
+
+TEST(CliFindings, ScaleNamesTheStallThatGrewNotTheLargest) {
+  // GPT 1.7B, TP 8 x PP 2, global batch 16 of micro-batches of 1, strong scaling: 16 GPUs run
+  // one replica with 16 micro-batches, 32 GPUs two with 8 each. The bubble (p - 1)/(m + p - 1)
+  // grows from 1/17 to 1/9 of the iteration and a data-parallel reduction appears, while the
+  // exposed TP all-reduces shrink with each replica's work: TP is still the largest stall at 32
+  // GPUs, but what made efficiency fall is the bubble (the largest growth).
+  const std::string file = std::string(CS_TEST_DATA_DIR) + "/findings/tp-pp-strong-scaling.json";
+  // The table's finding line names the bubble, not TP.
+  const std::vector<std::string> table_args{"scale", file, "--gpus", "16,32,64"};
+  const RunResult t = run_clustersim(table_args);
+  ASSERT_EQ(t.exit_code, 0) << describe(table_args, t);
+  std::string finding;
+  for (const auto& line : lines_of(t.out)) {
+    if (line.find("finding:") != std::string::npos) finding = line;
+  }
+  EXPECT_NE(finding.find("pipeline_bubble grew"), std::string::npos) << t.out;
+  EXPECT_EQ(finding.find("exposed_tp"), std::string::npos) << t.out;
+  // The same in JSON.
+  const std::vector<std::string> args{"scale", file, "--gpus", "16,32,64", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  json j = parse_json(r.out);
+  EXPECT_EQ(j["efficiency_below_90pct_at_gpus"], 32) << j.dump();
+  EXPECT_EQ(j["points"][1]["dominant_stall"], "exposed_tp") << j.dump();
+  json& f = j["finding"];
+  ASSERT_TRUE(f.is_object()) << j.dump();
+  EXPECT_EQ(f["kind"], "efficiency_falls") << j.dump();
+  EXPECT_EQ(f["gpus"], 32);
+  EXPECT_EQ(f["against_gpus"], 16);
+  EXPECT_EQ(f["stall"], "pipeline_bubble") << j.dump();
+  EXPECT_GT(f["share_at"].get<double>(), f["share_against"].get<double>() + 0.04) << j.dump();
+}
+
+TEST(SlowCliValidate, MegatronTableOutOfSampleByLeaveOneOut) {
+  // Every row of the SC21 table is a fit record of the A100's GEMM efficiency, so its in-sample
+  // errors validate little. Leave-one-out: each row predicted with the efficiency fitted on the
+  // nine others (the rows simulated at x0.9, x1 and x1.1 of the value in use, interpolated).
+  // And the value in use is what its fitting procedure gives on all ten rows, to two decimals.
+  const std::vector<std::string> args{"validate", "megatron", "--refit", "--leave-one-out", "--grid", "0.9,1,1.1", "--json"};
+  const RunResult r = run_clustersim(args, 1800);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json out = parse_json(r.out);
+  EXPECT_EQ(out["constant"], "/gpus/A100-SXM-80GB/efficiency/gemm");
+  EXPECT_NEAR(std::stod(out["refit"]["value"].get<std::string>()), std::stod(out["in_use"].get<std::string>()), 0.005) << out.dump(1);
+  const json& loo = out["leave_one_out"];
+  ASSERT_EQ(loo["rows"].size(), 10u);
+  for (const auto& row : loo["rows"]) EXPECT_LT(std::fabs(row["error_pct"].get<double>()), kLeaveOneOutWorstPct) << row.dump();
+  EXPECT_LT(loo["median_abs_error_pct"].get<double>(), kLeaveOneOutMedianPct) << loo.dump(1);
+}
+
+TEST(CliValidate, NcclReportsFitAndCheckRecordsApartAndChecksAreWithinTenPercent) {
+  // Constants were fitted on the A100 records (the NVLink efficiency and step latency) and on the
+  // H100 NVLS peak; the Azure H100 curve was fitted on nothing. Only its points validate: every
+  // size >= 1 MiB within 10%.
+  const std::vector<std::string> args{"validate", "nccl", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json out = parse_json(r.out);
+  int checked = 0;
+  for (const auto& p : out["points"]) {
+    EXPECT_TRUE(p["use"] == "fit" || p["use"] == "check") << p.dump();
+    if (p["use"] != "check" || p["bytes"].get<std::int64_t>() < (1 << 20)) continue;
+    EXPECT_LT(std::fabs(p["error_pct"].get<double>()), 10.0) << p.dump();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 7);
+  EXPECT_EQ(out["check"]["points"], 7);
+  EXPECT_EQ(out["fit"]["points"], 7);
+}
+
+TEST(CliValidate, NcclRefitReproducesEveryFittedValueInUse) {
+  // Each constant fitted on a record is what its procedure gives from that record, to the
+  // precision it prints: an efficiency to 0.01, a step latency to 0.1 us, a rate to 1 GB/s.
+  const std::vector<std::string> args{"validate", "nccl", "--refit", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json values = parse_json(r.out);
+  ASSERT_EQ(values.size(), 3u) << r.out;
+  for (const auto& v : values) {
+    const std::string fitted = v["fitted"], in_use = v["in_use"];
+    const double a = std::stod(fitted), b = std::stod(in_use);  // leading numbers: 0.80, 12.0(us), 276(GB/s)
+    const double tolerance = fitted.ends_with("us") ? 0.05 : fitted.ends_with("GB/s") ? 0.5 : 0.005;
+    EXPECT_NEAR(a, b, tolerance) << v.dump();
+  }
 }
 
 // ---- calibration profiles ----------------------------------------------------------------------
@@ -714,19 +888,50 @@ TEST(CliProfile, MalformedProfilesAreOneLineWithTheJsonPath) {
 }
 
 TEST(CliRun, PipelineScatterGatherIsAPlanKey) {
-  // TP 2 x PP 2 on one DGX: with scatter/gather each TP rank sends half an activation and the
-  // next stage all-gathers; without it each sends the whole one. Both run; the PP time differs.
+  // TP 2 x PP 2 x DP 8 of GPT 1.7B (h = 2304) on one experiment, micro-batch b = 2 of s = 2048
+  // tokens, no sequence parallelism: the activation (or its gradient) at the pipeline cut is
+  // b s h x 2 B = 18,874,368 B on every TP rank. With scatter/gather each TP rank sends its 1/t
+  // slice, 9,437,184 B, and the receiving rank all-gathers the slices over its TP group (an
+  // all-gather of S = the whole activation); without it each sends the whole activation and
+  // nothing is gathered. Every simulated rank sends and receives once per micro-batch (stage 0
+  // activations forward, stage 1 gradients backward): m = 512 / (8 x 2) = 32 each.
   const std::string exp = std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json";
-  double exposed_pp[2] = {0, 0};
-  for (int sg = 0; sg < 2; ++sg) {
-    const std::vector<std::string> args{"run", exp, "--set", "/plan/tp=2", "--set", "/plan/pp=2", "--set", "/plan/dp=8",
+  const std::int64_t activation = 2 * 2048 * 2304 * 2, m = 32;
+  const auto bytes_of = [](const json& v) {  // "9437184B"
+    const std::string text = v.get<std::string>();
+    EXPECT_EQ(text.back(), 'B') << text;
+    return std::stoll(text.substr(0, text.size() - 1));
+  };
+  for (const bool sg : {true, false}) {
+    TempDir dir("pp-scatter-gather");
+    const std::vector<std::string> args{"plan", exp, "--set", "/plan/tp=2", "--set", "/plan/pp=2", "--set", "/plan/dp=8",
                                         "--set", "/plan/micro_batch=2", "--set",
-                                        std::string("/plan/pp_scatter_gather=") + (sg ? "true" : "false"), "--json"};
+                                        std::string("/plan/pp_scatter_gather=") + (sg ? "true" : "false"), "--emit-graph",
+                                        dir.file("graph.json")};
     const RunResult r = run_clustersim(args);
     ASSERT_EQ(r.exit_code, 0) << describe(args, r);
-    exposed_pp[sg] = parse_json(r.out)["stalls_s"]["exposed_pp"].get<double>();
+    const json g = json::parse(read_text(dir.file("graph.json")));
+    const std::int64_t ranks = g["ranks"].get<std::int64_t>();
+    std::int64_t sends = 0, recvs = 0, gathers = 0;
+    for (const json& op : g["ops"]) {
+      const std::string kind = op["kind"], name = op["name"];
+      if (kind == "send") {
+        ++sends;
+        EXPECT_EQ(bytes_of(op["bytes"]), sg ? activation / 2 : activation) << name;
+      } else if (kind == "recv") {
+        ++recvs;
+        EXPECT_EQ(bytes_of(op["bytes"]), sg ? activation / 2 : activation) << name;
+      } else if (kind == "collective" && name == "pp all-gather") {
+        ++gathers;
+        EXPECT_EQ(op["op"], "all_gather");
+        EXPECT_EQ(bytes_of(op["size"]), activation);
+      }
+    }
+    EXPECT_GT(ranks, 0);
+    EXPECT_EQ(sends, ranks * m) << "sg=" << sg;
+    EXPECT_EQ(recvs, ranks * m) << "sg=" << sg;
+    EXPECT_EQ(gathers, sg ? ranks * m : 0) << "sg=" << sg;
   }
-  EXPECT_NE(exposed_pp[0], exposed_pp[1]);
 }
 
 TEST(CliRun, ModelFromAHuggingFaceConfig) {
@@ -781,6 +986,84 @@ TEST(CliProfile, TheBundledSyntheticProfileIsWhatTheCommandGenerates) {
   generated.provenance.command = bundled.provenance.command;
   generated.provenance.tool = bundled.provenance.tool;
   EXPECT_EQ(cs::cal::to_json(generated).dump(1), cs::cal::to_json(bundled).dump(1));
+}
+
+// ---- a synthetic profile reproduces the catalog it was generated from -------------------------
+
+const std::vector<std::string> kCatalogGpus = {"A100-SXM-80GB", "H100-SXM", "H200-SXM", "B200"};
+
+TEST(CliProfile, EveryCatalogGpusSyntheticProfileValidatesWithinItsFitsError) {
+  // The profile's collective fits (one line per op, algorithm, protocol, ranks and NCCL choice)
+  // report their leave-one-out MAPE: how well a line predicts a point it did not see. Validating
+  // the profile simulates every measured collective with the network model fitted from the
+  // profile (a handful of parameters for all ops); if that model is the simulator's, as it is for
+  // a synthetic profile, it predicts the points at least as well as the free lines predict a
+  // point left out: mean |error| over the collective points <= the fits' loo_mape, weighted by
+  // their points. Before the network fit took only ring all-reduces, NVLS's in-switch bus
+  // bandwidth made an NVLink efficiency above 1 and every H100, H200 and B200 collective missed
+  // by 8-9% on average (up to 44%). GEMMs (leave-one-out interpolation of the table, no error
+  // reported by a fit) and memory kernels (compared with their own fitted line) are not checked.
+  for (const std::string& gpu : kCatalogGpus) {
+    SCOPED_TRACE(gpu);
+    TempDir dir("synthetic-validate");
+    const std::string file = dir.file("p.json");
+    const RunResult made = run_clustersim({"profile", "synthetic", gpu, "--gpus", "8", "--out", file});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const json profile = json::parse(read_text(file));
+    double loo_sum = 0, points = 0;
+    for (const json& f : profile["models"]["collectives"]) {
+      loo_sum += f["loo_mape"].get<double>() * f["points"].get<double>();
+      points += f["points"].get<double>();
+    }
+    ASSERT_GT(points, 0);
+    const double fits_loo_mape = loo_sum / points;
+    const std::vector<std::string> args{"validate", "profile", file, "--json"};
+    const RunResult r = run_clustersim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+    const json validated = parse_json(r.out);
+    double abs_sum = 0;
+    int n = 0;
+    for (const json& pt : validated["points"]) {
+      if (pt["kind"] != "collective") continue;
+      abs_sum += std::fabs(pt["error_pct"].get<double>()) / 100;
+      ++n;
+    }
+    ASSERT_GT(n, 100);
+    EXPECT_LE(abs_sum / n, fits_loo_mape) << "mean |error| of " << n << " collective points";
+  }
+}
+
+namespace {
+
+double iteration_s(const std::vector<std::string>& args) {
+  const RunResult r = run_clustersim(args);
+  EXPECT_EQ(r.exit_code, 0) << describe(args, r);
+  return r.exit_code == 0 ? parse_json(r.out)["iteration_time_s"].get<double>() : 0;
+}
+
+}  // namespace
+
+TEST(CliProfile, ARunWithTheSyntheticProfileOfItsGpuIsTheRunWithout) {
+  // A synthetic profile is the catalog run through the simulator's own models with +-1% noise,
+  // so a run with it takes back the catalog's numbers: GEMM and memory-kernel times (the
+  // roofline's, kernel time only: the compute model adds the launch overhead itself), the launch
+  // overhead, the overlap slowdown, the NVLink efficiency, step latencies and the collective
+  // launch latency. The iteration time stays within 1% of the run without the profile (the noise
+  // on each point is at most 1%, and an iteration sums many of them).
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json", "A100-SXM-80GB"},
+      {std::string(CS_TEST_DATA_DIR) + "/experiments/llama3-70b-h100-64.json", "H100-SXM"}};
+  for (const auto& [experiment, gpu] : runs) {
+    SCOPED_TRACE(experiment);
+    TempDir dir("synthetic-run");
+    const std::string file = dir.file("p.json");
+    const RunResult made = run_clustersim({"profile", "synthetic", gpu, "--gpus", "8", "--out", file});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const double plain = iteration_s({"run", experiment, "--json"});
+    const double with = iteration_s({"run", experiment, "--profile", file, "--json"});
+    ASSERT_GT(plain, 0);
+    EXPECT_NEAR(with / plain, 1.0, 0.01) << "without " << plain << " s, with the profile " << with << " s";
+  }
 }
 
 TEST(CliProfile, SyntheticProfileOfAnUnknownGpuIsOneLineAndWritesNothing) {

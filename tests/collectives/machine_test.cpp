@@ -19,7 +19,7 @@ TEST(ProtocolParams, BuiltinDefaults) {
   EXPECT_DOUBLE_EQ(p.of(hw::LinkClass::kNvlink).efficiency, 0.80);
   EXPECT_DOUBLE_EQ(p.of(hw::LinkClass::kPcie).efficiency, 0.80);
   EXPECT_DOUBLE_EQ(p.of(hw::LinkClass::kNetwork).efficiency, 0.92);
-  EXPECT_EQ(p.of(hw::LinkClass::kNvlink).step_latency, microseconds(12));
+  EXPECT_EQ(p.of(hw::LinkClass::kNvlink).step_latency, nanoseconds(14100));  // fitted: validate nccl --refit
   EXPECT_EQ(p.of(hw::LinkClass::kPcie).step_latency, microseconds(12));
   EXPECT_EQ(p.of(hw::LinkClass::kNetwork).step_latency, microseconds(15));
   EXPECT_EQ(p.of(hw::LinkClass::kNvlink).ll_step_latency, nanoseconds(600));
@@ -60,7 +60,7 @@ TEST(Machine, ClusterFileOverridesReplaceTheDefaultsAndLeaveTheClusterAlone) {
   EXPECT_DOUBLE_EQ(m.protocol.of(hw::LinkClass::kNetwork).efficiency, 0.5);
   EXPECT_EQ(m.protocol.of(hw::LinkClass::kNetwork).step_latency, microseconds(20));
   EXPECT_EQ(m.protocol.of(hw::LinkClass::kNetwork).ll_step_latency, ProtocolParams::builtin().of(hw::LinkClass::kNetwork).ll_step_latency);
-  EXPECT_EQ(m.protocol.of(hw::LinkClass::kNvlink).step_latency, microseconds(12));
+  EXPECT_EQ(m.protocol.of(hw::LinkClass::kNvlink).step_latency, ProtocolParams::builtin().of(hw::LinkClass::kNvlink).step_latency);
   EXPECT_EQ(m.protocol.launch_latency, microseconds(3));
   // The cluster is the platform's alone: the same graph with and without the protocol sections.
   const topo::Cluster plain = topo::load_cluster(file);

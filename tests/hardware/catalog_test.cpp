@@ -59,13 +59,14 @@ TEST(BuiltinCatalog, NvlinkGenerations) {
   const NvlinkSpec& nv4 = c.nvlink("NVLink4", "test", "/");
   EXPECT_DOUBLE_EQ(nv4.per_gpu_bandwidth.value(), 450e9);
   EXPECT_EQ(nv4.links_per_gpu, 18);
-  // NVLS all-reduce on 8 H100: busbw 478.9 GB/s = algbw x 2*7/8, so algbw = 273.6 GB/s; in the
-  // model each GPU's switch port reduces S bytes at r (the NVLinks, 8/9 x 360 GB/s, are not the
-  // bound), so S / algbw = S / r: r ~ 275 GB/s.
-  EXPECT_DOUBLE_EQ(nv4.switch_reduction_per_gpu.value(), 275e9);
+  // NVLS all-reduce on 8 H100, algbw 275 GB/s (nccl-tests #212): in the model each GPU's switch
+  // port reduces S bytes at r (the NVLinks, 8/9 x 360 GB/s, are not the bound), so
+  // S / algbw = S / r plus the latency and the pipeline's fill (0.4% at 8 GiB): r = 276 GB/s is
+  // what `validate nccl --refit` finds on that record.
+  EXPECT_DOUBLE_EQ(nv4.switch_reduction_per_gpu.value(), 276e9);
   const NvlinkSpec& nv5 = c.nvlink("NVLink5", "test", "/");
   EXPECT_DOUBLE_EQ(nv5.per_gpu_bandwidth.value(), 900e9);
-  EXPECT_DOUBLE_EQ(nv5.switch_reduction_per_gpu.value(), 2 * 275e9);  // assumed 2x NVLink4
+  EXPECT_DOUBLE_EQ(nv5.switch_reduction_per_gpu.value(), 2 * 276e9);  // assumed 2x NVLink4
 }
 
 TEST(BuiltinCatalog, Nics) {

@@ -90,8 +90,8 @@ TEST(ExampleClusters, DgxH100) {
   EXPECT_EQ(nv.link_class, hw::LinkClass::kNvlink);
   EXPECT_EQ(nv.tier, 0);
   EXPECT_EQ(nv.latency, nanoseconds(500));
-  // NVLS: 8 GPUs x 275 GB/s.
-  EXPECT_DOUBLE_EQ(c.node(node(c, "node0/nvswitch")).reduction_bandwidth.value(), 8 * 275e9);
+  // NVLS: 8 GPUs x 276 GB/s.
+  EXPECT_DOUBLE_EQ(c.node(node(c, "node0/nvswitch")).reduction_bandwidth.value(), 8 * 276e9);
   // GPU i and NIC i share PCIe switch i * 4 / 8 = i / 2.
   const LinkInfo& gp = link(c, "node0/gpu5", "node0/pcie2");
   EXPECT_DOUBLE_EQ(gp.bandwidth.value(), 64e9);
@@ -322,7 +322,7 @@ TEST(ClusterLoader, NameDefaultsToTheFileStem) {
   // Defaults: 8 GPUs, the GPU's NVLink generation, no NICs, 4 PCIe switches.
   EXPECT_EQ(c.gpus().size(), 8u);
   EXPECT_EQ(c.node_count(), 8u + 4 + 1 + 1);
-  EXPECT_DOUBLE_EQ(c.node(*c.find_node("node0/nvswitch")).reduction_bandwidth.value(), 8 * 550e9);
+  EXPECT_DOUBLE_EQ(c.node(*c.find_node("node0/nvswitch")).reduction_bandwidth.value(), 8 * 552e9);
 }
 
 }  // namespace

@@ -1,13 +1,18 @@
 // Generated training graphs against closed forms, executed by the runtime.
 #include "workloads/training_graph.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
+#include "hardware/catalog.h"
+#include "sim/compute/compute_model.h"
 #include "results/stall_attribution.h"
 #include "sim/runtime/executor.h"
 #include "tests/collectives/test_clusters.h"
 #include "workloads/layer_cost.h"
+#include "workloads/model.h"
 
 namespace cs::wl {
 namespace {
@@ -248,6 +253,89 @@ TEST(TrainingGraph, PipelineCutsScatterAndGatherOverTensorParallelism) {
     EXPECT_GT(sends, 0);
     EXPECT_EQ(gathers, sg ? sends : 0) << "one all-gather per received activation or gradient";
     EXPECT_GT(execute(star(4, false), t).seconds, 0);
+  }
+}
+
+TEST(TrainingGraph, EveryByteOfABlockBelongsToOneOp) {
+  // The HBM bytes of all the ops one micro-batch gives a block, summed (8 blocks of the small
+  // GPT: h = 1024, a = 16, f = 4h, no dropout; b = 2, s = 1024, T = b s; bf16), against the
+  // closed form per block on each of t GPUs (t = 1, 2, no SP):
+  //   GEMMs       each reads its operands and writes its result once, 2 (mk + kn + mn) bytes:
+  //               QKV (T, 3h/t, h), output (T, h, h/t), fc1 (T, 4h/t, h), fc2 (T, h, 4h/t) give
+  //               G = 2 (4 T h + 12 T h/t + 12 h^2/t) forward; backward 2G (dX and dW of each)
+  //   attention   Q, K, V read and the context written, q = 8 T h/t, and the score tensor
+  //               S = 2 b (a/t) s^2 through HBM 4 times forward, 7 backward: A_f = q + 4S,
+  //               A_b = 2q + 7S; flash attention: A_f = q, A_b = 2q, and no score traffic
+  //   elementwise norms 2 x 2 T h + residual adds 2 x 3 T h + bias-GELU 2 x 4 T h/t forward,
+  //               E_f = 2 (10 T h + 8 T h/t); backward 2 x 3 T h + 2 x 3 T h + 3 x 4 T h/t,
+  //               E_b = 2 (12 T h + 12 T h/t)
+  // One micro-batch: G + A_f + E_f forward, 2G + A_b + E_b backward, and the recomputation:
+  // nothing (none, or flash attention short of full: inside the fused backward), the attention
+  // forward A_f again (selective), the whole forward G + A_f + E_f again (full).
+  const Model m = small_gpt();
+  const std::int64_t b = 2, s = 1024, h = 1024, a = 16, T = b * s;
+  for (const int t : {1, 2}) {
+    for (const bool flash : {false, true}) {
+      for (const Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        ParallelPlan plan;
+        plan.tp = t;
+        plan.micro_batch = b;
+        plan.global_batch = b;
+        plan.sequence_length = s;
+        plan.recompute = r;
+        plan.flash_attention = flash;
+        const TrainingGraph graph = build_training_graph(m, plan, "test", "/plan");
+        Bytes blocks{0};
+        for (tg::OpId id = 0; id < graph.graph.size(); ++id) {
+          const tg::Op& op = graph.graph.ops()[id];
+          const std::string& name = graph.graph.name_of(id);
+          const bool other = name.starts_with("embedding") || name.starts_with("head") || name.starts_with("optimizer");
+          if (op.rank == 0 && op.kind == tg::OpKind::kCompute && !other) blocks += op.bytes;
+        }
+        const std::int64_t G = 2 * (4 * T * h + 12 * T * h / t + 12 * h * h / t);
+        const std::int64_t q = 8 * T * h / t, S = 2 * b * (a / t) * s * s;
+        const std::int64_t A_f = flash ? q : q + 4 * S, A_b = flash ? 2 * q : 2 * q + 7 * S;
+        const std::int64_t E_f = 2 * (10 * T * h + 8 * T * h / t), E_b = 2 * (12 * T * h + 12 * T * h / t);
+        std::int64_t per_block = (G + A_f + E_f) + (2 * G + A_b + E_b);
+        if (r == Recompute::kSelective && !flash) per_block += A_f;
+        if (r == Recompute::kFull) per_block += G + A_f + E_f;
+        EXPECT_EQ(blocks.value(), 8 * per_block) << "t=" << t << " flash=" << flash << " recompute=" << static_cast<int>(r);
+      }
+    }
+  }
+}
+
+TEST(TrainingGraph, ForwardGemmsOfALongSequenceAreComputeBound) {
+  // Llama 3 8B on an H100, one sample of 16k or 32k tokens, no flash attention, t = 1: the
+  // block's forward GEMM op does F = 2 T h (h + 2 k_v + h + 3 f) = 436.2M T FLOPs and moves
+  // only its operands and results, 2 (17 T h + 53248 h) bytes (the weights once, 218.1M
+  // elements): about 2 600 (16k) and 2 900 (32k) FLOP per byte, far above the H100's ridge
+  // (989.4 TFLOP/s x 0.72 over 3.35 TB/s x 0.8: 266 FLOP per byte), so on the roofline it takes
+  // its FLOP time, kernel_launch + F / (peak x eff_gemm). The attention scores, 2 b a s^2 bytes
+  // (69 GB at 32k), are the attention op's. Before each op counted only its own bytes, this op
+  // also carried twice the saved activations (scores included): 1.46x (16k), 2.73x (32k).
+  const Model m = load_model("llama3-8b");
+  const hw::GpuSpec& gpu = hw::Catalog::builtin().gpu("H100-SXM", "test", "/gpu");
+  const compute::ComputeModel cm("bf16");
+  for (const int s : {16384, 32768}) {
+    ParallelPlan plan;
+    plan.micro_batch = 1;
+    plan.global_batch = 1;
+    plan.sequence_length = s;
+    plan.flash_attention = false;
+    const TrainingGraph t = build_training_graph(m, plan, "test", "/plan");
+    int checked = 0;
+    double worst = 0;  // the largest time / FLOP time over the blocks' forward GEMM ops
+    for (tg::OpId id = 0; id < t.graph.size(); ++id) {
+      const tg::Op& op = t.graph.ops()[id];
+      if (t.graph.name_of(id) != "block fwd") continue;
+      ++checked;
+      const double flop_time = to_seconds(gpu.roofline.kernel_launch) +
+                               op.flops.value() / (gpu.peak.at("bf16").value() * gpu.roofline.gemm);
+      worst = std::max(worst, to_seconds(cm.time(gpu, op.compute_class, op.flops, op.bytes)) / flop_time);
+    }
+    EXPECT_EQ(checked, m.transformer.layers);
+    EXPECT_NEAR(worst, 1.0, 0.03) << "s=" << s << ": the forward GEMM op takes " << worst << "x its FLOP time";
   }
 }
 

@@ -142,12 +142,14 @@ TEST(AttentionCore, HbmBytes) {
   const AttentionCoreCost nd = attention_core_cost(no_dropout, x, Recompute::kNone, false);
   EXPECT_EQ(nd.forward_traffic, Bytes{qkvo + 4 * S});
   EXPECT_EQ(nd.backward_traffic, Bytes{2 * qkvo + 7 * S});
-  // Flash attention: one fused kernel, the scores stay on chip; its recompute is inside backward.
+  // Flash attention: one fused kernel, the scores stay on chip; its recompute is inside backward,
+  // except under full recompute, which runs the fused forward again.
   const AttentionCoreCost flash = attention_core_cost(c, x, Recompute::kNone, true);
   EXPECT_TRUE(flash.fused);
   EXPECT_EQ(flash.forward_traffic, Bytes{qkvo});
   EXPECT_EQ(flash.backward_traffic, Bytes{2 * qkvo});
   EXPECT_EQ(flash.recompute_traffic, Bytes{0});
+  EXPECT_EQ(attention_core_cost(c, x, Recompute::kFull, true).recompute_traffic, Bytes{qkvo});
 }
 
 TEST(ElementwiseTraffic, NormsResidualsAndActivation) {
@@ -196,6 +198,39 @@ TEST(BlockGemmShapes, ProjectionsAndMlp) {
   EXPECT_EQ(block_gemm_shapes(moe(), block_shape(moe(), one), 1)[2].m, 1);
 }
 
+TEST(BlockGemmTraffic, OperandsReadAndResultWrittenOnce) {
+  // Each GEMM (m, n, k) reads A (m x k) and B (k x n) and writes C (m x n): in bf16
+  // 2 (mk + kn + mn) bytes. GPT at t = 1, in elements: QKV T h + 3 h^2 + 3 T h, output
+  // T h + h^2 + T h, fc1 T h + 4 h^2 + 4 T h, fc2 4 T h + 4 h^2 + T h: 16 T h + 12 h^2, so
+  // 2 (16 T h + 12 h^2) bytes forward. Backward, per GEMM dX (m, k, n) and dW (k, n, m):
+  // 2 (mn + nk + mk) + 2 (km + mn + kn) = twice the forward's.
+  const TransformerConfig c = gpt();
+  const GemmTraffic t1 = block_gemm_traffic(c, block_shape(c, params()), 1);
+  EXPECT_EQ(t1.forward, Bytes{2 * (16 * T * h + 12 * h * h)});
+  EXPECT_EQ(t1.backward, t1.forward * 2);
+  // t = 4: the weights and the n- or k-wide sides split, the h-wide inputs and outputs of the
+  // column- and row-parallel GEMMs stay whole: 4 T h + 12 T h/4 + 12 h^2/4 elements.
+  const GemmTraffic t4 = block_gemm_traffic(c, block_shape(c, params(4)), 1);
+  EXPECT_EQ(t4.forward, Bytes{2 * (4 * T * h + 3 * T * h + 3 * h * h)});
+  // fp8: 1-byte operands, 2-byte results. Forward: the operands, inputs A (m x k) T h + T h +
+  // T h + 4 T h and weights B (k x n) 3 + 1 + 4 + 4 h^2, read as 7 T h + 12 h^2 bytes; the
+  // results (m x n) 3 + 1 + 4 + 1 = 9 T h, written as 2 x 9 T h. Backward: operands
+  // 2 mn + mk + kn = 2 x 9 T h + 7 T h + 12 h^2 read, results mk + kn = 7 T h + 12 h^2 written.
+  CostParams fp8 = params();
+  fp8.precision = Precision::kFp8;
+  const GemmTraffic f = block_gemm_traffic(c, block_shape(c, fp8), 1);
+  EXPECT_EQ(f.forward, Bytes{(7 * T * h + 12 * h * h) + 2 * 9 * T * h});
+  EXPECT_EQ(f.backward, Bytes{(25 * T * h + 12 * h * h) + 2 * (7 * T * h + 12 * h * h)});
+  // MoE, E = 4 experts of f_e = 32, k = 2, ep = 2: the projections (in elements: QKV T h + 3 h^2
+  // + 3 T h, output T h + h^2 + T h: 6 T h + 4 h^2), 2 local experts each
+  // over m_e = 64 tokens (fc1 64 h + 32 h + 64 x 32, fc2 64 x 32 + 32 h + 64 h), the router
+  // (T, 4, h): T h + 4 h + 4 T. All 2 bytes.
+  const GemmTraffic m = block_gemm_traffic(moe(), block_shape(moe(), params()), 2);
+  const std::int64_t expert = 2 * (64 * h + 32 * h + 64 * 32);
+  EXPECT_EQ(m.forward, Bytes{2 * ((6 * T * h + 4 * h * h) + 2 * expert + (T * h + 4 * h + 4 * T))});
+  EXPECT_EQ(m.backward, m.forward * 2);
+}
+
 TEST(BlockParameters, PerGpu) {
   // GPT: QKV 3h^2 + 3h, output h^2 + h, MLP 8h^2 + 5h, two LayerNorms 4h: 12h^2 + 13h. Over t = 2
   // the QKV and fc1 weights and biases split (12h^2/2 + 7h/2); the row-parallel biases (2h) and
@@ -221,7 +256,8 @@ TEST(SavedActivations, Korthikanti) {
   //   TP t = 2         s b h (10 + 24/t + 5as/(ht)) = 27 sbh
   //   TP + SP          s b h (34/t + 5as/(ht))      = 22 sbh
   //   selective + SP   s b h 34/t                   = 17 sbh, the 5 sbh of scores rebuilt
-  //   full             2 s b h, / t with SP; all of the block's rebuilt
+  //   full             2 s b h, / t with SP; the rest of the block's rebuilt (its input is the
+  //                    kept one): 44 - 2 = 42 s b h, 22 - 1 = 21 with TP + SP
   const TransformerConfig c = gpt();
   auto act = [&](int t, bool sp, Recompute r) {
     return saved_activations(c, block_shape(c, params(t, sp)), r, false);
@@ -233,8 +269,9 @@ TEST(SavedActivations, Korthikanti) {
   EXPECT_EQ(act(2, true, Recompute::kSelective).saved, Bytes{17 * sbh});
   EXPECT_EQ(act(2, true, Recompute::kSelective).transient, Bytes{5 * sbh});
   EXPECT_EQ(act(1, false, Recompute::kFull).saved, Bytes{2 * sbh});
-  EXPECT_EQ(act(1, false, Recompute::kFull).transient, Bytes{44 * sbh});
+  EXPECT_EQ(act(1, false, Recompute::kFull).transient, Bytes{42 * sbh});
   EXPECT_EQ(act(2, true, Recompute::kFull).saved, Bytes{sbh});
+  EXPECT_EQ(act(2, true, Recompute::kFull).transient, Bytes{21 * sbh});
   EXPECT_EQ(act(2, true, Recompute::kFull).without_recompute, Bytes{22 * sbh});
 }
 

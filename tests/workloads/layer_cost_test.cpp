@@ -97,10 +97,11 @@ TEST(BlockActivations, Korthikanti) {
   // Full recompute keeps the block input: 2sbh, /t with SP.
   EXPECT_EQ(act(1, false, Recompute::kFull), 2 * sbh);
   EXPECT_EQ(act(8, true, Recompute::kFull), 2 * sbh / 8);
-  // ... and rebuilds the whole block's activations during its backward.
+  // ... and rebuilds the rest of the block's activations during its backward (the input the
+  // rebuilt block reads is the kept one, not a copy).
   EXPECT_EQ(transformer_block_cost(m, shape(1, 2048, 8, true, Recompute::kFull))
                 .recompute_transient.value(),
-            act(8, true, Recompute::kNone));
+            act(8, true, Recompute::kNone) - act(8, true, Recompute::kFull));
 }
 
 TEST(BlockActivations, FlashAttentionStoresNoScores) {
@@ -163,6 +164,42 @@ TEST(BlockTraffic, LlamaWithoutDropoutAndAGatedMlp) {
   const LayerCost c = transformer_block_cost(m, shape(1, 4096));
   EXPECT_EQ(c.elementwise_forward, Bytes{2 * (10 * T * h + 3 * T * f)});
   EXPECT_EQ(c.elementwise_backward, Bytes{2 * (12 * T * h + 5 * T * f)});
+}
+
+TEST(GemmTraffic, BlocksHeadAndEmbeddingCountOnlyTheirOwnBytes) {
+  // GPT-3 175B, b = 1, s = 2048 (T = s), t = 1, bf16. Every GEMM reads its operands and writes
+  // its result once, 2 (mk + kn + mn) bytes; the block's four give 2 (16 T h + 12 h^2) forward
+  // (block_cost_test has the derivation) and twice that backward, whatever the score tensors
+  // (those are the attention core's bytes).
+  const Model m = load_model("gpt-175b");
+  const std::int64_t T = 2048, h = 12288, V = 51200;
+  const LayerCost c = transformer_block_cost(m, shape(1, 2048));
+  EXPECT_EQ(c.gemm_forward_traffic, Bytes{2 * (16 * T * h + 12 * h * h)});
+  EXPECT_EQ(c.gemm_backward_traffic, c.gemm_forward_traffic * 2);
+  EXPECT_EQ(c.gemm_recompute_traffic, Bytes{0});
+  const LayerCost full = transformer_block_cost(m, shape(1, 2048, 1, false, Recompute::kFull));
+  EXPECT_EQ(full.gemm_recompute_traffic, full.gemm_forward_traffic);
+  // The lm head (T, V, h): the input and the (tied) table read, 2 (T h + h V), and the fp32
+  // logits written, 4 T V; backward dX (T, h, V) reads the logit gradient and the table and
+  // writes dX, 2 (T V + V h + T h), and dW (h, V, T) reads the input and the logit gradient and
+  // writes dW, 2 (h T + T V + h V). The cross-entropy's passes over the logits are its
+  // elementwise op's.
+  const LayerCost head = head_cost(m, shape(1, 2048));
+  EXPECT_EQ(head.gemm_forward_traffic, Bytes{2 * (T * h + h * V) + 4 * T * V});
+  EXPECT_EQ(head.gemm_backward_traffic, Bytes{4 * (T * V + V * h + T * h)});
+  // The embedding, two tables (tokens, learned positions) and dropout: forward a row of each
+  // read per token, their sum written and the 1-byte mask, 2 x 2 T h + 2 T h + T h; backward
+  // the gradient and the mask read, a row per token accumulated into each table's gradient,
+  // 2 T h + T h + 2 x 2 x 2 T h.
+  const LayerCost emb = embedding_cost(m, shape(1, 2048));
+  EXPECT_EQ(emb.gemm_forward_traffic, Bytes{7 * T * h});
+  EXPECT_EQ(emb.gemm_backward_traffic, Bytes{11 * T * h});
+  // Llama 2 (rotary, no dropout): the token table alone, 2 T h + 2 T h and 2 T h + 2 x 2 T h.
+  const Model llama = load_model("llama2-7b");
+  const std::int64_t lh = llama.transformer.hidden;
+  const LayerCost lemb = embedding_cost(llama, shape(1, 2048));
+  EXPECT_EQ(lemb.gemm_forward_traffic, Bytes{4 * T * lh});
+  EXPECT_EQ(lemb.gemm_backward_traffic, Bytes{6 * T * lh});
 }
 
 TEST(BlockActivations, Fp8KeepsGemmInputsInOneByte) {

@@ -113,6 +113,19 @@ TEST(PlanCheck, StageSplits) {
             "uneven split)");
 }
 
+TEST(PlanCheck, MemoryFragmentationIsAFraction) {
+  const Model m = load_model("llama2-7b");
+  ParallelPlan p = plan(1, 4096);
+  for (double f : {-0.1, 1.0, 2.0}) {
+    p.memory_fragmentation = f;
+    EXPECT_EQ(check(m, p, "/plan"),
+              "/plan/memory_fragmentation: expected a fraction of reserved memory, at least 0 and below 1")
+        << f;
+  }
+  p.memory_fragmentation = 0.3;
+  EXPECT_EQ(check(m, p), "ok");
+}
+
 TEST(PlanCheck, TheMemoryEstimateChecksThePlanFirst) {
   // No file: the caller places the error in its plan's file.
   const hw::GpuSpec& a100 = hw::Catalog::builtin().gpu("A100-SXM-80GB", "", "");

@@ -1,0 +1,65 @@
+// The assumed and fitted values a training run lists (drivers/assumptions.h): what the catalog
+// says of its values reaches the run; a value the user sets, or a profile measures, is no longer
+// an assumption.
+#include "drivers/assumptions.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "drivers/config_paths.h"
+#include "drivers/experiment.h"
+#include "drivers/training_run.h"
+
+namespace cs::drv {
+namespace {
+
+const std::string kExamples = std::string(CS_SOURCE_DIR) + "/configs/examples/";
+
+const SourcedFact* find(const std::vector<SourcedFact>& facts, const std::string& path) {
+  auto it = std::find_if(facts.begin(), facts.end(), [&](const SourcedFact& f) { return f.path == path; });
+  return it == facts.end() ? nullptr : &*it;
+}
+
+TEST(Assumptions, AnA100RunListsTheFittedGemmEfficiencyAndTheAssumedValues) {
+  const results::TrainingRun run = simulate_training(load_experiment(kExamples + "gpt-1.7b-32.json"));
+  const SourcedFact* gemm = find(run.assumptions, "/gpus/A100-SXM-80GB/efficiency/gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->kind, "fitted");
+  EXPECT_EQ(gemm->value, "0.69");
+  EXPECT_EQ(gemm->file, "configs/hardware/gpus.json");
+  ASSERT_NE(find(run.assumptions, "/collective_model/launch_latency"), nullptr);
+  EXPECT_EQ(find(run.assumptions, "/link_classes/nvlink/step_latency")->kind, "fitted");
+  // Datasheet values and derivations are not assumptions: the A100's peak, the LL wire factor.
+  EXPECT_EQ(find(run.assumptions, "/gpus/A100-SXM-80GB/peak/bf16"), nullptr);
+  EXPECT_EQ(find(run.assumptions, "/collective_model/ll_wire_factor"), nullptr);
+  for (const SourcedFact& f : run.assumptions) EXPECT_TRUE(f.is_judgement()) << f.path << " " << f.kind;
+}
+
+TEST(Assumptions, ValuesTheUserSetsAreNotAssumptions) {
+  Experiment e = load_experiment(kExamples + "gpt-1.7b-32.json",
+                                 {"/cluster_overrides/-=/link_classes={\"nvlink\": {\"step_latency\": \"10us\"}}"});
+  e.hardware_overrides = {"/gpus/A100-SXM-80GB/efficiency/gemm/value=0.7"};
+  const results::TrainingRun run = simulate_training(e);
+  EXPECT_EQ(find(run.assumptions, "/gpus/A100-SXM-80GB/efficiency/gemm"), nullptr);
+  EXPECT_EQ(find(run.assumptions, "/link_classes/nvlink/step_latency"), nullptr);
+  EXPECT_NE(find(run.assumptions, "/gpus/A100-SXM-80GB/efficiency/attention"), nullptr);
+}
+
+TEST(Assumptions, ValuesAProfileMeasuresAreNotAssumptions) {
+  Experiment e = load_experiment(kExamples + "gpt-1.7b-32.json");
+  e.profile = resolve_profile("example-synthetic", "", "", "--profile");
+  const results::TrainingRun run = simulate_training(e);
+  for (const char* measured : {"gemm", "memory", "kernel_launch", "overlap_slowdown"}) {
+    EXPECT_EQ(find(run.assumptions, std::string("/gpus/A100-SXM-80GB/efficiency/") + measured), nullptr) << measured;
+  }
+  // The profile measured the NVLink class's efficiency and its Simple and LL step latencies.
+  EXPECT_EQ(find(run.assumptions, "/link_classes/nvlink/efficiency"), nullptr);
+  EXPECT_EQ(find(run.assumptions, "/link_classes/nvlink/step_latency"), nullptr);
+  EXPECT_EQ(find(run.assumptions, "/link_classes/nvlink/ll_step_latency"), nullptr);
+  // Fused attention has no profile model: still the catalog's assumption.
+  EXPECT_NE(find(run.assumptions, "/gpus/A100-SXM-80GB/efficiency/attention"), nullptr);
+}
+
+}  // namespace
+}  // namespace cs::drv
