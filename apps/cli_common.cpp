@@ -1,6 +1,8 @@
 #include "apps/cli_common.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <unistd.h>
 
 #include "drivers/config_paths.h"
@@ -13,6 +15,16 @@ std::string resolve_cluster_path(const std::string& path_or_name) {
 
 coll::Machine load_machine(const std::string& path_or_name, const std::vector<std::string>& overrides) {
   return coll::load_machine(resolve_cluster_path(path_or_name), overrides);
+}
+
+void print_warnings(const std::vector<Warning>& warnings) {
+  static std::vector<Warning> printed;
+  for (const Warning& w : warnings) {
+    if (std::find(printed.begin(), printed.end(), w) != printed.end()) continue;
+    printed.push_back(w);
+    std::cerr << "clustersim: warning: " << to_string(w) << "\n";
+  }
+  std::cerr << std::flush;
 }
 
 std::string fixed(double v, int decimals) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/warning.h"
 #include "sim/collectives/machine.h"
 
 namespace cs::cli {
@@ -15,6 +16,11 @@ std::string resolve_cluster_path(const std::string& path_or_name);
 // Loads a cluster file (the cluster and its collectives' protocol parameters) with
 // `--set /json/pointer=value` overrides applied.
 coll::Machine load_machine(const std::string& path_or_name, const std::vector<std::string>& overrides);
+
+// Prints each warning as one line on stderr, "clustersim: warning: <file> at <path>: <message>",
+// before the command's normal output; a warning already printed by this process (a file loaded
+// again by `scale` or `validate`) is not printed again.
+void print_warnings(const std::vector<Warning>& warnings);
 
 // `v` with `decimals` digits after the point, for tables.
 std::string fixed(double v, int decimals);

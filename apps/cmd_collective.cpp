@@ -100,6 +100,7 @@ int run_collective_command(const CollectiveOptions& o) {
     option_error("--ranks", std::to_string(n) + " ranks but the cluster has " + std::to_string(gpus.size()) + " GPUs");
   }
   if (n < 2 && *op == CollectiveOp::kSendRecv) option_error("--ranks", "send_recv needs 2 ranks");
+  print_warnings(machine.warnings);  // once the input is known to be good
 
   coll::CollectiveSpec spec;
   spec.op = *op;
@@ -142,6 +143,7 @@ int run_collective_command(const CollectiveOptions& o) {
                     {"protocol", coll::to_string(r.protocol)},
                     {"flows", r.flows},
                     {"wire_bytes", r.wire_bytes.value()}});
+    list_warnings_in(rows.back(), machine.warnings);
     if (tracing) {
       const std::string label = std::string(to_string(spec.op)) + " " + format_bytes(spec.size) + " (" + to_string(r.algorithm) + "/" + coll::to_string(r.protocol) + ")";
       for (std::size_t k = 0; k < spec.ranks.size(); ++k) {

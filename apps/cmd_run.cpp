@@ -131,6 +131,7 @@ int run_experiment_command(const RunOptions& o) {
     throw ConfigError("", "--out", "\"" + o.out + "\" is not a folder");
   }
   const results::TrainingRun s = drv::simulate_training(e);
+  print_warnings(s.warnings);
   const nlohmann::json summary = results::summary_json(e.name, e.plan, s);
   if (!o.out.empty()) {
     // Created only once the simulation has succeeded: bad input leaves nothing behind.

@@ -66,6 +66,7 @@ int print_scaling(const ScaleOptions& o, bool json) {
   const int per_replica_batch = base.plan.global_batch / base.plan.dp;
   std::vector<results::ScalingPoint> points;
   std::vector<double> tokens_per_s;  // per point
+  std::vector<Warning> warnings;     // of every point, each once
   for (int n : counts) {  // validate every point before simulating any
     if (n % model_parallel != 0) {
       throw ConfigError("", "--gpus", std::to_string(n) + " GPUs are not a multiple of tp x pp x cp = " + std::to_string(model_parallel));
@@ -82,10 +83,12 @@ int print_scaling(const ScaleOptions& o, bool json) {
     }
     if (!json && stderr_is_terminal()) std::cerr << "\r  simulating " << n << " GPUs   " << std::flush;
     results::TrainingRun s = drv::simulate_training(e);
+    add_warnings(warnings, s.warnings);
     points.push_back({n, s.result.iteration, s.result.samples_per_s, std::move(s.stalls)});
     tokens_per_s.push_back(s.result.tokens_per_s);
   }
   if (!json && stderr_is_terminal()) std::cerr << "\r" << std::string(40, ' ') << "\r";
+  print_warnings(warnings);
   const results::ScalingStudy study = results::analyze_scaling(points);
   const results::ScalingFinding& f = study.finding;
   const auto gpus_at = [&](std::optional<std::size_t> i) { return i ? nlohmann::json(points[*i].gpus) : nlohmann::json(nullptr); };
@@ -102,6 +105,7 @@ int print_scaling(const ScaleOptions& o, bool json) {
     nlohmann::json out = {{"experiment", base.name}, {"weak", o.weak}, {"points", rows}};
     out["stops_paying_at_gpus"] = gpus_at(study.stops_paying);
     out["efficiency_below_90pct_at_gpus"] = gpus_at(study.efficiency_below_90pct);
+    list_warnings_in(out, warnings);
     out["finding"] = {{"kind", results::to_string(f.verdict)},
                       {"gpus", points[f.at].gpus},
                       {"against_gpus", points[f.against].gpus},

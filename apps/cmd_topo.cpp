@@ -26,9 +26,12 @@ void add_topo_commands(CLI::App& app, TopoOptions& info, TopoOptions& export_opt
 
 int run_topo_info(const TopoOptions& o) {
   const coll::Machine machine = load_machine(o.cluster, o.overrides);
+  print_warnings(machine.warnings);
   const topo::TopologySummary s = topo::summarize(machine.cluster);
   if (o.json) {
-    std::cout << topo::to_json(s).dump(2) << "\n";
+    nlohmann::json j = topo::to_json(s);
+    list_warnings_in(j, machine.warnings);
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << topo::to_table(s);
   }
@@ -39,9 +42,11 @@ int run_topo_export(const TopoOptions& o) {
   const coll::Machine machine = load_machine(o.cluster, o.overrides);
   const std::string dot = topo::export_dot(machine.cluster);
   if (o.output.empty()) {
+    print_warnings(machine.warnings);
     std::cout << dot;
   } else {
     write_file_atomically(o.output, dot);
+    print_warnings(machine.warnings);
   }
   return 0;
 }

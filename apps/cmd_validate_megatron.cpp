@@ -119,6 +119,7 @@ void print_rows(const Table& t, const std::vector<drv::TrainingRowResult>& resul
                    {"iteration_time_s", to_seconds(r.iteration)},
                    {"record", rec.id},
                    {"use", rec.use}});
+    list_warnings_in(out.back(), r.warnings);
     if (!json) {
       char line[240];
       std::snprintf(line, sizeof line, "  %4zu %8.1fB %6d %4d %3d %3d %3d %2d %6d %11.0f %10.1f %+7.1f%%  %s (%s)\n", r.row + 1,
@@ -249,6 +250,7 @@ int run_validate_megatron(const ValidateOptions& o) {
   }
   const auto results = drv::simulate_rows(t.records, t.rows, {}, o.json ? drv::Progress{} : drv::Progress{progress_line});
   clear_progress();
+  for (const drv::TrainingRowResult& r : results) print_warnings(r.warnings);
   print_rows(t, results, o.json);
   return 0;
 }

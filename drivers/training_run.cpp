@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "drivers/assumptions.h"
 #include "drivers/calibrated_protocol.h"
+#include "drivers/plan_warnings.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
 #include "sim/collectives/algorithm_tuner.h"
@@ -140,9 +141,11 @@ results::TrainingRun simulate_training(const Experiment& e) {
   if (profile) add_compute_tally(calibration, compute.tally());
   const std::span<const topo::NodeId> job_gpus = cluster.gpus().subspan(0, static_cast<std::size_t>(gpus));
   std::vector<SourcedFact> assumptions = training_assumptions(machine, catalog, job_gpus, compute.dtype(), profile.get());
+  std::vector<Warning> warnings = machine.warnings;
+  add_warnings(warnings, plan_warnings(e, graph.grid, cluster));
   return results::TrainingRun{std::move(machine.cluster), std::move(model), std::move(graph), ex.timeline(),
                               std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration),
-                              std::move(assumptions)};
+                              std::move(assumptions), std::move(warnings)};
 }
 
 }  // namespace cs::drv

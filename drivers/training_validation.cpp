@@ -35,7 +35,7 @@ std::vector<TrainingRowResult> simulate_rows(const std::vector<TrainingRecord>& 
   for (std::size_t i : rows) {
     if (progress) progress("row " + std::to_string(i + 1));
     const results::TrainingRun run = simulate_training(with_overrides(records.at(i).experiment, overrides));
-    out.push_back({i, run.result.tflops_per_gpu, run.result.iteration, run.assumptions});
+    out.push_back({i, run.result.tflops_per_gpu, run.result.iteration, run.assumptions, run.warnings});
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/sourced_value.h"
+#include "core/warning.h"
 #include "drivers/nccl_validation.h"
 #include "drivers/training_records.h"
 
@@ -25,6 +26,7 @@ struct TrainingRowResult {
   double predicted_tflops_per_gpu = 0;
   Duration iteration{0};
   std::vector<SourcedFact> assumptions;  // what the prediction rests on
+  std::vector<Warning> warnings;         // the run's (results::TrainingRun::warnings)
   double error(const TrainingRecord& r) const {
     return (predicted_tflops_per_gpu - r.published_tflops_per_gpu) / r.published_tflops_per_gpu;
   }

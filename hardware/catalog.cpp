@@ -1,9 +1,10 @@
 // The hardware catalog reader. Catalog documents are JSON objects whose top-level keys are
-// "description" and any of the sections "gpus", "nvlink", "nics", "link_classes"; the built-in
-// catalog splits them over configs/hardware/{gpus,nvlink,nics,link-classes}.json. Every number
+// "description" and any of the sections "gpus", "nvlink", "nics", "switches", "link_classes"; the
+// built-in catalog splits them over configs/hardware/{gpus,nvlink,nics,switches,link-classes}.json. Every number
 // is a sourced value (core/sourced_value.h); docs/hardware-catalog.md has the schema.
 #include "hardware/catalog.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/sourced_value.h"
+#include "core/unit_parse.h"
 
 namespace cs::hw {
 
@@ -61,14 +63,14 @@ Catalog Catalog::from_documents(
   // Parsed documents stay alive while nodes point into them.
   std::vector<ConfigDocument> docs;
   docs.reserve(name_and_text.size());
-  std::map<std::string, std::string> gpu_file, nvlink_file, nic_file;
+  std::map<std::string, std::string> gpu_file, nvlink_file, nic_file, switch_file;
   std::vector<ConfigNode> gpu_nvlink_refs;  // checked once every document is read
   bool class_seen[kLinkClassCount] = {};
 
   for (const auto& [name, text] : name_and_text) {
     docs.push_back(ConfigDocument::parse(text, name));
     const ConfigNode root = docs.back().root();
-    root.expect_only({"description", "gpus", "nvlink", "nics", "link_classes"});
+    root.expect_only({"description", "gpus", "nvlink", "nics", "switches", "link_classes"});
     if (auto d = root.find("description")) d->as_string();
 
     if (auto gpus = root.find("gpus")) {
@@ -148,6 +150,34 @@ Catalog Catalog::from_documents(
       }
     }
 
+    if (auto switches = root.find("switches")) {
+      for (const auto& [switch_name, node] : switches->members()) {
+        check_new(c.switches_, switch_name, node, switch_file);
+        node.expect_only({"description", "radix"});
+        SwitchSpec s;
+        s.name = switch_name;
+        if (auto d = node.find("description")) s.description = d->as_string();
+        const ConfigNode radix = node.at("radix");
+        if (radix.members().empty()) radix.fail_expected("at least one port speed, such as {\"400Gbps\": 64}");
+        for (const auto& [speed_text, count] : radix.members()) {
+          SwitchPorts p;
+          try {
+            p.speed = parse_bandwidth(speed_text);
+          } catch (const UnitParseError& e) {
+            count.fail(std::string("a port speed such as \"400Gbps\" as the key: ") + e.what());
+          }
+          for (const SwitchPorts& q : s.radix) {
+            if (q.speed.value() == p.speed.value()) count.fail("the port speed \"" + speed_text + "\" is given twice");
+          }
+          p.ports = static_cast<int>(sourced_value_of(count).as_int(1, 1 << 20));
+          s.radix.push_back(p);
+        }
+        std::sort(s.radix.begin(), s.radix.end(),
+                  [](const SwitchPorts& a, const SwitchPorts& b) { return a.speed.value() > b.speed.value(); });
+        c.switches_.emplace(switch_name, std::move(s));
+      }
+    }
+
     if (auto classes = root.find("link_classes")) {
       classes->expect_only(enum_names(kLinkClassNames));
       for (const auto& [class_name, node] : classes->members()) {
@@ -167,6 +197,14 @@ Catalog Catalog::from_documents(
   }
   for (SourcedFact& f : facts) c.facts_.emplace(f.path, std::move(f));
   return c;
+}
+
+int SwitchSpec::max_ports_at(Bandwidth speed) const {
+  int most = 0;
+  for (const SwitchPorts& p : radix) {
+    if (p.speed.value() >= speed.value()) most = std::max(most, p.ports);
+  }
+  return most;
 }
 
 Catalog Catalog::builtin_with(const std::vector<std::string>& overrides, const std::string& file, const std::string& where) {

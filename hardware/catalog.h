@@ -1,5 +1,5 @@
-// The hardware catalog: GPUs, NVLink generations, NICs and the wire latency of each class of
-// link, read from configs/hardware/*.json. The files are compiled into the binary, so clustersim
+// The hardware catalog: GPUs, NVLink generations, NICs, network switches and the wire latency of
+// each class of link, read from configs/hardware/*.json. The files are compiled into the binary, so clustersim
 // needs no data directory at run time; every value in them cites its public source
 // (core/sourced_value.h, docs/hardware-catalog.md). What NCCL's protocols add on top of the
 // wires (efficiency, step latencies) is the collective model's (sim/collectives/protocol_params.h).
@@ -55,6 +55,24 @@ struct NicSpec {
   Duration latency{0};      // one NIC traversal
 };
 
+// One port configuration of a switch model: `ports` ports of `speed` each (per direction).
+struct SwitchPorts {
+  Bandwidth speed{0};
+  int ports = 0;
+};
+
+// A network switch model (leaf, spine or core) and the port configurations it offers, one at a
+// time (split or breakout ports): Quantum-2 QM9700 is 64 x 400 Gb/s or 128 x 200 Gb/s. The radix
+// per port speed is what the cluster loader checks a switch's cables against; a bill of materials
+// or a cost model would pick switches from it too.
+struct SwitchSpec {
+  std::string name;         // "Quantum-2-QM9700"
+  std::string description;  // vendor, product, technology
+  std::vector<SwitchPorts> radix;  // fastest first, one entry per port speed
+  // The most ports of `speed` or faster that one configuration offers; 0 when none is that fast.
+  int max_ports_at(Bandwidth speed) const;
+};
+
 class Catalog {
  public:
   // The catalog compiled into the binary.
@@ -81,11 +99,13 @@ class Catalog {
   const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
   const std::map<std::string, NvlinkSpec>& nvlinks() const { return nvlinks_; }
   const std::map<std::string, NicSpec>& nics() const { return nics_; }
+  const std::map<std::string, SwitchSpec>& switches() const { return switches_; }
 
  private:
   std::map<std::string, GpuSpec> gpus_;
   std::map<std::string, NvlinkSpec> nvlinks_;
   std::map<std::string, NicSpec> nics_;
+  std::map<std::string, SwitchSpec> switches_;
   std::array<Duration, kLinkClassCount> wire_latency_{};
   std::map<std::string, SourcedFact> facts_;  // by path
 };

@@ -42,7 +42,7 @@ nlohmann::json assumptions_json(const std::vector<SourcedFact>& facts) {
 
 nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPlan& plan, const TrainingRun& s) {
   const IterationResult& r = s.result;
-  return {{"experiment", experiment},
+  nlohmann::json out = {{"experiment", experiment},
           {"cluster", s.cluster.name()},
           {"model", s.model.name},
           {"gpus", r.gpus},
@@ -75,6 +75,8 @@ nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPla
           {"events", r.events},
           {"calibration", s.calibration.is_null() ? nlohmann::json(nullptr) : s.calibration},
           {"assumptions", assumptions_json(s.assumptions)}};
+  list_warnings_in(out, s.warnings);
+  return out;
 }
 
 }  // namespace cs::results

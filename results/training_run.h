@@ -14,6 +14,7 @@
 
 #include "core/sourced_value.h"
 #include "core/units.h"
+#include "core/warning.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
 #include "taskgraph/timeline.h"
@@ -61,6 +62,9 @@ struct TrainingRun {
   nlohmann::json calibration;
   // The assumed and fitted values the prediction rests on (drivers/assumptions.h).
   std::vector<SourcedFact> assumptions;
+  // Inputs that are legal but implausible: the cluster file's (coll::Machine::warnings), then the
+  // plan's (drivers/plan_warnings.h). Printed by the front ends, listed in summary.json.
+  std::vector<Warning> warnings;
 };
 
 }  // namespace cs::results

@@ -1075,3 +1075,126 @@ TEST(CliProfile, SyntheticProfileOfAnUnknownGpuIsOneLineAndWritesNothing) {
   EXPECT_NE(r.err.find("unknown GPU \"Z9000\""), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.json")));
 }
+
+// ---- warnings: legal but implausible inputs ----------------------------------------------------
+// Each kind (a rate 8x too fast, a switch with more ports than any known, a TP group across
+// servers) runs (exit 0), prints one line "clustersim: warning: <file> at <path>: <message>" on
+// stderr before its output, and lists it in the JSON output's "warnings"; a near value prints
+// nothing and its JSON has no "warnings" key (the output of such inputs is unchanged).
+
+const std::string kWarningsDir = std::string(CS_TEST_DATA_DIR) + "/warnings";
+
+// The one warning line of `r`, checked against the file and path; and its JSON entry.
+void expect_one_warning(const RunResult& r, const std::vector<std::string>& args, const json& listed, const std::string& file,
+                        const std::string& path, const std::string& part) {
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  const std::string prefix = "clustersim: warning: " + file + " at " + path + ": ";
+  EXPECT_EQ(r.err.rfind(prefix, 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
+  ASSERT_TRUE(listed.is_array() && listed.size() == 1) << listed.dump();
+  EXPECT_EQ(listed[0].at("file"), file);
+  EXPECT_EQ(listed[0].at("path"), path);
+  EXPECT_EQ(prefix + listed[0].at("message").get<std::string>() + "\n", r.err);
+}
+
+void expect_no_warning(const RunResult& r, const std::vector<std::string>& args, const json& output) {
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  ASSERT_TRUE(output.contains("warnings")) << output.dump();
+  EXPECT_EQ(output.at("warnings"), json::array()) << output.dump();
+}
+
+TEST(CliWarnings, ANetworkRateInBytesWarnsAndNamesTheSlip) {
+  // "200GBps" is 1600 Gb/s: faster than XDR-800G, and 8 x HDR-200G.
+  const std::string file = kWarningsDir + "/fabric-link-in-bytes.json";
+  std::vector<std::string> args{"topo", "info", file, "--json"};
+  RunResult r = run_clustersim(args);
+  expect_one_warning(r, args, parse_json(r.out)["warnings"], file, "/fabric/link/bandwidth", "did you mean \"200Gbps\" (HDR-200G)?");
+  EXPECT_EQ(parse_json(r.out)["gpus"], 16);  // the existing keys stay
+  // The collective lists it in every row, and the table run prints the same line.
+  args = {"collective", "--cluster", file, "--bytes", "1MiB", "--json"};
+  r = run_clustersim(args);
+  expect_one_warning(r, args, parse_json(r.out)["warnings"], file, "/fabric/link/bandwidth", "1600 Gb/s");
+  args = {"topo", "export", file, "--dot"};
+  r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+  // The fastest NIC's rate written in bytes (100 GB/s = 800 Gb/s) is known.
+  args = {"topo", "info", file, "--json", "--set", "/fabric/link/bandwidth=100GB/s"};
+  r = run_clustersim(args);
+  expect_no_warning(r, args, parse_json(r.out));
+}
+
+TEST(CliWarnings, ASwitchWithMorePortsThanAnyKnownSwitchWarns) {
+  // 200 cables of 400 Gb/s on leaf0; the catalog's largest radix at 400 Gb/s or faster is 144.
+  const std::string file = kWarningsDir + "/big-leaf.json";
+  std::vector<std::string> args{"topo", "info", file, "--json"};
+  RunResult r = run_clustersim(args);
+  expect_one_warning(r, args, parse_json(r.out)["warnings"], file, "/fabric", "leaf switch \"leaf0\" has 200 ports");
+  EXPECT_NE(r.err.find("Quantum-X800-Q3400: 144 x 800 Gb/s"), std::string::npos) << r.err;
+  args = {"topo", "info", file, "--json", "--set", "/servers/0/count=144"};
+  r = run_clustersim(args);
+  expect_no_warning(r, args, parse_json(r.out));
+}
+
+TEST(CliWarnings, ATensorParallelGroupAcrossServersWarnsAtThePlan) {
+  // TP 16 on DGX A100s of 8 GPUs: ranks 0-15 lie on node0 and node1.
+  const std::string file = kWarningsDir + "/tp-across-servers.json";
+  std::vector<std::string> args{"run", file, "--json"};
+  RunResult r = run_clustersim(args);
+  expect_one_warning(r, args, parse_json(r.out)["warnings"], file, "/plan/tp", "spans 2 servers (node0, node1)");
+  // The table prints it too, before the table.
+  args = {"run", file};
+  r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+  // A scaling study loads the experiment at every point and prints the warning once.
+  args = {"scale", file, "--gpus", "16,32", "--json"};
+  r = run_clustersim(args);
+  expect_one_warning(r, args, parse_json(r.out)["warnings"], file, "/plan/tp", "tp 16");
+  // TP 8 fits a server.
+  args = {"run", file, "--json", "--set", "/plan/tp=8", "--set", "/plan/dp=4"};
+  r = run_clustersim(args);
+  expect_no_warning(r, args, parse_json(r.out));
+}
+
+TEST(CliWarnings, AnExpertParallelGroupAcrossServersDoesNotWarn) {
+  // EP 4 over the data-parallel ranks of four servers: all-to-alls on the network, by design.
+  const std::vector<std::string> args{"run", kWarningsDir + "/ep-across-servers.json", "--json"};
+  const RunResult r = run_clustersim(args);
+  const json j = parse_json(r.out);
+  expect_no_warning(r, args, j);
+  EXPECT_EQ(j["plan"]["ep"], 4);
+}
+
+TEST(CliWarnings, AnErrorStaysOneLineWithoutTheWarnings) {
+  // The same inputs with a bad value: exit 2, the error alone on stderr, nothing on stdout.
+  TempDir dir("warnings");
+  std::vector<std::string> args{"collective", "--cluster", kWarningsDir + "/fabric-link-in-bytes.json", "--ranks", "64", "--json"};
+  RunResult r = run_clustersim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_EQ(r.err.find("clustersim: warning:"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  args = {"run", kWarningsDir + "/tp-across-servers.json", "--set", "/plan/global_batch=3", "--out", dir.file("run")};
+  r = run_clustersim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_EQ(r.err.find("clustersim: warning:"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("run")));
+}
+
+TEST(CliWarnings, TheSummaryFileListsThePlanWarning) {
+  // summary.json under --out carries the same list as the printed summary.
+  TempDir dir("warnings");
+  const std::string file = kWarningsDir + "/tp-across-servers.json";
+  const std::vector<std::string> args{"run", file, "--out", dir.file("run")};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json summary = parse_json(read_text(dir.file("run/summary.json")));
+  ASSERT_EQ(summary.at("warnings").size(), 1u) << summary.dump();
+  EXPECT_EQ(summary["warnings"][0].at("path"), "/plan/tp");
+  EXPECT_EQ(summary["warnings"][0].at("file"), file);
+}

@@ -173,7 +173,7 @@ Machine two_level(int m, int g, const Uniform& intra, const Uniform& inter) {
   }
   ProtocolParams protocol = testing::uniform_protocol(inter);
   testing::set_class(protocol, hw::LinkClass::kNvlink, intra);
-  return Machine{std::move(c).build(), protocol};
+  return Machine{std::move(c).build(), protocol, {}};
 }
 
 TEST(ClosedForm, HierarchicalAllReduceIsTheSumOfItsThreeRings) {

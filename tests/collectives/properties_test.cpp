@@ -32,7 +32,7 @@ Machine random_cluster(std::uint64_t seed, double k, bool zero_latency) {
   }
   testing::Uniform u;
   if (zero_latency) u.step = u.ll_step = Duration{0};
-  return Machine{std::move(c).build(), testing::uniform_protocol(u)};
+  return Machine{std::move(c).build(), testing::uniform_protocol(u), {}};
 }
 
 CollectiveSpec all_ranks(const Machine& m, CollectiveOp op, Bytes size) {

@@ -61,7 +61,7 @@ inline coll::Machine uniform_ring(int n, const Uniform& u) {
     c.add_cable(topo::NodeId{static_cast<std::uint32_t>(i)}, topo::NodeId{static_cast<std::uint32_t>((i + 1) % n)},
                 u.bandwidth, u.latency, hw::LinkClass::kNetwork, 1);
   }
-  return coll::Machine{std::move(c).build(), uniform_protocol(u)};
+  return coll::Machine{std::move(c).build(), uniform_protocol(u), {}};
 }
 
 // n single-GPU servers behind one switch. With `reduction` > 0 the switch is an NVSwitch that
@@ -85,7 +85,7 @@ inline coll::Machine uniform_star(int n, const Uniform& u, Bandwidth reduction =
   for (int i = 0; i < n; ++i) {
     c.add_cable(topo::NodeId{static_cast<std::uint32_t>(i)}, s, u.bandwidth, u.latency, cls, nvls ? 0 : 1);
   }
-  return coll::Machine{std::move(c).build(), uniform_protocol(u)};
+  return coll::Machine{std::move(c).build(), uniform_protocol(u), {}};
 }
 
 // A GPU with round numbers for compute tests: 100 TFLOP/s bf16 at GEMM efficiency 0.5

@@ -1,6 +1,8 @@
 // The built-in hardware catalog and the catalog reader's errors.
 #include "hardware/catalog.h"
 
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
@@ -17,7 +19,8 @@ TEST(BuiltinCatalog, EmbedsEveryHardwareFile) {
   EXPECT_EQ(names, (std::vector<std::string>{"configs/hardware/gpus.json",
                                              "configs/hardware/link-classes.json",
                                              "configs/hardware/nics.json",
-                                             "configs/hardware/nvlink.json"}));
+                                             "configs/hardware/nvlink.json",
+                                             "configs/hardware/switches.json"}));
 }
 
 TEST(BuiltinCatalog, EveryGpuHasBf16PeakAndHbm) {
@@ -79,6 +82,43 @@ TEST(BuiltinCatalog, Nics) {
     EXPECT_DOUBLE_EQ(nic.bandwidth.value(), bits / 8) << name;  // bytes per second
     EXPECT_GT(nic.latency.count(), 0) << name;
   }
+}
+
+TEST(BuiltinCatalog, SwitchesAndTheirRadixPerPortSpeed) {
+  // shared/reference/hardware-datasheets.md section 3.2; SN5600 from NVIDIA's SN5000 user manual.
+  const Catalog& c = Catalog::builtin();
+  using Radix = std::vector<std::pair<double, int>>;  // Gb/s, ports; fastest first
+  const std::pair<const char*, Radix> expected[] = {
+      {"Quantum-QM8700", {{200, 40}, {100, 80}}},
+      {"Quantum-2-QM9700", {{400, 64}, {200, 128}}},
+      {"Quantum-X800-Q3400", {{800, 144}}},
+      {"Spectrum-4-SN5600", {{800, 64}, {400, 128}, {200, 256}, {100, 256}}},
+      {"Tomahawk-5", {{800, 64}, {400, 128}, {200, 256}}}};
+  ASSERT_EQ(c.switches().size(), std::size(expected));
+  for (const auto& [name, radix] : expected) {
+    ASSERT_TRUE(c.switches().count(name)) << name;
+    const SwitchSpec& sw = c.switches().at(name);
+    EXPECT_EQ(sw.name, name);
+    EXPECT_FALSE(sw.description.empty()) << name;
+    Radix got;
+    for (const SwitchPorts& p : sw.radix) got.emplace_back(p.speed.value() * 8 / 1e9, p.ports);
+    EXPECT_EQ(got, radix) << name;
+    // Every value cites its source.
+    for (const SwitchPorts& p : sw.radix) {
+      char speed[32];
+      std::snprintf(speed, sizeof speed, "%gGbps", p.speed.value() * 8 / 1e9);
+      const SourcedFact* f = c.fact(std::string("/switches/") + name + "/radix/" + speed);
+      ASSERT_NE(f, nullptr) << name << " " << speed;
+      EXPECT_TRUE(f->kind == "secondary" || f->kind == "datasheet") << f->kind;
+      EXPECT_EQ(f->source.rfind("https://", 0), 0u) << f->source;
+    }
+  }
+  // The most ports at a speed: configurations at that speed or faster.
+  const SwitchSpec& qm9700 = c.switches().at("Quantum-2-QM9700");
+  EXPECT_EQ(qm9700.max_ports_at(gigabits_per_second(100)), 128);
+  EXPECT_EQ(qm9700.max_ports_at(gigabits_per_second(200)), 128);
+  EXPECT_EQ(qm9700.max_ports_at(gigabits_per_second(400)), 64);
+  EXPECT_EQ(qm9700.max_ports_at(gigabits_per_second(800)), 0);
 }
 
 TEST(BuiltinCatalog, WireLatencyOfEachLinkClass) {
@@ -182,6 +222,29 @@ TEST(CatalogReader, DuplicateEntriesAcrossDocumentsAreErrors) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), "config error in b.json at /gpus/G: \"G\" is already defined in a.json");
   }
+}
+
+TEST(CatalogReader, SwitchRadixKeysArePortSpeeds) {
+  const Catalog c = Catalog::from_documents({{"cat.json", R"({"switches": {"S": {"radix": {
+      "100Gbps": {"value": 8, "source": "s", "status": "secondary"},
+      "50GB/s": {"value": 2, "source": "s", "status": "secondary"}}}}})"}});
+  const SwitchSpec& s = c.switches().at("S");
+  ASSERT_EQ(s.radix.size(), 2u);  // fastest first
+  EXPECT_DOUBLE_EQ(s.radix[0].speed.value(), 50e9);
+  EXPECT_EQ(s.radix[0].ports, 2);
+  EXPECT_EQ(s.radix[1].ports, 8);
+  EXPECT_EQ(error_of(R"({"switches": {"S": {"radix": {"400": {"value": 8, "source": "s", "status": "secondary"}}}}})").rfind(
+                "config error in cat.json at /switches/S/radix/400: a port speed such as \"400Gbps\" as the key: ", 0),
+            0u);
+  EXPECT_EQ(error_of(R"({"switches": {"S": {"radix": {"400Gbps": {"value": 8, "source": "s", "status": "secondary"},
+      "50GB/s": {"value": 4, "source": "s", "status": "secondary"}}}}})"),
+            "config error in cat.json at /switches/S/radix/50GB~1s: the port speed \"50GB/s\" is given twice");
+  EXPECT_EQ(error_of(R"({"switches": {"S": {"radix": {"400Gbps": {"value": 0, "source": "s", "status": "secondary"}}}}})"),
+            "config error in cat.json at /switches/S/radix/400Gbps/value: expected an integer from 1 to 1048576; got the number 0");
+  EXPECT_EQ(error_of(R"({"switches": {"S": {"radix": {}}}})"),
+            "config error in cat.json at /switches/S/radix: expected at least one port speed, such as {\"400Gbps\": 64}; got an object");
+  EXPECT_EQ(error_of(R"({"switches": {"S": {"ports": {}}}})"),
+            "config error in cat.json at /switches/S/ports: unknown key \"ports\" (allowed: description, radix)");
 }
 
 TEST(CatalogReader, LinkClassesHoldOnlyTheWireLatency) {
