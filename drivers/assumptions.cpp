@@ -56,6 +56,12 @@ std::vector<SourcedFact> training_assumptions(const coll::Machine& machine, cons
   }
   for (const std::string& nic : nics) add_if_judgement(out, catalog.fact("/nics/" + nic + "/latency"));
   for (const std::string& nv : reducing_switches) add_if_judgement(out, catalog.fact("/nvlink/" + nv + "/switch_reduction_per_gpu"));
+  if (!reducing_switches.empty()) {
+    // NVLS's own latencies (NCCL's cost-model values) apply wherever a switch reduces in-switch.
+    for (const char* key : {"/collective_model/nvls_base_latency", "/collective_model/nvls_step_latency"}) {
+      if (auto it = machine.protocol.facts.find(key); it != machine.protocol.facts.end()) add_if_judgement(out, &it->second);
+    }
+  }
   return out;
 }
 

@@ -37,6 +37,16 @@ std::string scaled_value(const SourcedFact& f, double factor) {
   throw InternalError("cannot scale the value \"" + f.value + "\" of " + f.path);
 }
 
+double feasible_factor(const SourcedFact& f, double factor) {
+  const bool fraction = f.path.ends_with("/efficiency") || f.path.find("/efficiency/") != std::string::npos;
+  if (!fraction || !is_number(f.value)) return factor;
+  const double v = std::strtod(f.value.c_str(), nullptr);
+  // Efficiencies that are not fractions of a peak (kernel_launch, overlap_slowdown) are
+  // durations or factors >= 1; only values in (0, 1] are capped.
+  if (!(v > 0 && v <= 1)) return factor;
+  return v * factor > 1 ? 1 / v : factor;
+}
+
 Perturbation set_value(const SourcedFact& f, const std::string& value, const nlohmann::json& cluster_document) {
   Perturbation p;
   if (f.file.rfind("configs/hardware/", 0) == 0) {

@@ -27,5 +27,9 @@ Perturbation set_value(const SourcedFact& fact, const std::string& value, const 
 Perturbation scaled(const SourcedFact& fact, double factor, const nlohmann::json& cluster_document);
 // `fact`'s value times `factor`, as it would be written ("0.648", "13200000ps", "302500000000B/s").
 std::string scaled_value(const SourcedFact& fact, double factor);
+// `factor`, or less where the scaled value would leave the value's domain: an efficiency (a path
+// ending in "/efficiency" or inside ".../efficiency/") is a fraction of a peak or a line rate, at
+// most 1, so 0.92 x 1.1 becomes 0.92 x (1 / 0.92).
+double feasible_factor(const SourcedFact& fact, double factor);
 
 }  // namespace cs::drv

@@ -31,7 +31,8 @@ std::vector<SensitivityRow> training_sensitivity(const std::vector<TrainingRecor
   for (const TrainingRowResult& r : base) lists.push_back(r.assumptions);
   std::vector<SensitivityRow> out;
   for (const SourcedFact& fact : union_of(lists)) {
-    for (double factor : factors) {
+    for (double wanted : factors) {
+      const double factor = feasible_factor(fact, wanted);
       SensitivityRow s{fact, factor, {}};
       for (const TrainingRowResult& b : base) {
         const TrainingRecord& rec = records.at(b.row);
@@ -59,7 +60,8 @@ std::vector<SensitivityRow> nccl_sensitivity(const ConfigDocument& doc, const st
   }
   std::vector<SensitivityRow> out;
   for (const SourcedFact& fact : union_of(lists)) {
-    for (double factor : factors) {
+    for (double wanted : factors) {
+      const double factor = feasible_factor(fact, wanted);
       if (progress) progress(fact.path);
       const std::vector<NcclPoint> moved = validate_nccl(doc, [&](const nlohmann::json& cluster) {
         const Perturbation p = scaled(fact, factor, cluster);

@@ -16,7 +16,7 @@ namespace cs::drv {
 
 struct SensitivityRow {
   SourcedFact fact;
-  double factor = 1;
+  double factor = 1;  // as applied: the factor asked for, or less where it would leave the value's domain (feasible_factor)
   std::vector<double> error_change;  // per point: error with the value scaled minus error without, as a fraction
 };
 

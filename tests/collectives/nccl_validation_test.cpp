@@ -1,7 +1,9 @@
 // Validation against published NCCL all-reduce bus bandwidth on one 8-GPU node
-// (tests/data/validation/nccl-single-node.json). Every published size >= 1 MiB is simulated on
-// the bundled node model with `auto` and reported with its error; sizes >= 64 MiB must be within
-// 10%. No per-size constants: one parameter set (configs/hardware) for both machines.
+// (configs/validation/nccl-single-node.json, the file `clustersim validate nccl` reads). Every
+// record with a busbw curve is simulated on its bundled cluster with `auto` and printed; only
+// the records marked "use": "check" (no constant was fitted on them) are asserted: every size
+// >= 1 MiB within 10%. Fit records (a constant was fitted on them) prove nothing about that
+// constant and are reported, not asserted (docs/validation.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,41 +26,55 @@ Bytes nccl_tests_size(const std::string& label) {
   return Bytes{n << shift};
 }
 
-void validate(const std::string& cluster_file, const std::string& system_prefix) {
-  std::ifstream in(std::string(CS_TEST_DATA_DIR) + "/validation/nccl-single-node.json");
-  const auto doc = nlohmann::json::parse(in);
-  const Machine machine = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + cluster_file);
-  const topo::Cluster& cluster = machine.cluster;
+// The busbw error of every size >= 1 MiB of one record, in order.
+std::vector<double> errors_of(const nlohmann::json& rec) {
+  const Machine machine =
+      load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + rec.at("cluster").get<std::string>() + ".json");
   CollectiveSimulator sim(machine);
-  int checked = 0;
-  for (const auto& rec : doc["records"]) {
-    if (!rec["measured"].contains("busbw_GBps_by_size")) continue;
-    if (rec["config"]["system"].get<std::string>().find(system_prefix) == std::string::npos) continue;
-    std::printf("%s vs %s (%s)\n%10s %12s %12s %8s  %s\n", cluster_file.c_str(), rec["config"]["system"].get<std::string>().c_str(),
-                rec["source"].get<std::string>().c_str(), "size", "published", "simulated", "error", "algorithm");
-    for (const auto& [label, published] : rec["measured"]["busbw_GBps_by_size"].items()) {
-      const Bytes size = nccl_tests_size(label);
-      if (size < mebibytes(1)) continue;
-      CollectiveSpec s;
-      s.op = CollectiveOp::kAllReduce;
-      s.size = size;
-      s.ranks.assign(cluster.gpus().begin(), cluster.gpus().end());
-      const CollectiveResult r = sim.run(s);
-      const double busbw = static_cast<double>(size.value()) / to_seconds(r.time) / 1e9 * busbw_factor(s.op, 8);
-      const double err = (busbw - published.get<double>()) / published.get<double>();
-      std::printf("%10s %12.2f %12.2f %+7.1f%%  %s/%s\n", label.c_str(), published.get<double>(), busbw, 100 * err,
-                  to_string(r.algorithm), to_string(r.protocol));
-      if (size >= mebibytes(64)) {
-        EXPECT_LT(std::fabs(err), 0.10) << cluster_file << " at " << label;
-      }
-      ++checked;
-    }
+  std::printf("%s (%s, %s)\n%10s %12s %12s %8s  %s\n", rec.at("id").get<std::string>().c_str(),
+              rec.at("use").get<std::string>().c_str(), rec.at("cluster").get<std::string>().c_str(), "size",
+              "published", "simulated", "error", "algorithm");
+  std::vector<double> errors;
+  for (const auto& [label, published] : rec.at("measured").at("busbw_GBps_by_size").items()) {
+    const Bytes size = nccl_tests_size(label);
+    if (size < mebibytes(1)) continue;
+    CollectiveSpec s;
+    s.op = CollectiveOp::kAllReduce;
+    s.size = size;
+    s.ranks.assign(machine.cluster.gpus().begin(), machine.cluster.gpus().end());
+    const CollectiveResult r = sim.run(s);
+    const double busbw = static_cast<double>(size.value()) / to_seconds(r.time) / 1e9 *
+                         busbw_factor(s.op, static_cast<int>(s.ranks.size()));
+    const double err = (busbw - published.get<double>()) / published.get<double>();
+    std::printf("%10s %12.2f %12.2f %+7.1f%%  %s/%s\n", label.c_str(), published.get<double>(), busbw, 100 * err,
+                to_string(r.algorithm), to_string(r.protocol));
+    errors.push_back(err);
   }
-  EXPECT_GE(checked, 6);
+  return errors;
 }
 
-TEST(NcclValidation, DgxA100AllReduceBusBandwidth) { validate("dgx-a100.json", "A100"); }
-TEST(NcclValidation, DgxH100AllReduceBusBandwidth) { validate("dgx-h100.json", "H100"); }
+TEST(NcclValidation, CheckRecordsAreWithinTenPercentFromOneMebibyte) {
+  std::ifstream in(std::string(CS_SOURCE_DIR) + "/configs/validation/nccl-single-node.json");
+  ASSERT_TRUE(in) << "configs/validation/nccl-single-node.json";
+  const auto doc = nlohmann::json::parse(in);
+  int check_points = 0, fit_points = 0;
+  for (const auto& rec : doc.at("records")) {
+    if (!rec.at("measured").contains("busbw_GBps_by_size")) continue;
+    const std::string use = rec.at("use");
+    const std::vector<double> errors = errors_of(rec);
+    if (use == "fit") {
+      fit_points += static_cast<int>(errors.size());
+      continue;
+    }
+    ASSERT_EQ(use, "check") << rec.at("id");
+    for (double e : errors) EXPECT_LT(std::fabs(e), 0.10) << rec.at("id");
+    check_points += static_cast<int>(errors.size());
+  }
+  // The H100 curve (Azure ND H100 v5): 7 sizes from 1 MiB to 8 GiB. The A100 curve is a fit
+  // record (the NVLink step latency was fitted on it).
+  EXPECT_GE(check_points, 7);
+  EXPECT_GE(fit_points, 7);
+}
 
 }  // namespace
 }  // namespace cs::coll

@@ -63,3 +63,26 @@ TEST(Assumptions, ValuesAProfileMeasuresAreNotAssumptions) {
 
 }  // namespace
 }  // namespace cs::drv
+
+namespace cs::drv {
+namespace {
+
+TEST(Assumptions, AnNvlsServerListsNvlsLatenciesAndItsFittedReductionRate) {
+  // A DGX H100 reduces in-switch: its collectives rest on the fitted per-port reduction rate and
+  // on NCCL's NVLS latencies (assumed); a DGX A100 cannot, and lists none of them.
+  const coll::Machine h100 = coll::load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/dgx-h100.json");
+  const auto facts = training_assumptions(h100, hw::Catalog::builtin(), h100.cluster.gpus(), "bf16", nullptr);
+  ASSERT_NE(find(facts, "/collective_model/nvls_step_latency"), nullptr);
+  EXPECT_EQ(find(facts, "/collective_model/nvls_step_latency")->kind, "assumed");
+  EXPECT_EQ(find(facts, "/collective_model/nvls_step_latency")->value, "25us");
+  ASSERT_NE(find(facts, "/nvlink/NVLink4/switch_reduction_per_gpu"), nullptr);
+  EXPECT_EQ(find(facts, "/nvlink/NVLink4/switch_reduction_per_gpu")->kind, "fitted");
+  // Channels and chunk are NCCL's documented values, not judgements.
+  EXPECT_EQ(find(facts, "/collective_model/nvls_channels"), nullptr);
+  const coll::Machine a100 = coll::load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/dgx-a100.json");
+  const auto a100_facts = training_assumptions(a100, hw::Catalog::builtin(), a100.cluster.gpus(), "bf16", nullptr);
+  EXPECT_EQ(find(a100_facts, "/collective_model/nvls_step_latency"), nullptr);
+}
+
+}  // namespace
+}  // namespace cs::drv
