@@ -94,16 +94,6 @@ std::vector<Unit> stage_units(const Model& m, const ParallelPlan& plan, const Co
 
 }  // namespace
 
-std::vector<int> stage_layers(const Model& m, const ParallelPlan& plan) {
-  if (!plan.layers_per_stage.empty()) return plan.layers_per_stage;
-  const int total = pipeline_layers(m);
-  std::vector<int> out(static_cast<std::size_t>(plan.pp), total / plan.pp);
-  const int extra = total % plan.pp;
-  for (int i = 0; i < extra; ++i)
-    ++out[static_cast<std::size_t>(1 + i)];  // extra < pp, so 1 + i < pp
-  return out;
-}
-
 double micro_batches_in_flight(const ParallelPlan& plan, int stage) {
   const int p = plan.pp;
   const int m = std::max(1, plan.micro_batches());

@@ -86,6 +86,7 @@
 #include "hardware/catalog.h"
 #include "workloads/model.h"
 #include "workloads/parallel_plan.h"
+#include "workloads/pipeline_split.h"  // stage_layers, used by the estimate and its callers
 
 namespace cs::wl {
 
@@ -116,10 +117,6 @@ struct MemoryEstimate {
   bool fits = true;     // total <= capacity
 };
 
-// Layers of each pipeline stage: plan.layers_per_stage when given, else an even split with the
-// remainder going to stages 1, 2, ... (stage 0 already holds the embedding and the most
-// activations). For pp >= 1 and a layers_per_stage that validate_plan (plan_check.h) accepts.
-std::vector<int> stage_layers(const Model& m, const ParallelPlan& plan);
 // Micro-batches whose activations stage `stage` holds at its peak (formulas above).
 double micro_batches_in_flight(const ParallelPlan& plan, int stage);
 

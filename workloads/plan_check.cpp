@@ -51,8 +51,17 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
     const int v = plan.virtual_stages;
     if (v < 2) fail("virtual_stages", "the interleaved schedule needs virtual_stages >= 2 (model chunks per GPU)");
     if (plan.pp < 2) fail("pp", "the interleaved schedule needs pp >= 2");
-    if (!plan.layers_per_stage.empty()) fail("layers_per_stage", "the interleaved schedule splits the layers evenly; remove layers_per_stage");
-    if (units % (plan.pp * v) != 0) {
+    if (!plan.layers_per_stage.empty()) {
+      // Megatron-Core's rule for an uneven split with a virtual pipeline (transformer_config.py):
+      // every stage's layers split into v equal chunks.
+      for (std::size_t i = 0; i < plan.layers_per_stage.size(); ++i) {
+        if (plan.layers_per_stage[i] % v != 0) {
+          fail("layers_per_stage/" + std::to_string(i),
+               std::to_string(plan.layers_per_stage[i]) + " layers do not split into virtual_stages = " + std::to_string(v) +
+                   " equal chunks (the interleaved schedule gives each stage's chunks equal layers, as Megatron-Core does)");
+        }
+      }
+    } else if (units % (plan.pp * v) != 0) {
       fail("virtual_stages", "the model's " + std::to_string(units) + " layers do not split into pp x virtual_stages = " + std::to_string(plan.pp * v) + " equal chunks");
     }
     if (plan.micro_batches() % plan.pp != 0) {

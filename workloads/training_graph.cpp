@@ -5,18 +5,13 @@
 
 #include "core/errors.h"
 #include "workloads/layer_cost.h"
+#include "workloads/pipeline_split.h"
 #include "workloads/plan_check.h"
 
 namespace cs::wl {
 namespace {
 
 using tg::OpId;
-
-std::vector<int> split_layers(const Model& model, const ParallelPlan& plan) {
-  if (!plan.layers_per_stage.empty()) return plan.layers_per_stage;
-  const int units = pipeline_layers(model);
-  return std::vector<int>(static_cast<std::size_t>(plan.pp), units / plan.pp);
-}
 
 // Emits the ranks' ops. One instance of this class builds one rank at a time; collective
 // instance ids are (group, per-group sequence number), identical on every member because every
@@ -37,8 +32,7 @@ class Builder {
         block_bwd_mix_ = mix(backward_gemms(unit_cost_.front().gemms));
       }
     }
-    first_unit_.push_back(0);
-    for (int n : out.stage_layers) first_unit_.push_back(first_unit_.back() + n);
+    chunk_units_ = chunk_layers(model, plan);
     make_groups();
   }
 
@@ -283,14 +277,12 @@ class Builder {
     }
   }
 
-  // Model chunks per GPU: v for the interleaved schedule, else 1. Chunk k of stage s is the
-  // (k p + s)-th slice of the units; without interleaving, the stage's (possibly uneven) share.
+  // Model chunks per GPU: v for the interleaved schedule, else 1. Chunk k of stage s holds the
+  // units of chunk_layers (pipeline_split.h): Megatron-Core's order, even or uneven.
   int chunks() const { return plan_.schedule == PipelineSchedule::kInterleaved ? plan_.virtual_stages : 1; }
   std::pair<int, int> units_of(int s, int k) const {
-    if (chunks() == 1) return {first_unit_[static_cast<std::size_t>(s)], first_unit_[static_cast<std::size_t>(s) + 1]};
-    const int per = pipeline_layers(model_) / (plan_.pp * chunks());
-    const int c = k * plan_.pp + s;
-    return {c * per, (c + 1) * per};
+    const LayerRange& r = chunk_units_[static_cast<std::size_t>(k * plan_.pp + s)];
+    return {r.first, r.last};
   }
   bool first_chunk(int s, int k) const { return s == 0 && k == 0; }
   bool last_chunk(int s, int k) const { return s == plan_.pp - 1 && k == chunks() - 1; }
@@ -391,7 +383,7 @@ class Builder {
   std::uint32_t block_fwd_mix_ = tg::kNoGemmMix, block_bwd_mix_ = tg::kNoGemmMix;
   std::uint32_t head_fwd_mix_ = tg::kNoGemmMix, head_bwd_mix_ = tg::kNoGemmMix;
   LayerCost embedding_, head_;
-  std::vector<int> first_unit_;
+  std::vector<LayerRange> chunk_units_;  // chunk k of stage s at k p + s
   std::map<std::array<int, 3>, std::uint32_t> tp_groups_, dp_groups_, cp_groups_, ep_groups_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> seq_;
   std::vector<std::uint32_t> graph_rank_of_;  // grid rank -> graph rank
@@ -421,7 +413,7 @@ TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
   std::vector<std::uint32_t> graph_rank_of(static_cast<std::size_t>(grid.size()));
   for (std::size_t i = 0; i < order.size(); ++i) graph_rank_of[static_cast<std::size_t>(order[i])] = static_cast<std::uint32_t>(i);
   TrainingGraph out{tg::TaskGraph(static_cast<std::uint32_t>(simulated.size()), static_cast<std::uint32_t>(mirrored.size())),
-                    grid, split_layers(model, plan), plan.micro_batches(), order};
+                    grid, stage_layers(model, plan), plan.micro_batches(), order};
   Builder b(model, plan, out, graph_rank_of);
   for (int r : simulated) b.build_rank(r);
   if (symmetry) {

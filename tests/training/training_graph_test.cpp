@@ -202,6 +202,62 @@ TEST(TrainingGraph, InterleavedBubbleIsPMinusOneOverVmPlusPMinusOne) {
   }
 }
 
+TEST(TrainingGraph, InterleavedWithAnUnevenSplitFollowsItsBottleneckStage) {
+  // Interleaved 1F1B with layers_per_stage (Megatron-Core: every stage's layers cut into v equal
+  // chunks, chunk k of stage s the (k p + s)-th slice). p = 2, v = 2, 8 layers split 2 + 6:
+  // chunks of 1 layer on stage 0 and of 3 on stage 1. Free communication. Stage 1 is the
+  // bottleneck and, stage 0 being three times faster, never waits once it has started: it starts
+  // after stage 0's first chunk forward f0, then computes its m v chunk forwards and backwards
+  // back to back; stage 0 ends with its last chunk backward b0 after that; each then runs its
+  // optimizer. So the iteration is
+  //     f0 + m v (f1 + b1) + max(opt1, b0 + opt0)
+  // and stage 1's bubble is f0 (plus what its optimizer waits, nothing here).
+  const Model m = uniform_layers();
+  for (int micro : {2, 4, 8}) {
+    const coll::Machine c = star(2, true);
+    ParallelPlan plan;
+    plan.pp = 2;
+    plan.schedule = PipelineSchedule::kInterleaved;
+    plan.virtual_stages = 2;
+    plan.layers_per_stage = {2, 6};
+    plan.micro_batch = 1;
+    plan.global_batch = micro;
+    const TrainingGraph t = build_training_graph(m, plan, "test", "/plan");
+    compute::ComputeModel cm("bf16");
+    double fwd[2] = {0, 0}, bwd[2] = {0, 0}, opt[2] = {0, 0};
+    for (tg::OpId id = 0; id < t.graph.size(); ++id) {
+      const tg::Op& op = t.graph.ops()[id];
+      if (op.kind != tg::OpKind::kCompute) continue;
+      const double d = to_seconds(cm.time(test_gpu(), op.compute_class, op.flops, op.bytes));
+      if (op.compute_class == tg::ComputeClass::kOptimizer) opt[op.rank] += d;
+      else if (t.graph.name_of(id).find("bwd") != std::string::npos) bwd[op.rank] += d;
+      else fwd[op.rank] += d;
+    }
+    const double chunks = 2.0 * micro;
+    const double f0 = fwd[0] / chunks, b0 = bwd[0] / chunks, f1 = fwd[1] / chunks, b1 = bwd[1] / chunks;
+    EXPECT_NEAR(f1, 3 * f0, f0 * 1e-9);  // 3 layers per chunk against 1
+    const double expected = f0 + chunks * (f1 + b1) + std::max(opt[1], b0 + opt[0]);
+    EXPECT_NEAR(execute(c, t).seconds, expected, expected * 1e-9) << "m=" << micro;
+  }
+}
+
+TEST(TrainingGraph, InterleavedUnevenSplitNeedsChunksOfEqualLayers) {
+  // 3 layers on stage 0 do not cut into v = 2 equal chunks: Megatron-Core refuses it, and so
+  // does the plan check, naming the entry.
+  ParallelPlan bad;
+  bad.pp = 2;
+  bad.schedule = PipelineSchedule::kInterleaved;
+  bad.virtual_stages = 2;
+  bad.layers_per_stage = {3, 5};
+  bad.global_batch = 4;
+  try {
+    build_training_graph(uniform_layers(), bad, "exp.json", "/plan");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("at /plan/layers_per_stage/0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TrainingGraph, TensorParallelCollectivesSitOnTheCriticalPath) {
   // TP = 2 without sequence parallelism: every block runs two all-reduces forward and two
   // backward; they add to the iteration (one rank's compute alone is a lower bound).
