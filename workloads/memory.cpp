@@ -166,6 +166,11 @@ std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& 
       }
     }
 
+    // Kept after the forward (reshard_after_forward false): every unit of the stage stays gathered
+    // until its backward, so at the peak the whole stage's weights are.
+    if (z3 && dense_ways > 1 && !plan.reshard_after_forward) {
+      e.gathered_weights = Bytes{kWeightBytesPerParameter * e.parameters};
+    }
     e.activations = peak_activations(units, e.micro_batches_in_flight);
     e.workspace = kWorkspace;
     const Bytes allocated = e.weights + e.gradients + e.optimizer_state + e.gathered_weights +

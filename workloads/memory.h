@@ -37,6 +37,8 @@
 //                       contiguous reduce bucket of B = plan.dp_bucket bytes it is copied into
 //                       (DeepSpeed's reduce_bucket_size; the TaskGraph reduces in these buckets)
 //     with M the parameters of the largest weight matrix on the stage (LayerCost::largest_weight).
+//   With plan.reshard_after_forward false (FSDP2; FSDP1 SHARD_GRAD_OP), ZeRO-3 keeps every unit
+//   gathered from its forward to its backward: gathered weights = 2 Psi_s, the stage's weights.
 //   Without ZeRO-2/3 the gradient buckets are views of the gradients (Megatron-LM's contiguous
 //   gradient buffer; PyTorch DDP with gradient_as_bucket_view), and ZeRO-1/2's all-gather of
 //   the updated weights writes into the weights: nothing is added.

@@ -158,13 +158,12 @@ class Builder {
     }
     const OpId next_op = static_cast<OpId>(g_.size());
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
+      deps = gather_weights(embedding_, deps);
       deps = {compute_around_tp_collectives("embedding fwd", embedding_.forward, embedding_.gemm_forward_traffic, embedding_.tp_forward, embedding_.tp_collective_bytes, deps)};
     }
     for (int u = first; u < last; ++u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
-      if (plan_.zero == ZeroStage::kParameters && plan_.dp > 1) {
-        deps = {collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps)};
-      }
+      deps = gather_weights(c, deps);
       if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
         deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes, deps)};
       }
@@ -175,6 +174,7 @@ class Builder {
       deps = moe_all_to_all("ep combine", c, deps);
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
+      deps = gather_weights(head_, deps);
       deps = {compute_around_tp_collectives("head fwd", head_.forward, head_.gemm_forward_traffic, head_.tp_forward, head_.tp_collective_bytes, deps, head_fwd_mix_)};
       deps = elementwise("head elementwise fwd", head_.elementwise_forward, deps);
     }
@@ -187,20 +187,28 @@ class Builder {
     const int s = coord_.pp;
     const auto [first, last] = units_of(s, k);
     const bool last_micro = j == out_.micro_batches - 1;
+    // The gradients go to the DP reduction after the last micro-batch's backward (gradient
+    // accumulation: DDP, Megatron, ZeRO-1), or after every micro-batch's under ZeRO-2/3, which
+    // keep only their shard of the gradients: DeepSpeed reduces in every micro-step
+    // (deepspeed/runtime/zero/stage_1_and_2.py, reduce_ready_partitions_and_remove_grads:
+    // "partition_gradients or is_gradient_accumulation_boundary"; stage3.py unconditionally),
+    // as PyTorch FSDP does outside no_sync().
+    const bool reduce = last_micro || plan_.zero >= ZeroStage::kGradients;
     std::vector<OpId> deps{fwd_last_[static_cast<std::size_t>(j * chunks() + k)]};
     if (!last_chunk(s, k)) {
       deps.push_back(pp_recv(next_rank(), last - 1, tag(j, 1, k), "recv gradients"));
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = elementwise("head elementwise bwd", head_.elementwise_backward, deps);
+      if (plan_.reshard_after_forward) deps = gather_weights(head_, deps);
       deps = {compute_around_tp_collectives("head bwd", head_.backward, head_.gemm_backward_traffic, head_.tp_backward, head_.tp_collective_bytes, deps, head_bwd_mix_)};
-      if (last_micro) gradients_ready(head_.gradients, deps.back());
+      if (reduce) gradients_ready(head_.gradients, deps.back());
     }
     for (int u = last - 1; u >= first; --u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
-      if (plan_.zero == ZeroStage::kParameters && plan_.dp > 1) {
-        deps = {collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps)};
-      }
+      // ZeRO-3 gathers the unit's weights again for its backward, unless they were kept after
+      // the forward (FSDP2 reshard_after_forward=False, FSDP1 SHARD_GRAD_OP; Llama 3).
+      if (plan_.reshard_after_forward) deps = gather_weights(c, deps);
       // A full recomputation repeats the forward (with its TP collectives); a partial one (the
       // attention scores only) runs inside the attention backward.
       const bool full = plan_.recompute == Recompute::kFull;
@@ -219,15 +227,26 @@ class Builder {
       if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
         deps = {collective(cp_group(), "cp kv reduce-scatter", CollectiveOp::kReduceScatter, c.cp_kv_bytes, deps)};
       }
-      if (last_micro) gradients_ready(c.gradients, deps.back());
+      if (reduce) gradients_ready(c.gradients, deps.back());
     }
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
+      if (plan_.reshard_after_forward) deps = gather_weights(embedding_, deps);
       deps = {compute_around_tp_collectives("embedding bwd", embedding_.backward, embedding_.gemm_backward_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
-      if (last_micro) gradients_ready(embedding_.gradients, deps.back());
+      if (reduce) gradients_ready(embedding_.gradients, deps.back());
     }
     if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), pp_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
-    if (last_micro && plan_.dp_overlap) flush_bucket(deps.back());
+    // What is left in the bucket: now with overlap, or (without it) once per micro-batch under
+    // ZeRO-2/3; the last one's then waits for the optimizer step.
+    if (reduce && (plan_.dp_overlap || !last_micro)) flush_bucket(deps.back());
     bwd_last_ = deps.back();
+  }
+
+  // ZeRO-3: the unit's (block's, embedding's, head's) weights all-gathered over the DP group
+  // before it runs, each unit on its own as PyTorch FSDP wraps them (the root unit holding the
+  // embedding and the head); nothing otherwise.
+  std::vector<OpId> gather_weights(const LayerCost& c, std::vector<OpId> deps) {
+    if (plan_.zero != ZeroStage::kParameters || plan_.dp <= 1 || c.weights.value() == 0) return deps;
+    return {collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps)};
   }
 
   // Gradients of the last micro-batch go to the DP reduction in buckets as they are produced.

@@ -17,9 +17,13 @@
 //             on the PP stream), in GPipe or 1F1B order;
 //   experts   MoE blocks add an all-to-all dispatch and combine over the EP group, forward and
 //             backward;
-//   data      gradients of the last micro-batch's backward are reduced over the DP group in
-//             buckets as they are produced (all-reduce; reduce-scatter under ZeRO-1/2/3, which
-//             then all-gather the updated parameters after the optimizer step);
+//   data      gradients are reduced over the DP group in buckets as they are produced
+//             (all-reduce; reduce-scatter under ZeRO): after the last micro-batch's backward
+//             (gradient accumulation; ZeRO-1), or after every micro-batch's under ZeRO-2/3,
+//             which keep only their gradient shard (DeepSpeed, PyTorch FSDP); ZeRO-1/2 then
+//             all-gather the updated parameters after the optimizer step; ZeRO-3 all-gathers
+//             each unit's weights before its forward and again before its backward (unless
+//             plan.reshard_after_forward is false: kept from the forward);
 //   optimizer an elementwise pass over this rank's optimizer state once the reduction is done.
 // The first stage also runs the embedding, the last the output head.
 #pragma once

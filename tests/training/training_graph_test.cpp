@@ -258,6 +258,63 @@ TEST(TrainingGraph, InterleavedUnevenSplitNeedsChunksOfEqualLayers) {
   }
 }
 
+TEST(TrainingGraph, ZeroStagesMoveTheClosedFormBytesPerMicroBatch) {
+  // DP 4, m micro-batches, 16-bit weights and gradients (grad_reduce_dtype bf16), Psi the
+  // model's parameter bytes in 16 bits (2 per parameter). Sizes S of the collectives one rank
+  // issues per iteration (each moves (N-1)/N S per GPU):
+  //   ZeRO-0   one all-reduce of the gradients, Psi, after the last micro-batch
+  //   ZeRO-1   one reduce-scatter, Psi, after the last micro-batch; an all-gather of the updated
+  //            weights, Psi
+  //   ZeRO-2   a reduce-scatter of Psi after every micro-batch (DeepSpeed and FSDP keep only
+  //            their gradient shard); the all-gather of the weights, Psi
+  //   ZeRO-3   per micro-batch: all-gather Psi for the forward, Psi again for the backward,
+  //            reduce-scatter Psi: 3 Psi per micro-batch; with reshard_after_forward false the
+  //            backward's all-gather is gone: 2 Psi.
+  const Model m = small_gpt();
+  ParallelPlan plan;
+  plan.dp = 4;
+  plan.micro_batch = 1;
+  plan.sequence_length = 1024;
+  plan.grad_reduce_bytes = 2;
+  const double psi = 2.0 * static_cast<double>(parameter_count(m));
+  for (int micro : {1, 3}) {
+    plan.global_batch = 4 * micro;
+    struct Sums {
+      double all_reduce = 0, reduce_scatter = 0, all_gather = 0;
+    };
+    auto sums = [&](ZeroStage zero, bool reshard) {
+      plan.zero = zero;
+      plan.reshard_after_forward = reshard;
+      const TrainingGraph t = build_training_graph(m, plan, "test", "/plan");
+      Sums out;
+      for (const tg::Op& op : t.graph.ops()) {
+        if (op.rank != 0 || op.kind != tg::OpKind::kCollective) continue;
+        const double b = static_cast<double>(op.bytes.value());
+        if (op.collective == CollectiveOp::kAllReduce) out.all_reduce += b;
+        if (op.collective == CollectiveOp::kReduceScatter) out.reduce_scatter += b;
+        if (op.collective == CollectiveOp::kAllGather) out.all_gather += b;
+      }
+      return out;
+    };
+    const double tol = psi * 1e-9;
+    const Sums z0 = sums(ZeroStage::kNone, true);
+    EXPECT_NEAR(z0.all_reduce, psi, tol);
+    EXPECT_EQ(z0.reduce_scatter + z0.all_gather, 0);
+    const Sums z1 = sums(ZeroStage::kOptimizer, true);
+    EXPECT_NEAR(z1.reduce_scatter, psi, tol) << "m=" << micro;
+    EXPECT_NEAR(z1.all_gather, psi, tol);
+    const Sums z2 = sums(ZeroStage::kGradients, true);
+    EXPECT_NEAR(z2.reduce_scatter, micro * psi, tol) << "m=" << micro;
+    EXPECT_NEAR(z2.all_gather, psi, tol);
+    const Sums z3 = sums(ZeroStage::kParameters, true);
+    EXPECT_NEAR(z3.all_gather + z3.reduce_scatter, 3 * micro * psi, tol) << "m=" << micro;
+    EXPECT_NEAR(z3.reduce_scatter, micro * psi, tol);
+    const Sums kept = sums(ZeroStage::kParameters, false);
+    EXPECT_NEAR(kept.all_gather + kept.reduce_scatter, 2 * micro * psi, tol) << "m=" << micro;
+    EXPECT_EQ(z0.all_reduce + z1.all_reduce + z2.all_reduce + z3.all_reduce + kept.all_reduce, psi);
+  }
+}
+
 TEST(TrainingGraph, TensorParallelCollectivesSitOnTheCriticalPath) {
   // TP = 2 without sequence parallelism: every block runs two all-reduces forward and two
   // backward; they add to the iteration (one rank's compute alone is a lower bound).
