@@ -47,6 +47,9 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
     fail("global_batch", std::to_string(plan.micro_batches()) + " micro-batches are fewer than the " + std::to_string(plan.pp) +
                              " pipeline stages that 1F1B needs");
   }
+  if (plan.overlap_param_gather && plan.zero != ZeroStage::kOptimizer && plan.zero != ZeroStage::kGradients) {
+    fail("overlap_param_gather", "overlaps the all-gather of the weights a sharded optimizer updated: it needs zero 1 or 2 (Megatron-Core's distributed optimizer)");
+  }
   if (plan.schedule == PipelineSchedule::kInterleaved) {
     const int v = plan.virtual_stages;
     if (v < 2) fail("virtual_stages", "the interleaved schedule needs virtual_stages >= 2 (model chunks per GPU)");

@@ -158,12 +158,12 @@ class Builder {
     }
     const OpId next_op = static_cast<OpId>(g_.size());
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
-      deps = gather_weights(embedding_, deps);
+      deps = gather_weights(embedding_, deps, j);
       deps = {compute_around_tp_collectives("embedding fwd", embedding_.forward, embedding_.gemm_forward_traffic, embedding_.tp_forward, embedding_.tp_collective_bytes, deps)};
     }
     for (int u = first; u < last; ++u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
-      deps = gather_weights(c, deps);
+      deps = gather_weights(c, deps, j);
       if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
         deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes, deps)};
       }
@@ -174,7 +174,7 @@ class Builder {
       deps = moe_all_to_all("ep combine", c, deps);
     }
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
-      deps = gather_weights(head_, deps);
+      deps = gather_weights(head_, deps, j);
       deps = {compute_around_tp_collectives("head fwd", head_.forward, head_.gemm_forward_traffic, head_.tp_forward, head_.tp_collective_bytes, deps, head_fwd_mix_)};
       deps = elementwise("head elementwise fwd", head_.elementwise_forward, deps);
     }
@@ -244,9 +244,22 @@ class Builder {
   // ZeRO-3: the unit's (block's, embedding's, head's) weights all-gathered over the DP group
   // before it runs, each unit on its own as PyTorch FSDP wraps them (the root unit holding the
   // embedding and the head); nothing otherwise.
-  std::vector<OpId> gather_weights(const LayerCost& c, std::vector<OpId> deps) {
-    if (plan_.zero != ZeroStage::kParameters || plan_.dp <= 1 || c.weights.value() == 0) return deps;
-    return {collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps)};
+  // ZeRO-1/2 with overlap_param_gather (Megatron-Core's distributed optimizer,
+  // --overlap-param-gather): the weights updated by the last step are all-gathered unit by unit
+  // as the first micro-batch's forward reaches them, instead of after the step. The gathers are
+  // issued at the start of the iteration in forward order on the DP stream (Megatron-Core
+  // dispatches each bucket's all-gather ahead of its forward: the gathers never wait for
+  // compute), and the unit's first forward waits for its own.
+  std::vector<OpId> gather_weights(const LayerCost& c, std::vector<OpId> deps, int micro_batch = -1) {
+    if (c.weights.value() == 0 || plan_.dp * plan_.cp <= 1) return deps;
+    if (plan_.zero == ZeroStage::kParameters) {
+      if (plan_.dp <= 1) return deps;
+      return {collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps)};
+    }
+    if (plan_.overlap_param_gather && micro_batch == 0) {
+      deps.push_back(collective(dp_group(), "dp param all-gather", CollectiveOp::kAllGather, c.weights, {}));
+    }
+    return deps;
   }
 
   // Gradients of the last micro-batch go to the DP reduction in buckets as they are produced.
@@ -291,7 +304,7 @@ class Builder {
     std::vector<OpId> deps = dp_ops_;
     deps.push_back(bwd_last_);
     const OpId step = compute("optimizer step", Flops{0}, Bytes{params * kOptimizerStepBytesPerParameter / shards}, tg::ComputeClass::kOptimizer, deps);
-    if (plan_.zero == ZeroStage::kOptimizer || plan_.zero == ZeroStage::kGradients) {
+    if ((plan_.zero == ZeroStage::kOptimizer || plan_.zero == ZeroStage::kGradients) && !plan_.overlap_param_gather) {
       if (plan_.dp * plan_.cp > 1) collective(dp_group(), "dp param all-gather", CollectiveOp::kAllGather, Bytes{params * 2}, {step});
     }
   }
