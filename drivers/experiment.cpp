@@ -15,7 +15,7 @@ namespace {
 wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
-                 "flash_attention", "dp_overlap", "reshard_after_forward", "overlap_param_gather", "grad_reduce_dtype", "pp_scatter_gather", "zero_unit",
+                 "flash_attention", "dp_overlap", "reshard_after_forward", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "pp_scatter_gather", "zero_unit",
                  "memory_fragmentation"});
   wl::ParallelPlan p;
   auto degree = [&](const char* key, int& out) {
@@ -32,6 +32,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   if (auto v = n.find("dp_overlap")) p.dp_overlap = v->as_bool();
   if (auto v = n.find("reshard_after_forward")) p.reshard_after_forward = v->as_bool();
   if (auto v = n.find("overlap_param_gather")) p.overlap_param_gather = v->as_bool();
+  if (auto v = n.find("tp_comm_overlap")) p.tp_comm_overlap = v->as_bool();
   if (auto v = n.find("pp_scatter_gather")) p.pp_scatter_gather = v->as_bool();
   if (auto v = n.find("grad_reduce_dtype")) p.grad_reduce_bytes = v->as_choice({"bf16", "fp32"}) == 0 ? 2 : 4;
   if (auto v = n.find("schedule")) p.schedule = v->as_enum(wl::kPipelineScheduleNames);

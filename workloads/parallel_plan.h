@@ -51,6 +51,7 @@ struct ParallelPlan {
   Precision precision = Precision::kBf16;
   double dp_bucket_mib = 25;                         // gradient all-reduce bucket (DDP default 25 MiB)
   bool dp_overlap = true;                            // reduce buckets during the backward pass (else after it)
+  bool tp_comm_overlap = false;                      // sequence-parallel AG/RS chunked beside the GEMMs (TE userbuffers)
   bool overlap_param_gather = false;                 // ZeRO-1/2: all-gather updated weights during the next forward
   bool reshard_after_forward = true;                 // ZeRO-3: free gathered weights after the forward (else keep them for the backward)
   int grad_reduce_bytes = 2;                         // bytes per gradient value reduced: 2 (bf16) or 4 (fp32)

@@ -47,6 +47,9 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
     fail("global_batch", std::to_string(plan.micro_batches()) + " micro-batches are fewer than the " + std::to_string(plan.pp) +
                              " pipeline stages that 1F1B needs");
   }
+  if (plan.tp_comm_overlap && (plan.tp < 2 || !plan.sequence_parallel)) {
+    fail("tp_comm_overlap", "overlaps the sequence-parallel all-gathers and reduce-scatters of tensor parallelism: it needs tp >= 2 and sequence_parallel, as Megatron-Core's --tp-comm-overlap does");
+  }
   if (plan.overlap_param_gather && plan.zero != ZeroStage::kOptimizer && plan.zero != ZeroStage::kGradients) {
     fail("overlap_param_gather", "overlaps the all-gather of the weights a sharded optimizer updated: it needs zero 1 or 2 (Megatron-Core's distributed optimizer)");
   }

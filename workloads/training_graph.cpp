@@ -104,10 +104,21 @@ class Builder {
   // GEMM shapes of `gemm_mix`); op i is preceded by an all-gather when i < c.all_gather, and
   // followed by an all-reduce when i < c.all_reduce, else by a reduce-scatter when
   // i < c.all_reduce + c.reduce_scatter. Returns the chain's last op.
+  //
+  // With `overlap` (plan.tp_comm_overlap: Transformer Engine's userbuffer overlap behind
+  // Megatron-Core's --tp-comm-overlap, for the sequence-parallel all-gathers and reduce-scatters of
+  // the blocks' linear layers), a piece with an all-gather or a reduce-scatter runs in k = tp
+  // chunks, as TE's ring exchange does: all-gather chunk j (S/k bytes) feeds GEMM chunk j (f/(n k)
+  // FLOPs), the next all-gather chunk running beside it; reduce-scatter chunk j follows GEMM chunk
+  // j, beside the next GEMM chunk. When a chunk's GEMM outlasts a chunk's collective, only the
+  // first all-gather chunk and the last reduce-scatter chunk are exposed.
   OpId compute_around_tp_collectives(const char* name, Flops f, Bytes mem, const TpCollectives& c, Bytes coll_bytes,
-              std::vector<OpId> deps, std::uint32_t gemm_mix = tg::kNoGemmMix) {
+              std::vector<OpId> deps, std::uint32_t gemm_mix = tg::kNoGemmMix, bool overlap = false) {
     const std::uint32_t tp = plan_.tp > 1 ? tp_group() : 0;
     const int n = std::max(1, c.all_reduce + c.reduce_scatter);
+    if (overlap && plan_.tp > 1 && c.all_reduce == 0 && (c.all_gather > 0 || c.reduce_scatter > 0)) {
+      return chunked_around_tp_collectives(name, f, mem, c, coll_bytes, std::move(deps), gemm_mix);
+    }
     OpId last = 0;
     for (int i = 0; i < n; ++i) {
       if (plan_.tp > 1 && i < c.all_gather) deps = {collective(tp, "tp all-gather", CollectiveOp::kAllGather, coll_bytes, deps)};
@@ -119,6 +130,47 @@ class Builder {
         last = collective(tp, "tp all-reduce", CollectiveOp::kAllReduce, coll_bytes, deps);
       } else if (plan_.tp > 1 && i < c.all_reduce + c.reduce_scatter) {
         last = collective(tp, "tp reduce-scatter", CollectiveOp::kReduceScatter, coll_bytes, deps);
+      }
+      deps = {last};
+    }
+    return last;
+  }
+
+  // compute_around_tp_collectives with overlap: per piece i (as there), k = tp chunks.
+  OpId chunked_around_tp_collectives(const char* name, Flops f, Bytes mem, const TpCollectives& c, Bytes coll_bytes,
+                                     std::vector<OpId> deps, std::uint32_t gemm_mix) {
+    const std::uint32_t tp = tp_group();
+    const int n = std::max(1, c.reduce_scatter);
+    const int k = plan_.tp;
+    const std::int64_t pieces = static_cast<std::int64_t>(n) * k;
+    const Bytes chunk{coll_bytes.value() / k};
+    OpId last = 0;
+    std::int64_t done = 0;  // GEMM chunks emitted, for the exact split of `mem`
+    for (int i = 0; i < n; ++i) {
+      std::vector<OpId> gathered(static_cast<std::size_t>(k), 0);
+      const bool gather = i < c.all_gather;
+      if (gather) {
+        std::vector<OpId> after = deps;
+        for (int j = 0; j < k; ++j) {
+          gathered[static_cast<std::size_t>(j)] = collective(tp, "tp all-gather", CollectiveOp::kAllGather, chunk, after);
+          after = {gathered[static_cast<std::size_t>(j)]};
+        }
+      }
+      OpId prev_gemm = 0, prev_rs = 0;
+      for (int j = 0; j < k; ++j) {
+        std::vector<OpId> in = gather ? std::vector<OpId>{gathered[static_cast<std::size_t>(j)]} : deps;
+        if (j > 0) in.push_back(prev_gemm);
+        const Bytes piece{mem.value() * (done + 1) / pieces - mem.value() * done / pieces};
+        ++done;
+        prev_gemm = compute(name, Flops{f.value() / static_cast<double>(pieces)}, piece, tg::ComputeClass::kGemm, in);
+        if (gemm_mix != tg::kNoGemmMix) g_.set_gemm_mix(prev_gemm, gemm_mix);
+        last = prev_gemm;
+        if (i < c.reduce_scatter) {
+          std::vector<OpId> rs_in{prev_gemm};
+          if (j > 0) rs_in.push_back(prev_rs);
+          prev_rs = collective(tp, "tp reduce-scatter", CollectiveOp::kReduceScatter, chunk, rs_in);
+          last = prev_rs;
+        }
       }
       deps = {last};
     }
@@ -168,7 +220,7 @@ class Builder {
         deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes, deps)};
       }
       deps = moe_all_to_all("ep dispatch", c, deps);
-      deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.gemm_forward_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
+      deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.gemm_forward_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_, plan_.tp_comm_overlap)};
       deps = attention("attention fwd", c, c.attention_forward, c.attention_forward_traffic, deps);
       deps = elementwise("elementwise fwd", c.elementwise_forward, deps);
       deps = moe_all_to_all("ep combine", c, deps);
@@ -213,13 +265,13 @@ class Builder {
       // attention scores only) runs inside the attention backward.
       const bool full = plan_.recompute == Recompute::kFull;
       if (full) {
-        deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_)};
+        deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_, plan_.tp_comm_overlap)};
         deps = attention("attention recompute", c, c.attention_recompute, c.attention_recompute_traffic, deps);
         deps = elementwise("elementwise recompute", c.elementwise_forward, deps);
       }
       deps = moe_all_to_all("ep combine bwd", c, deps);
       deps = elementwise("elementwise bwd", c.elementwise_backward, deps);
-      deps = {compute_around_tp_collectives("block bwd", c.backward - c.attention_backward, c.gemm_backward_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_)};
+      deps = {compute_around_tp_collectives("block bwd", c.backward - c.attention_backward, c.gemm_backward_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_, plan_.tp_comm_overlap)};
       deps = full ? attention("attention bwd", c, c.attention_backward, c.attention_backward_traffic, deps)
                   : attention("attention bwd", c, c.attention_backward + c.attention_recompute,
                               c.attention_backward_traffic + c.attention_recompute_traffic, deps);

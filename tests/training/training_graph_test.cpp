@@ -2,6 +2,7 @@
 #include "workloads/training_graph.h"
 
 #include <algorithm>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -358,6 +359,56 @@ TEST(TrainingGraph, OverlappedParamGatherHidesAllButTheFirstUnitsGather) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("at /plan/overlap_param_gather"), std::string::npos) << e.what();
   }
+}
+
+TEST(TrainingGraph, TpCommOverlapExposesOneChunkPerCollective) {
+  // TP 2 with sequence parallelism, one micro-batch. With tp_comm_overlap every block
+  // all-gather and reduce-scatter of S bytes runs as k = 2 chunks of S/2 beside the GEMM chunks;
+  // a GEMM chunk takes far longer than a chunk's collective here, so each exposes one chunk:
+  //     T(overlap) = T(no overlap) - sum over the blocks' TP collectives of (t(S) - t(S/2)).
+  // The embedding's and head's collectives are not overlapped (TE overlaps the blocks' linear
+  // layers), so they count as before.
+  const coll::Machine c = star(2, false);
+  ParallelPlan plan;
+  plan.tp = 2;
+  plan.sequence_parallel = true;
+  plan.micro_batch = 1;
+  plan.global_batch = 1;
+  plan.sequence_length = 1024;
+  const TrainingGraph plain = build_training_graph(small_gpt(), plan, "test", "/plan");
+  plan.tp_comm_overlap = true;
+  const TrainingGraph overlapped = build_training_graph(small_gpt(), plan, "test", "/plan");
+  // Count the TP collectives by kind and size in both graphs (rank 0).
+  std::map<std::pair<CollectiveOp, std::int64_t>, int> before, after;
+  for (const tg::Op& op : plain.graph.ops()) {
+    if (op.rank == 0 && op.kind == tg::OpKind::kCollective) ++before[{op.collective, op.bytes.value()}];
+  }
+  for (const tg::Op& op : overlapped.graph.ops()) {
+    if (op.rank == 0 && op.kind == tg::OpKind::kCollective) ++after[{op.collective, op.bytes.value()}];
+  }
+  auto time_of = [&](CollectiveOp kind, std::int64_t bytes) {
+    coll::CollectiveSpec spec;
+    spec.op = kind;
+    spec.size = Bytes{bytes};
+    spec.ranks.assign(c.cluster.gpus().begin(), c.cluster.gpus().end());
+    return to_seconds(coll::CollectiveSimulator(c).run(spec).time);
+  };
+  double saved = 0;
+  int chunked = 0;
+  for (const auto& [key, count] : before) {
+    const int blocks = count - (after.count(key) ? after.at(key) : 0);  // the ones now chunked
+    if (blocks <= 0) continue;
+    EXPECT_EQ((after[{key.first, key.second / 2}]), 2 * blocks);
+    saved += blocks * (time_of(key.first, key.second) - time_of(key.first, key.second / 2));
+    chunked += blocks;
+  }
+  EXPECT_GE(chunked, 8 * 4);  // every block: 2 all-gathers and 2 reduce-scatters forward, and backward's
+  // Every op's duration is rounded up to the picosecond (core/units.h): within 1 ps per op.
+  const double rounding = 1e-12 * static_cast<double>(overlapped.graph.size());
+  const double expected = execute(c, plain).seconds - saved;
+  EXPECT_NEAR(execute(c, overlapped).seconds, expected, rounding);
+  // The same compute, cut differently.
+  EXPECT_NEAR(compute_seconds(overlapped, 0), compute_seconds(plain, 0), rounding);
 }
 
 TEST(TrainingGraph, TensorParallelCollectivesSitOnTheCriticalPath) {
