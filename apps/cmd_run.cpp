@@ -72,8 +72,16 @@ void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
   if (r.tokens_per_s > 0) std::cout << ", " << fixed(r.tokens_per_s, 0) << " tokens/s";
   std::cout << "\n"
             << "  TFLOP/s per GPU  " << fixed(r.tflops_per_gpu, 1) << " (with recomputation), " << fixed(r.model_tflops_per_gpu, 1)
-            << " (model)\n"
-            << "  MFU              " << fixed(100 * r.mfu, 1) << "%\n"
+            << " (model)\n";
+  if (r.flop_conventions.size() > 2) {
+    // The published conventions (docs/outputs.md): the first two are the lines above.
+    std::cout << "  as published     ";
+    for (std::size_t i = 2; i < r.flop_conventions.size(); ++i) {
+      std::cout << (i > 2 ? ", " : "") << r.flop_conventions[i].convention << " " << fixed(r.flop_conventions[i].tflops_per_gpu, 1);
+    }
+    std::cout << " TFLOP/s per GPU\n";
+  }
+  std::cout << "  MFU              " << fixed(100 * r.mfu, 1) << "%\n"
             << "  memory per GPU   " << format_bytes(r.memory.total) << " of " << format_bytes(r.memory.capacity) << " (weights "
             << format_bytes(r.memory.weights) << ", gradients " << format_bytes(r.memory.gradients) << ", optimizer "
             << format_bytes(r.memory.optimizer_state);

@@ -18,6 +18,7 @@
 #include "sim/network/flow_network.h"
 #include "sim/runtime/executor.h"
 #include "topology/router.h"
+#include "workloads/flop_conventions.h"
 #include "workloads/layer_cost.h"
 #include "workloads/memory.h"
 #include "workloads/plan_check.h"
@@ -74,6 +75,10 @@ void set_throughput(results::IterationResult& r, const Experiment& e, const wl::
   r.tflops_per_gpu = train.value() / t / r.gpus / 1e12;
   r.model_tflops_per_gpu = useful.value() / t / r.gpus / 1e12;
   r.mfu = useful.value() / t / r.gpus / peak.value();
+  r.flop_conventions.clear();
+  for (const wl::FlopCount& c : wl::iteration_flops(model, e.plan)) {
+    r.flop_conventions.push_back({c.convention, c.flops.value() / t / r.gpus / 1e12, c.flops.value() / t / r.gpus / peak.value()});
+  }
 }
 
 }  // namespace

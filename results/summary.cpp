@@ -29,6 +29,15 @@ nlohmann::json network_summary(const TrainingRun& s) {
   return {{"bytes_by_tier", tiers}, {"busiest_links", top}};
 }
 
+// The iteration's throughput in every FLOP convention that applies, in the conventions' order.
+nlohmann::json flop_conventions_json(const IterationResult& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : r.flop_conventions) {
+    out.push_back({{"convention", c.convention}, {"tflops_per_gpu", c.tflops_per_gpu}, {"fraction_of_peak", c.fraction_of_peak}});
+  }
+  return out;
+}
+
 // The assumed and fitted values the prediction rests on.
 nlohmann::json assumptions_json(const std::vector<SourcedFact>& facts) {
   nlohmann::json out = nlohmann::json::array();
@@ -56,6 +65,7 @@ nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPla
           {"tflops_per_gpu", r.tflops_per_gpu},
           {"model_tflops_per_gpu", r.model_tflops_per_gpu},
           {"mfu", r.mfu},
+          {"flop_conventions", flop_conventions_json(r)},
           {"memory_bytes", {{"weights", r.memory.weights.value()}, {"gradients", r.memory.gradients.value()},
                             {"optimizer_state", r.memory.optimizer_state.value()},
                             {"gathered_weights", r.memory.gathered_weights.value()},

@@ -32,6 +32,14 @@ struct IterationResult {
   double tflops_per_gpu = 0;           // training FLOPs (recomputation counted, as Megatron's Eq. 3)
   double model_tflops_per_gpu = 0;     // model FLOPs (no recomputation)
   double mfu = 0;                      // model FLOPs / (peak x GPUs x time)
+  // The same time in every FLOP convention that applies (workloads/flop_conventions.h), to compare
+  // with a published number in its own convention: TFLOP/s per GPU and the fraction of peak.
+  struct ConventionRate {
+    std::string convention;
+    double tflops_per_gpu = 0;
+    double fraction_of_peak = 0;
+  };
+  std::vector<ConventionRate> flop_conventions;
   int gpus = 0;
   wl::MemoryEstimate memory;           // the worst stage
   std::size_t ops = 0;

@@ -1,0 +1,43 @@
+// The FLOPs of one training iteration as the conventions people publish them in, so that a
+// prediction can be compared with a paper's TFLOP/s or MFU in that paper's own convention.
+// B global batch (sequences), s sequence length, l layers, h hidden, V vocabulary, a heads,
+// d = h / a the head dimension, q = a d, k = kv_heads d (GQA), f the MLP width (top_k experts of
+// width f_e for a mixture of experts), e = 3 for a gated MLP (SwiGLU) else 2.
+//
+//   training       the simulated FLOPs: the per-layer costs (layer_cost.h) of forward, backward
+//                  and the plan's recomputation. For a GPT under full recomputation this is
+//                  Megatron's Eq. 3.
+//   model          the same without recomputation ("model FLOPs", Korthikanti et al. 2022,
+//                  Sec. 6; the numerator of MFU).
+//   megatron-eq3   Narayanan et al. SC21, Eq. 3, GPT closed form with full recomputation:
+//                  96 B s l h^2 (1 + s/(6h) + V/(16 l h)). Exact for GPT blocks only (MHA,
+//                  f = 4h, ungated); reported for any transformer as the formula gives it.
+//   megatron-core  Megatron-Core's num_floating_point_operations (megatron/training/training.py,
+//                  transformer_flops, MHA/GQA branch): 3 (forward, wgrad, dgrad) x 2 (FMA) per
+//                  GEMM, no recomputation, the attention core halved for the causal mask:
+//                  6 B s [l (h f e + h (q + 2k) + q h) + h V] + 6 B s^2 l q.
+//   6n-attention   torchtitan's get_nparams_and_flops (models/llama3): per token
+//                  6 (N - N_emb) + 12 l a d s, N the parameters (active ones for a mixture of
+//                  experts), N_emb those of the embedding tables, the attention not halved.
+// The three closed forms apply to transformers with token inputs; nothing for other models.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+#include "workloads/model.h"
+#include "workloads/parallel_plan.h"
+
+namespace cs::wl {
+
+struct FlopCount {
+  std::string convention;  // "training", "model", "megatron-eq3", "megatron-core", "6n-attention"
+  Flops flops{0};          // one iteration, all GPUs
+};
+
+// Every convention that applies to the model, in the order above.
+std::vector<FlopCount> iteration_flops(const Model& m, const ParallelPlan& plan);
+
+}  // namespace cs::wl
