@@ -40,6 +40,11 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
                                double noise) {
   const hw::Catalog& catalog = hw::Catalog::builtin();
   const hw::GpuSpec& gpu = catalog.gpu(gpu_name, "", where);
+  // The profile's GEMMs are bf16 (a measured profile's are too), so a GPU without a bf16 peak
+  // (V100: fp16 only) cannot have one.
+  if (!gpu.peak.count("bf16")) {
+    throw ConfigError("", where, "GPU " + gpu.name + " has no bf16 peak in the hardware catalog, so it cannot have a synthetic profile (its GEMMs are bf16)");
+  }
   const int n = gpu_count > 0 ? gpu_count : 8;
   const coll::Machine machine = inventory_machine(gpu.name, n, 1, "NDR-400G", "", where);
   const topo::Cluster& cluster = machine.cluster;

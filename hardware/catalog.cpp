@@ -90,7 +90,10 @@ Catalog Catalog::from_documents(
           if (!ok) value.fail("unknown data type \"" + dtype + "\" (allowed: bf16, fp16, fp8, fp4, tf32, fp32, fp64)");
           g.peak[dtype] = sourced_value_of(value).as_flop_rate();
         }
-        if (!g.peak.count("bf16")) peak.fail("missing required key \"bf16\"");
+        // A 16-bit tensor-core rate is required: bf16, or fp16 alone for a GPU without BF16 (V100).
+        if (!g.peak.count("bf16") && !g.peak.count("fp16")) {
+          peak.fail("missing required key \"bf16\" (or \"fp16\", for a GPU without BF16)");
+        }
         g.hbm_capacity = sourced_value_of(node.at("hbm_capacity")).as_bytes();
         if (g.hbm_capacity.value() <= 0) node.at("hbm_capacity").fail("HBM capacity must be positive");
         g.hbm_bandwidth = sourced_value_of(node.at("hbm_bandwidth")).as_bandwidth();

@@ -31,10 +31,12 @@ struct RooflineParams {
 
 struct GpuSpec {
   std::string name;                      // "H100-SXM"
-  std::map<std::string, FlopRate> peak;  // dense tensor-core peak by dtype: "bf16", "fp16", "fp8", "tf32", "fp32", "fp64"
+  // Dense tensor-core peak by dtype: "bf16", "fp16", "fp8", "fp4", "tf32", "fp32", "fp64". Always
+  // "bf16" or "fp16" (V100 has no BF16); a run in a precision the GPU lacks is a ConfigError.
+  std::map<std::string, FlopRate> peak;
   Bytes hbm_capacity{0};
   Bandwidth hbm_bandwidth{0};
-  std::string nvlink;                    // NVLink generation name, "" when the GPU has none
+  std::string nvlink;                    // NVLink generation name, "" when the GPU has none (H100 PCIe, MI300X)
   Bandwidth pcie_bandwidth{0};           // host link, per direction
   double tdp_watts = 0;
   RooflineParams roofline;               // "efficiency" in configs/hardware/gpus.json

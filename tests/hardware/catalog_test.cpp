@@ -23,20 +23,99 @@ TEST(BuiltinCatalog, EmbedsEveryHardwareFile) {
                                              "configs/hardware/switches.json"}));
 }
 
-TEST(BuiltinCatalog, EveryGpuHasBf16PeakAndHbm) {
+TEST(BuiltinCatalog, EveryGpuHasA16BitPeakAndHbm) {
   const Catalog& c = Catalog::builtin();
-  for (const char* name : {"A100-SXM-80GB", "H100-SXM", "H200-SXM", "B200"}) {
+  for (const char* name : {"A100-SXM-80GB", "A100-SXM-40GB", "V100-SXM2-32GB", "H100-SXM", "H100-PCIe", "H800-SXM",
+                           "H20", "H200-SXM", "B200", "GB200", "MI300X"}) {
     EXPECT_TRUE(c.gpus().count(name)) << name;
   }
+  EXPECT_EQ(c.gpus().size(), 11u);
+  std::vector<std::string> without_nvlink;
   for (const auto& [name, gpu] : c.gpus()) {
-    ASSERT_TRUE(gpu.peak.count("bf16")) << name;
-    EXPECT_GT(gpu.peak.at("bf16").value(), 0) << name;
+    // bf16, or fp16 alone on a GPU without BF16 (V100).
+    const std::string sixteen = gpu.peak.count("bf16") ? "bf16" : "fp16";
+    ASSERT_TRUE(gpu.peak.count(sixteen)) << name;
+    EXPECT_GT(gpu.peak.at(sixteen).value(), 0) << name;
     EXPECT_GT(gpu.hbm_capacity.value(), 0) << name;
     EXPECT_GT(gpu.hbm_bandwidth.value(), 0) << name;
     EXPECT_GT(gpu.pcie_bandwidth.value(), 0) << name;
     EXPECT_GT(gpu.tdp_watts, 0) << name;
-    EXPECT_TRUE(c.nvlinks().count(gpu.nvlink)) << name;
+    if (gpu.nvlink.empty()) {
+      without_nvlink.push_back(name);
+    } else {
+      EXPECT_TRUE(c.nvlinks().count(gpu.nvlink)) << name;
+    }
   }
+  // H100 PCIe's 2-card NVLink bridge and MI300X's Infinity Fabric mesh are no NVSwitch generation.
+  EXPECT_EQ(without_nvlink, (std::vector<std::string>{"H100-PCIe", "MI300X"}));
+}
+
+TEST(BuiltinCatalog, BreadthGpusDatasheetValues) {
+  // Issue 10's GPUs: a few numbers per entry from the sources their entries cite.
+  const Catalog& c = Catalog::builtin();
+  const GpuSpec& v100 = c.gpu("V100-SXM2-32GB", "test", "/");
+  EXPECT_DOUBLE_EQ(v100.peak.at("fp16").value(), 125e12);  // FP16 tensor core
+  EXPECT_FALSE(v100.peak.count("bf16"));                   // Volta has no BF16 (compute capability 7.0)
+  EXPECT_FALSE(v100.peak.count("tf32"));
+  EXPECT_EQ(v100.hbm_capacity, bytes(32'000'000'000));
+  EXPECT_DOUBLE_EQ(v100.hbm_bandwidth.value(), 900e9);
+  EXPECT_DOUBLE_EQ(v100.pcie_bandwidth.value(), 16e9);  // Gen3 x16
+  EXPECT_EQ(v100.nvlink, "NVLink2");
+  EXPECT_DOUBLE_EQ(v100.tdp_watts, 300);
+
+  const GpuSpec& a100_40 = c.gpu("A100-SXM-40GB", "test", "/");
+  EXPECT_DOUBLE_EQ(a100_40.peak.at("bf16").value(), 312e12);
+  EXPECT_EQ(a100_40.hbm_capacity, bytes(40'000'000'000));
+  EXPECT_DOUBLE_EQ(a100_40.hbm_bandwidth.value(), 1555e9);
+  EXPECT_EQ(a100_40.nvlink, "NVLink3");
+
+  const GpuSpec& h100_pcie = c.gpu("H100-PCIe", "test", "/");
+  EXPECT_DOUBLE_EQ(h100_pcie.peak.at("bf16").value(), 756e12);  // datasheet 1,513* sparse
+  EXPECT_DOUBLE_EQ(h100_pcie.hbm_bandwidth.value(), 2000e9);
+  EXPECT_DOUBLE_EQ(h100_pcie.tdp_watts, 350);
+  EXPECT_EQ(h100_pcie.nvlink, "");
+
+  const GpuSpec& h800 = c.gpu("H800-SXM", "test", "/");
+  EXPECT_DOUBLE_EQ(h800.peak.at("bf16").value(), 989.4e12);  // the H100 SXM die
+  EXPECT_DOUBLE_EQ(h800.peak.at("fp64").value(), 1e12);      // the export cut
+  EXPECT_EQ(h800.nvlink, "NVLink4-H800");
+
+  const GpuSpec& h20 = c.gpu("H20", "test", "/");
+  EXPECT_DOUBLE_EQ(h20.peak.at("fp16").value(), 148e12);
+  EXPECT_EQ(h20.hbm_capacity, bytes(96'000'000'000));
+  EXPECT_DOUBLE_EQ(h20.hbm_bandwidth.value(), 4000e9);
+  EXPECT_EQ(h20.nvlink, "NVLink4");
+  EXPECT_DOUBLE_EQ(h20.tdp_watts, 400);
+
+  const GpuSpec& gb200 = c.gpu("GB200", "test", "/");
+  EXPECT_DOUBLE_EQ(gb200.peak.at("bf16").value(), 2500e12);
+  EXPECT_DOUBLE_EQ(gb200.peak.at("fp4").value(), 10000e12);
+  EXPECT_EQ(gb200.hbm_capacity, bytes(186'000'000'000));
+  EXPECT_EQ(gb200.nvlink, "NVLink5");  // NVL72: the same 1.8 TB/s bidirectional per GPU
+  EXPECT_DOUBLE_EQ(gb200.tdp_watts, 1200);
+
+  const GpuSpec& mi300x = c.gpu("MI300X", "test", "/");
+  EXPECT_DOUBLE_EQ(mi300x.peak.at("bf16").value(), 1307.4e12);
+  EXPECT_FALSE(mi300x.peak.count("fp64"));  // no reliable source
+  EXPECT_EQ(mi300x.hbm_capacity, bytes(192'000'000'000));
+  EXPECT_DOUBLE_EQ(mi300x.hbm_bandwidth.value(), 5.3e12);
+  EXPECT_DOUBLE_EQ(mi300x.tdp_watts, 750);
+  EXPECT_EQ(mi300x.nvlink, "");  // Infinity Fabric full mesh: not an NVSwitch generation
+
+  // No new GPU copies another's efficiency silently: its roofline fractions are assumed (listed
+  // among a run's assumptions), and the gemm fraction says it is the A100's.
+  for (const char* name : {"V100-SXM2-32GB", "A100-SXM-40GB", "H100-PCIe", "H800-SXM", "H20", "GB200", "MI300X"}) {
+    for (const char* key : {"gemm", "attention", "memory"}) {
+      const SourcedFact* f = c.fact(std::string("/gpus/") + name + "/efficiency/" + key);
+      ASSERT_NE(f, nullptr) << name << " " << key;
+      EXPECT_EQ(f->kind, "assumed") << name << " " << key;
+    }
+    const SourcedFact* gemm = c.fact(std::string("/gpus/") + name + "/efficiency/gemm");
+    EXPECT_NE(gemm->status.find("equal to the A100"), std::string::npos) << name;
+  }
+  // Where a maximum achievable matmul rate is published, the gemm note gives it.
+  EXPECT_NE(c.fact("/gpus/MI300X/efficiency/gemm")->status.find("668"), std::string::npos);
+  EXPECT_NE(c.fact("/gpus/A100-SXM-40GB/efficiency/gemm")->status.find("271.2"), std::string::npos);
 }
 
 TEST(BuiltinCatalog, H100Values) {
@@ -70,13 +149,25 @@ TEST(BuiltinCatalog, NvlinkGenerations) {
   const NvlinkSpec& nv5 = c.nvlink("NVLink5", "test", "/");
   EXPECT_DOUBLE_EQ(nv5.per_gpu_bandwidth.value(), 900e9);
   EXPECT_DOUBLE_EQ(nv5.switch_reduction_per_gpu.value(), 2 * 276e9);  // assumed 2x NVLink4
+  // V100: 6 links, 300 GB/s bidirectional; NVSwitch gen 1 cannot reduce.
+  const NvlinkSpec& nv2 = c.nvlink("NVLink2", "test", "/");
+  EXPECT_DOUBLE_EQ(nv2.per_gpu_bandwidth.value(), 150e9);
+  EXPECT_EQ(nv2.links_per_gpu, 6);
+  EXPECT_EQ(nv2.switch_reduction_per_gpu.value(), 0);
+  // H800: NVLink 4 cut to 8 links, 400 GB/s bidirectional; NVLS assumed NVLink4's x 200/450.
+  const NvlinkSpec& h800 = c.nvlink("NVLink4-H800", "test", "/");
+  EXPECT_DOUBLE_EQ(h800.per_gpu_bandwidth.value(), 200e9);
+  EXPECT_EQ(h800.links_per_gpu, 8);
+  EXPECT_NEAR(h800.switch_reduction_per_gpu.value(), 276e9 * 200 / 450, 0.1e9);
+  EXPECT_EQ(c.fact("/nvlink/NVLink4-H800/switch_reduction_per_gpu")->kind, "assumed");
 }
 
 TEST(BuiltinCatalog, Nics) {
   const Catalog& c = Catalog::builtin();
   const std::pair<const char*, double> rates[] = {
       {"HDR-200G", 200e9}, {"NDR-400G", 400e9}, {"400GbE", 400e9}, {"XDR-800G", 800e9},
-      {"800GbE", 800e9},   {"100GbE", 100e9},   {"25GbE", 25e9},   {"10GbE", 10e9}};
+      {"800GbE", 800e9},   {"100GbE", 100e9},   {"25GbE", 25e9},   {"10GbE", 10e9},
+      {"EDR-100G", 100e9}, {"OPA-100", 100e9},  {"200GbE", 200e9}};
   for (const auto& [name, bits] : rates) {
     const NicSpec& nic = c.nic(name, "test", "/");
     EXPECT_DOUBLE_EQ(nic.bandwidth.value(), bits / 8) << name;  // bytes per second
@@ -137,7 +228,8 @@ TEST(BuiltinCatalog, UnknownNameListsKnownOnes) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
               "config error in cluster.json at /servers/0/gpu: unknown GPU \"H300\" (known: "
-              "A100-SXM-80GB, B200, H100-SXM, H200-SXM)");
+              "A100-SXM-40GB, A100-SXM-80GB, B200, GB200, H100-PCIe, H100-SXM, H20, H200-SXM, H800-SXM, MI300X, "
+              "V100-SXM2-32GB)");
   }
   EXPECT_THROW(Catalog::builtin().nic("NDR", "f", "/x"), ConfigError);
   EXPECT_THROW(Catalog::builtin().nvlink("NVLink9", "f", "/x"), ConfigError);
@@ -209,8 +301,11 @@ TEST(CatalogReader, ErrorsNameFileAndPath) {
   "nvlink")"))),
             "config error in cat.json at /gpus/G/hbm_bandwidth/value: expected a bandwidth such as "
             "\"400Gbps\"; got the number 1");
-  EXPECT_NE(error_of(gpu_doc(with(kGoodGpu, R"("bf16")", R"("fp16")"))).find("at /gpus/G/peak: missing required key \"bf16\""),
+  EXPECT_NE(error_of(gpu_doc(with(kGoodGpu, R"("bf16")", R"("fp32")")))
+                .find("at /gpus/G/peak: missing required key \"bf16\" (or \"fp16\", for a GPU without BF16)"),
             std::string::npos);
+  // fp16 alone is enough (V100 has no BF16).
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("bf16")", R"("fp16")"))), "no error");
   EXPECT_NE(error_of(R"({"gpu": {}})").find("at /gpu: unknown key"), std::string::npos);
 }
 

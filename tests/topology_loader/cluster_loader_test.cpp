@@ -64,6 +64,18 @@ TEST(ExampleClusters, EveryFileLoads) {
   EXPECT_GE(n, 7);
 }
 
+TEST(ExampleClusters, Gb200Nvl72IsOneNvswitchDomainOf72Gpus) {
+  // The nvswitch template expresses an NVL72 rack: 72 GPUs on one NVSwitch vertex, NVLink5.
+  const Cluster c = load_cluster(kClusters + "gb200-nvl72.json");
+  EXPECT_EQ(c.gpus().size(), 72u);
+  auto k = kinds(c);
+  EXPECT_EQ(k[NodeKind::kGpu], 72);
+  EXPECT_EQ(k[NodeKind::kNvSwitch], 1);
+  EXPECT_EQ(k[NodeKind::kNic], 0);
+  // Every GPU's cable to the switch carries NVLink5's 900 GB/s per direction.
+  EXPECT_DOUBLE_EQ(link(c, "rack0/gpu71", "rack0/nvswitch").bandwidth.value(), 900e9);
+}
+
 TEST(ExampleClusters, DgxH100) {
   const Cluster c = load_cluster(kClusters + "dgx-h100.json");
   // One server: 8 GPUs + 8 NICs + 4 PCIe switches + 1 NVSwitch + 1 host = 22 devices.

@@ -59,7 +59,7 @@ TEST(Plausibility, ANetworkLinkInBytesWhereBitsWereMeantNamesTheSlip) {
   EXPECT_EQ(w[0].json_path, "/links/0/bandwidth");
   EXPECT_TRUE(contains(w[0].message, "1600 Gb/s = 200 GB/s")) << w[0].message;
   EXPECT_TRUE(contains(w[0].message, "800GbE, XDR-800G at 800 Gb/s = 100 GB/s")) << w[0].message;
-  EXPECT_TRUE(contains(w[0].message, "did you mean \"200Gbps\" (HDR-200G)?")) << w[0].message;
+  EXPECT_TRUE(contains(w[0].message, "did you mean \"200Gbps\" (200GbE, HDR-200G)?")) << w[0].message;
   // The fastest NIC's own rate, written in bytes, is known: no warning.
   c["links"][0]["bandwidth"] = "100GB/s";
   EXPECT_TRUE(warnings_of(c).empty());
