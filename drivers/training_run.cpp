@@ -108,6 +108,15 @@ results::TrainingRun simulate_training(const Experiment& e) {
   // The plan against the model first (plan_check.h), then memory (checked_memory).
   wl::validate_plan(model, e.plan, gpus, e.file, e.at("plan"));
   const hw::GpuSpec& gpu = cluster.gpu_spec(cluster.gpus()[0]);
+  // The plan's precision must be one the GPUs compute in (V100: fp16, no bf16).
+  const char* precision = enum_name(wl::kPrecisionNames, e.plan.precision);
+  for (topo::NodeId g : cluster.gpus()) {
+    const hw::GpuSpec& spec = cluster.gpu_spec(g);
+    if (!spec.peak.count(precision)) {
+      throw ConfigError(e.file, e.at("plan") + "/precision",
+                        "GPU " + spec.name + " has no " + precision + " peak in the hardware catalog (set \"precision\" to one it has)");
+    }
+  }
   std::vector<wl::MemoryEstimate> stage_memory = checked_memory(e, model, gpu);
 
   // A straggler makes ranks differ: then every rank is simulated.

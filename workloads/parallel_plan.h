@@ -16,7 +16,7 @@ namespace cs::wl {
 enum class ZeroStage { kNone = 0, kOptimizer = 1, kGradients = 2, kParameters = 3 };  // 3 = FSDP
 enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved };
 enum class Recompute { kNone, kSelective, kFull };
-enum class Precision { kBf16, kFp8 };
+enum class Precision { kBf16, kFp16, kFp8 };
 // What ZeRO-2/3 reduce-scatter and ZeRO-3 all-gathers at a time (workloads/memory.h): a layer
 // (PyTorch FSDP, one unit per transformer block) or a module (DeepSpeed: one weight matrix).
 enum class ZeroUnit { kLayer, kModule };
@@ -27,7 +27,7 @@ inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
 // The precision of matrix work, named as the GPU catalog names its peaks.
 inline constexpr EnumName<ZeroUnit> kZeroUnitNames[] = {{ZeroUnit::kLayer, "layer"}, {ZeroUnit::kModule, "module"}};
-inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kBf16, "bf16"}, {Precision::kFp8, "fp8"}};
+inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kBf16, "bf16"}, {Precision::kFp16, "fp16"}, {Precision::kFp8, "fp8"}};
 
 struct ParallelPlan {
   int dp = 1;   // data parallel

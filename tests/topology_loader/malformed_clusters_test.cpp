@@ -83,7 +83,8 @@ TEST(MalformedClusters, ExactMessages) {
     EXPECT_EQ(std::string(e.what()),
               "config error in " + kDir +
                   "unknown-gpu.json at /servers/0/gpu: unknown GPU \"H300-SXM\" (known: "
-                  "A100-SXM-80GB, B200, H100-SXM, H200-SXM)");
+                  "A100-SXM-40GB, A100-SXM-80GB, B200, GB200, H100-PCIe, H100-SXM, H20, H200-SXM, H800-SXM, "
+                  "MI300X, V100-SXM2-32GB)");
   }
   try {
     load_cluster(kDir + "torus-dims-mismatch.json");
