@@ -1,7 +1,9 @@
 // The model zoo and the model file format: every bundled model loads, parameter counts match
 // the published totals, and malformed files fail naming the file and the JSON path.
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -16,8 +18,9 @@ double rel(double got, double want) { return std::abs(got - want) / want; }
 TEST(ModelZoo, EveryBundledModelLoads) {
   const auto names = bundled_model_names();
   // 10 GPT sizes of the SC21 table + GPT-3 175B + GPT-2 XL, 3 Llama 2, 3 Llama 3, Mixtral,
-  // ResNet-50, ViT-L/16, BERT-Large.
-  EXPECT_EQ(names.size(), 22u);
+  // ResNet-50, ViT-L/16, BERT-Large; issue 10: ResNet-101, VGG-16, Inception-v3, 3 Llama 3.1,
+  // 9 GPT sizes of Megatron-Core's scaling table.
+  EXPECT_EQ(names.size(), 37u);
   for (const auto& n : names) {
     SCOPED_TRACE(n);
     const Model m = load_model(n);
@@ -118,6 +121,120 @@ TEST(ModelZoo, ResNet50ForwardFlops) {
   for (const auto& l : m.cnn.layers) total += l.forward_per_sample.value();
   EXPECT_NEAR(total, 2 * 4.089184256e9, 1.0);
   EXPECT_EQ(m.cnn.layers.size(), 18u);
+}
+
+// Issue 10: the CNNs of the classic data-parallel scaling studies. Same convention as ResNet-50
+// (forward = 2 x multiply-adds of convolutions and linear layers; BatchNorm scale and shift
+// counted). Parameters: torchvision's model pages (pytorch.org/vision/stable/models), which list
+// resnet101 44,549,160, vgg16 138,357,544 and inception_v3 27,161,264 with its auxiliary
+// classifier (3,326,696 of them: 1x1 768->128 + BN, 5x5 128->768 + BN, fc 768->1000), i.e.
+// 23,834,568 without. Multiply-adds: the same pages' "GFLOPS" column, which counts multiply-adds
+// (it lists 4.09 for ResNet-50, the 4,089,184,256 our resnet50.json halves to): ResNet-101 7.80,
+// VGG-16 15.47 (the commonly cited 15.5 G, 31 GFLOP at 224x224), Inception-v3 5.71 at 299x299.
+// He et al. (arXiv:1512.03385, Table 1) give 7.6e9 for ResNet-101 v1 (stride in the first 1x1
+// convolution); our v1.5 shapes, as torchvision's, give 7.80e9.
+TEST(ModelZoo, ClassicCnnsMatchPublishedParametersAndFlops) {
+  struct Case {
+    const char* name;
+    std::int64_t torchvision_params;
+    double published_params;  // rounded figure users quote
+    double published_gmac;
+    std::size_t entries;
+  };
+  const Case cases[] = {
+      {"resnet101", 44549160, 44.5e6, 7.80, 35},     // stem, 3 + 4 + 23 + 3 bottlenecks, fc
+      {"vgg16", 138357544, 138.4e6, 15.47, 8},       // 5 convolution stages, fc6, fc7, fc8
+      {"inception-v3", 23834568, 23.8e6, 5.71, 14},  // 2 stem halves, 11 modules, fc
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Model m = load_model(c.name);
+    ASSERT_EQ(m.family, ModelFamily::kCnn);
+    EXPECT_EQ(m.cnn.layers.size(), c.entries);
+    EXPECT_EQ(parameter_count(m), c.torchvision_params);
+    EXPECT_LT(rel(static_cast<double>(parameter_count(m)), c.published_params), 0.01);
+    double forward = 0;
+    for (const auto& l : m.cnn.layers) forward += l.forward_per_sample.value();
+    EXPECT_LT(rel(forward, 2 * c.published_gmac * 1e9), 0.01);
+  }
+  // The exact multiply-adds of the layer shapes (ours; torchvision rounds them as above).
+  const std::pair<const char*, double> exact[] = {
+      {"resnet101", 7801405440.0}, {"vgg16", 15470264320.0}, {"inception-v3", 5713216096.0}};
+  for (const auto& [name, macs] : exact) {
+    double forward = 0;
+    for (const auto& l : load_model(name).cnn.layers) forward += l.forward_per_sample.value();
+    EXPECT_NEAR(forward, 2 * macs, 1.0) << name;
+  }
+  // VGG-16's fully connected layers hold 123.6M of its 138.4M parameters, its convolutions
+  // nearly all the FLOPs: a data-parallel gradient exchange dominated by three layers.
+  const Model vgg = load_model("vgg16");
+  EXPECT_EQ(
+      vgg.cnn.layers[5].parameters + vgg.cnn.layers[6].parameters + vgg.cnn.layers[7].parameters,
+      102764544 + 16781312 + 4097000);
+}
+
+// Issue 10: Llama 3.1. Shapes: Meta's config.json files (huggingface.co/meta-llama/Llama-3.1-8B,
+// -70B, -405B) and the Llama 3 paper (arXiv:2407.21783, Table 3); Llama 3.1 differs from Llama 3
+// in the 128K context (rope scaling), not in the parameter count. Counts as Hugging Face lists
+// Meta's checkpoints: 8.03B, 70.6B, 405.9B; the exact ones follow from the shapes (8B:
+// 32 x 218,112,000 per block + 2 x 128256 x 4096 untied tables + the final RMSNorm).
+TEST(ModelZoo, Llama31ParameterCounts) {
+  struct Case {
+    const char* name;
+    const char* llama3;  // the Llama 3 file of the same shape
+    std::int64_t exact;
+    double published;
+  };
+  const Case cases[] = {{"llama3.1-8b", "llama3-8b", 8030261248, 8.03e9},
+                        {"llama3.1-70b", "llama3-70b", 70553706496, 70.6e9},
+                        {"llama3.1-405b", "llama3-405b", 405853388800, 405.9e9}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Model m = load_model(c.name);
+    EXPECT_EQ(parameter_count(m), c.exact);
+    EXPECT_EQ(parameter_count(m), parameter_count(load_model(c.llama3)));
+    EXPECT_LT(rel(static_cast<double>(parameter_count(m)), c.published), 0.005);
+    EXPECT_EQ(m.transformer.kv_heads, 8);
+    EXPECT_EQ(m.transformer.vocab, 128256);
+    EXPECT_EQ(m.transformer.max_sequence, 131072);
+    EXPECT_FALSE(m.transformer.tied_embeddings);
+  }
+}
+
+// Issue 10: the GPT sizes of Megatron-Core's H100 scaling table (NVIDIA/Megatron-LM README.md,
+// images/model_table.png, added in commit f2e5db402c44ae309aa6448bcb4ae87e8ae0f5f4 and unchanged
+// at d98e8a64ddf34856e74b24714e3bedb2f5a39553): vocabulary 131,072, sequence 4,096, heads of
+// width 128. Unstated, taken as Megatron's GPT defaults: f = 4h, learned positions, biases,
+// LayerNorm; untied output layer (with a tied one the small rows miss their labels by 4-13 %).
+// So the count is Megatron's formula + a second V h table + the final LayerNorm; the table's
+// labels round it (1.7B row: 1.754e9, 3.2 %; 32B: 31.51e9, 1.5 %; the rest within 1 %).
+TEST(ModelZoo, MegatronCoreGptSizesMatchTheScalingTable) {
+  struct Row {
+    const char* name;
+    std::int64_t a, h, l;
+    double label_billion;
+    double tolerance;
+  };
+  const Row rows[] = {{"megatron-core-gpt-1.7b", 16, 2048, 24, 1.7, 0.035},
+                      {"megatron-core-gpt-7.1b", 32, 4096, 30, 7.1, 0.01},
+                      {"megatron-core-gpt-16b", 48, 6144, 32, 16, 0.01},
+                      {"megatron-core-gpt-32b", 56, 7168, 48, 32, 0.02},
+                      {"megatron-core-gpt-70b", 64, 8192, 84, 70, 0.01},
+                      {"megatron-core-gpt-119b", 80, 10240, 92, 119, 0.01},
+                      {"megatron-core-gpt-177b", 96, 12288, 96, 177, 0.01},
+                      {"megatron-core-gpt-314b", 128, 16384, 96, 314, 0.01},
+                      {"megatron-core-gpt-462b", 144, 18432, 112, 462, 0.01}};
+  for (const Row& r : rows) {
+    SCOPED_TRACE(r.name);
+    const Model m = load_model(r.name);
+    EXPECT_EQ(m.transformer.layers, r.l);
+    EXPECT_EQ(m.transformer.hidden, r.h);
+    EXPECT_EQ(m.transformer.heads, r.a);
+    EXPECT_EQ(m.transformer.vocab, 131072);
+    EXPECT_EQ(m.transformer.max_sequence, 4096);
+    EXPECT_EQ(parameter_count(m), megatron_params(r.l, r.h, 131072, 4096) + 131072 * r.h + 2 * r.h);
+    EXPECT_LT(rel(static_cast<double>(parameter_count(m)), r.label_billion * 1e9), r.tolerance);
+  }
 }
 
 // ---- malformed files ----------------------------------------------------------------------
