@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
-#include <unordered_map>
 
 #include "core/errors.h"
 #include "core/random.h"
@@ -134,18 +132,10 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
 
 Duration CollectiveRunner::nvls_fill_time(const CollectiveSpec& spec, std::span<const std::span<const LinkId>> members,
                                           Bytes member_bytes) const {
-  // The pipeline's rate on the idle network: its members advance together, so it is the
-  // smallest capacity / (members crossing the link) over its links; in bytes of S per second,
-  // that rate x S / member_bytes.
-  std::unordered_map<std::uint32_t, std::uint32_t> weight;
-  for (const auto& path : members) {
-    for (LinkId l : path) ++weight[l.value];
-  }
-  double member_rate = std::numeric_limits<double>::infinity();
-  for (const auto& [link, w] : weight) {
-    member_rate = std::min(member_rate, net_.capacity(LinkId{link}).value() / w);
-  }
-  if (!(member_rate > 0) || std::isinf(member_rate) || member_bytes.value() <= 0) return Duration{0};
+  // The pipeline's rate per member on the idle network; in bytes of S per second, that rate x S /
+  // member_bytes.
+  const double member_rate = net_.idle_rate(members).value();
+  if (!(member_rate > 0) || member_bytes.value() <= 0) return Duration{0};
   const ProtocolParams& protocol = layout_.protocol();
   const Bytes fill = nvls_fill_bytes(spec.size, protocol.nvls_channels, static_cast<int>(spec.ranks.size()),
                                      protocol.nvls_max_chunk);

@@ -43,8 +43,11 @@ void FlowNetwork::start_pipeline(std::span<const std::span<const LinkId>> member
     return;
   }
   const std::uint32_t f = new_flow(bytes_per_member, tail, std::move(on_delivered));
-  // Distinct links with their multiplicity, in first-use order (deterministic).
-  std::vector<Hop>& hops = flows_[f].hops;
+  merge_hops(members, flows_[f].hops);
+  activate(f);
+}
+
+void FlowNetwork::merge_hops(std::span<const std::span<const LinkId>> members, std::vector<Hop>& hops) {
   hops.clear();
   ++epoch_;
   for (const auto& m : members) {
@@ -58,7 +61,16 @@ void FlowNetwork::start_pipeline(std::span<const std::span<const LinkId>> member
       ++hops[link.unfrozen].weight;
     }
   }
-  activate(f);
+}
+
+Bandwidth FlowNetwork::idle_rate(std::span<const std::span<const LinkId>> members) {
+  merge_hops(members, scratch_hops_);
+  double rate = 0;
+  for (const Hop& h : scratch_hops_) {
+    const double r = links_[h.link].capacity / h.weight;
+    rate = rate == 0 ? r : std::min(rate, r);
+  }
+  return Bandwidth{rate};
 }
 
 std::uint32_t FlowNetwork::new_flow(Bytes bytes, Duration tail, sim::Callback on_delivered) {

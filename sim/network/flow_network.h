@@ -74,6 +74,10 @@ class FlowNetwork {
   void start_pipeline(std::span<const std::span<const LinkId>> members, Bytes bytes_per_member,
                       Duration tail, sim::Callback on_delivered);
 
+  // The common rate a pipeline of these members would get alone on an idle network: the smallest
+  // capacity / (members crossing the link) over its links, per member; 0 for no links.
+  Bandwidth idle_rate(std::span<const std::span<const LinkId>> members);
+
   // Changes a link's usable rate from now on (degraded or failed links; > 0).
   void set_capacity(LinkId link, Bandwidth bandwidth);
 
@@ -144,6 +148,8 @@ class FlowNetwork {
 
   std::uint32_t new_flow(Bytes bytes, Duration tail, sim::Callback on_delivered);
   void activate(std::uint32_t f);
+  // The distinct links of `members` with their multiplicity, in first-use order (deterministic).
+  void merge_hops(std::span<const std::span<const LinkId>> members, std::vector<Hop>& hops);
   void attach(std::uint32_t f);
   void detach(std::uint32_t f);
   void request_solve();
@@ -162,6 +168,7 @@ class FlowNetwork {
   bool solve_pending_ = false;
   bool record_intervals_ = false;
   std::uint32_t epoch_ = 0;
+  std::vector<Hop> scratch_hops_;  // idle_rate's
   std::size_t active_flows_ = 0;
   std::uint64_t flows_started_ = 0;
   std::uint64_t solves_ = 0;
