@@ -460,6 +460,27 @@ TEST(CliValidate, MegatronJsonRowsCarryPublishedPredictedAndError) {
   }
 }
 
+TEST(CliRun, FlopConventionsRestateTheRunsThroughputAndMfu) {
+  // GPT 1.7B (full recomputation): "training" is tflops_per_gpu, "model" is model_tflops_per_gpu
+  // with MFU as its fraction of peak, and for a GPT under full recomputation Eq. 3 equals the
+  // simulated training FLOPs to the small terms it leaves out (1%). Every fraction of peak is
+  // its TFLOP/s over the A100's 312.
+  const std::vector<std::string> args{"run", std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json out = parse_json(r.out);
+  std::map<std::string, json> by;
+  for (const json& c : out["flop_conventions"]) by[c["convention"].get<std::string>()] = c;
+  ASSERT_EQ(by.size(), 5u) << out["flop_conventions"].dump();
+  EXPECT_DOUBLE_EQ(by["training"]["tflops_per_gpu"].get<double>(), out["tflops_per_gpu"].get<double>());
+  EXPECT_DOUBLE_EQ(by["model"]["tflops_per_gpu"].get<double>(), out["model_tflops_per_gpu"].get<double>());
+  EXPECT_DOUBLE_EQ(by["model"]["fraction_of_peak"].get<double>(), out["mfu"].get<double>());
+  EXPECT_NEAR(by["megatron-eq3"]["tflops_per_gpu"].get<double>() / out["tflops_per_gpu"].get<double>(), 1, 0.01);
+  for (const auto& [name, c] : by) {
+    EXPECT_NEAR(c["fraction_of_peak"].get<double>(), c["tflops_per_gpu"].get<double>() / 312, 1e-9) << name;
+  }
+}
+
 TEST(CliRun, OutFolderHoldsSummaryPerGpuLinksAndTrace) {
   // GPT 1.7B, DP 8 x TP 4 on 32 GPUs: every file is written; no link runs above its capacity;
   // the per-GPU categories add up to the iteration; the trace holds spans of the simulated ranks.
