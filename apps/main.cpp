@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/cmd_collective.h"
+#include "apps/cmd_gemm.h"
 #include "apps/cmd_plan.h"
 #include "apps/cmd_profile.h"
 #include "apps/cmd_run.h"
@@ -55,15 +56,17 @@ int dispatch(int argc, char** argv) {
   auto* validate = cs::cli::add_validate_command(app, validate_opts);
   cs::cli::TopoOptions info, export_opts;
   cs::cli::add_topo_commands(app, info, export_opts);
+  cs::cli::GemmOptions gemm_opts;
+  auto* gemm = cs::cli::add_gemm_command(app, gemm_opts);
   cs::cli::ProfileOptions profile_opts;
   auto* profile = cs::cli::add_profile_command(app, profile_opts);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
-        first != "plan" && first != "profile") {
+        first != "plan" && first != "profile" && first != "gemm") {
       std::cerr << "clustersim: command-line error: unknown command \"" << first
-                << "\" (run, scale, plan, collective, topo, validate, profile; see --help)\n";
+                << "\" (run, scale, plan, collective, gemm, topo, validate, profile; see --help)\n";
       return 2;
     }
   }
@@ -84,6 +87,7 @@ int dispatch(int argc, char** argv) {
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);
   if (app.got_subcommand("scale")) return cs::cli::run_scale_command(scale_opts);
   if (app.got_subcommand("plan")) return cs::cli::run_plan_command(plan_opts);
+  if (gemm->parsed()) return cs::cli::run_gemm_command(gemm_opts);
   if (profile->parsed()) return cs::cli::run_profile_synthetic(profile_opts);
   if (validate->parsed()) {
     if (validate->got_subcommand("profile")) return cs::cli::run_validate_profile(validate_opts);

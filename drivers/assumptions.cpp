@@ -24,7 +24,13 @@ std::vector<SourcedFact> training_assumptions(const coll::Machine& machine, cons
     const bool measured_memory = profile != nullptr && profile->memory(Bytes{1}).has_value();
     const bool measured_launch = profile != nullptr && profile->launch_overhead().has_value();
     const bool measured_overlap = profile != nullptr && profile->overlap_slowdown().has_value();
-    if (!measured_gemm) add_if_judgement(out, catalog.fact(base + "gemm"));
+    if (!measured_gemm) {
+      add_if_judgement(out, catalog.fact(base + "gemm"));
+      // The GEMM shape model's inputs (sim/compute/gemm_model.h).
+      const std::string shape_model = "/gpus/" + gpu + "/gemm/";
+      add_if_judgement(out, catalog.fact(shape_model + "mamf/" + dtype));
+      for (const char* key : {"sms", "tile", "mamf_shape"}) add_if_judgement(out, catalog.fact(shape_model + key));
+    }
     add_if_judgement(out, catalog.fact(base + "attention"));
     if (!measured_memory) add_if_judgement(out, catalog.fact(base + "memory"));
     if (!measured_launch) add_if_judgement(out, catalog.fact(base + "kernel_launch"));

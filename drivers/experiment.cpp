@@ -4,6 +4,7 @@
 
 #include "core/errors.h"
 #include "drivers/config_paths.h"
+#include "drivers/framework_preset.h"
 #include "workloads/hf_config.h"
 
 namespace cs::drv {
@@ -16,7 +17,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
                  "flash_attention", "dp_overlap", "reshard_after_forward", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "pp_scatter_gather", "zero_unit",
-                 "memory_fragmentation"});
+                 "memory_fragmentation", "framework"});
   wl::ParallelPlan p;
   auto degree = [&](const char* key, int& out) {
     if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
@@ -52,6 +53,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
     p.order.clear();
     for (const ConfigNode& e : v->elements()) p.order.push_back(e.as_string());
   }
+  if (auto v = n.find("framework")) apply_framework_defaults(v->as_enum(kFrameworkNames), n, p);
   return p;
 }
 

@@ -59,7 +59,7 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
   char percent[32];
   std::snprintf(percent, sizeof percent, "%g", 100 * noise);
   p.provenance.notes = "Generated from the hardware catalog (configs/hardware) by the simulator's own models, with +-" +
-                       std::string(percent) + "% seeded noise: GEMMs and memory-bound kernels by the catalog roofline (kernel time, without the launch overhead), "
+                       std::string(percent) + "% seeded noise: GEMMs by the GEMM shape model and memory-bound kernels by the catalog roofline (kernel time, without the launch overhead), "
                        "collectives and copies by the flow model on one " + gpu.name + " server (collectives also with ring, "
                        "tree and NVLS forced, as --algos measures). Not a measurement: it shows the format and exercises the "
                        "tools.";
@@ -88,19 +88,21 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
   p.settings.min_samples = 10;
 
   // GEMMs: a log grid and the transformer shapes the workloads generate, timed by the catalog
-  // roofline (A, B read and C written once). The probe times a kernel alone, between events, and
+  // compute model (the GEMM shape model, A, B read and C written once). The probe times a kernel alone, between events, and
   // the launch overhead apart; the compute model adds the launch overhead to a profile's kernel
   // times. So a kernel's synthetic time is the roofline's without its launch term.
   const compute::ComputeModel roofline("bf16");
-  const auto kernel_time = [&](const hw::GpuSpec& g, tg::ComputeClass cls, Flops f, Bytes b) {
-    return roofline.time(g, cls, f, b) - g.roofline.kernel_launch;
+  const auto kernel_time = [&](const hw::GpuSpec& g, tg::ComputeClass cls, Flops f, Bytes b,
+                               std::span<const tg::GemmShape> shapes = {}) {
+    return roofline.time(g, cls, f, b, shapes) - g.roofline.kernel_launch;
   };
   auto add_gemm = [&](std::int64_t m, std::int64_t nn, std::int64_t k, const char* source) {
     cal::GemmPoint g;
     g.shape = {"bf16", m, nn, k};
     g.source = source;
     const Bytes io{2 * (m * k + k * nn + m * nn)};
-    g.timing = timing(kernel_time(gpu, tg::ComputeClass::kGemm, g.shape.flops(), io), rng, noise);
+    const tg::GemmShape shape{m, nn, k};
+    g.timing = timing(kernel_time(gpu, tg::ComputeClass::kGemm, g.shape.flops(), io, {&shape, 1}), rng, noise);
     p.gemm.push_back(g);
   };
   for (std::int64_t m = 256; m <= 65536; m *= 4)  // m: tokens of a micro-batch, up to 16 x 4096
@@ -135,7 +137,8 @@ cal::Profile synthetic_profile(const std::string& gpu_name, int gpu_count, const
     op.collective_op = "all_reduce";
     op.collective_ranks = n;
     op.collective_bytes = Bytes{std::int64_t{1} << 30};
-    op.alone = kernel_time(gpu, tg::ComputeClass::kGemm, op.gemm.flops(), Bytes{0});
+    const tg::GemmShape shape{op.gemm.m, op.gemm.n, op.gemm.k};
+    op.alone = kernel_time(gpu, tg::ComputeClass::kGemm, op.gemm.flops(), Bytes{0}, {&shape, 1});
     op.beside = duration_from_seconds(to_seconds(op.alone) * gpu.roofline.overlap_slowdown);
     p.overlap.push_back(op);
   }

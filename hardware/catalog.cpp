@@ -35,6 +35,59 @@ double parse_watts(const ConfigNode& node) {
   return v * factor;
 }
 
+// "256x128" (a tile) or "2048x2048x13312" (a shape): `count` positive integers joined by 'x'.
+std::vector<std::int64_t> parse_dimensions(const ConfigNode& v, int count, const char* what) {
+  std::vector<std::int64_t> out;
+  const std::string s = v.is_string() ? v.as_string() : std::string();
+  std::size_t pos = 0;
+  while (pos <= s.size() && !s.empty()) {
+    const std::size_t x = s.find('x', pos);
+    const std::string part = s.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+    char* end = nullptr;
+    const long long n = part.empty() ? 0 : std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || n <= 0 || n > (1LL << 24)) break;
+    out.push_back(n);
+    if (x == std::string::npos) break;
+    pos = x + 1;
+  }
+  if (static_cast<int>(out.size()) != count) v.fail_expected(what);
+  return out;
+}
+
+// `sourced_value_of` reads a {value, source, status} and records its fact.
+template <class SourcedValueOf>
+GemmStructure parse_gemm_structure(const ConfigNode& node, const GpuSpec& g, SourcedValueOf sourced_value_of) {
+  node.expect_only({"sms", "tile", "mamf", "mamf_shape"});
+  GemmStructure s;
+  {
+    const ConfigNode v = sourced_value_of(node.at("sms"));
+    const double n = v.as_number();
+    if (!(n >= 1 && n <= 4096 && n == std::floor(n))) v.fail_expected("a whole number of SMs from 1 to 4096");
+    s.sms = static_cast<int>(n);
+  }
+  {
+    const auto t = parse_dimensions(sourced_value_of(node.at("tile")), 2, "a tile such as \"256x128\"");
+    s.tile = GemmTile{static_cast<int>(t[0]), static_cast<int>(t[1])};
+  }
+  const ConfigNode mamf = node.at("mamf");
+  for (const auto& [dtype, value] : mamf.members()) {
+    auto peak = g.peak.find(dtype);
+    if (peak == g.peak.end()) value.fail("a MAMF for " + dtype + ", which the GPU has no peak for");
+    const ConfigNode v = sourced_value_of(value);
+    const FlopRate r = v.as_flop_rate();
+    if (!(r.value() > 0 && r.value() <= peak->second.value())) v.fail_expected("a rate above zero and at most the GPU's " + dtype + " peak");
+    s.mamf[dtype] = r;
+  }
+  for (const char* dtype : {"bf16", "fp16", "fp8"}) {
+    if (g.peak.count(dtype) && !s.mamf.count(dtype)) mamf.fail(std::string("missing required key \"") + dtype + "\" (the GPU has a " + dtype + " peak)");
+  }
+  if (auto shape = node.find("mamf_shape")) {
+    const auto d = parse_dimensions(sourced_value_of(*shape), 3, "a shape such as \"2048x2048x13312\"");
+    s.mamf_shape = std::array<std::int64_t, 3>{d[0], d[1], d[2]};
+  }
+  return s;
+}
+
 template <class Map>
 void check_new(const Map& map, const std::string& name, const ConfigNode& node,
                std::map<std::string, std::string>& defined_in) {
@@ -77,7 +130,7 @@ Catalog Catalog::from_documents(
       for (const auto& [gpu_name, node] : gpus->members()) {
         check_new(c.gpus_, gpu_name, node, gpu_file);
         node.expect_only({"description", "peak", "hbm_capacity", "hbm_bandwidth", "nvlink",
-                          "pcie_bandwidth", "tdp", "efficiency"});
+                          "pcie_bandwidth", "tdp", "efficiency", "gemm"});
         if (auto d = node.find("description")) d->as_string();
         GpuSpec g;
         g.name = gpu_name;
@@ -120,6 +173,7 @@ Catalog Catalog::from_documents(
           g.roofline.overlap_slowdown = v.as_number();
           if (!(g.roofline.overlap_slowdown >= 1 && g.roofline.overlap_slowdown <= 10)) v.fail_expected("a slowdown factor from 1 to 10");
         }
+        g.gemm = parse_gemm_structure(node.at("gemm"), g, sourced_value_of);
         c.gpus_.emplace(gpu_name, std::move(g));
       }
     }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -20,13 +21,29 @@ namespace cs::hw {
 // The roofline compute model's parameters for one GPU model (sim/compute): achieved fractions of
 // peak, the fixed cost of a kernel, and the slowdown of compute beside communication.
 struct RooflineParams {
-  double gemm = 0;          // of the tensor-core peak, large matrix multiplies
+  double gemm = 0;          // of the GEMM shape model's rate (MAMF x wave efficiency) sustained in training
   double attention = 0;     // of the tensor-core peak, fused attention
   double memory = 0;        // of HBM bandwidth, memory-bound kernels
   Duration kernel_launch{0};  // fixed cost per compute op (launch and scheduling gap)
   // Compute runs this many times slower while the GPU also runs communication kernels (NCCL
   // takes SMs and HBM bandwidth): 1 = no interference.
   double overlap_slowdown = 1;
+};
+
+// What the GEMM shape model (sim/compute/gemm_model.h) needs to know of a GPU: how many SMs share
+// the output tiles, the tile its BLAS library computes per SM for large matrices, and the maximum
+// achievable matmul rate (MAMF, mamf-finder's best over a sweep of shapes) per dtype.
+struct GemmTile {
+  int m = 0;  // rows of the output per tile
+  int n = 0;  // columns
+};
+struct GemmStructure {
+  int sms = 0;                                 // SMs (AMD: compute units)
+  GemmTile tile;                               // "256x128"
+  std::map<std::string, FlopRate> mamf;        // by dtype, like peak
+  // The shape (m, n, k) the published MAMF was measured at; all zero when unknown (the rate is then
+  // taken as the one of full waves).
+  std::array<std::int64_t, 3> mamf_shape{};
 };
 
 struct GpuSpec {
@@ -40,6 +57,7 @@ struct GpuSpec {
   Bandwidth pcie_bandwidth{0};           // host link, per direction
   double tdp_watts = 0;
   RooflineParams roofline;               // "efficiency" in configs/hardware/gpus.json
+  GemmStructure gemm;                    // "gemm" in configs/hardware/gpus.json
 };
 
 struct NvlinkSpec {

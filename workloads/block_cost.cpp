@@ -32,9 +32,15 @@ BlockFlops block_flops(const TransformerConfig& c, const BlockShape& x) {
   return f;
 }
 
+double causal_tile_fraction(std::int64_t s) {
+  const std::int64_t n = (s + kFlashBlock - 1) / kFlashBlock;
+  return static_cast<double>(n + 1) / static_cast<double>(2 * n);
+}
+
 AttentionCoreCost attention_core_cost(const TransformerConfig& c, const BlockShape& x,
                                       Recompute recompute, bool flash_attention) {
-  const double core = block_flops(c, x).attention;
+  const double rho = flash_attention && c.causal() ? causal_tile_fraction(x.s) : 1.0;
+  const double core = block_flops(c, x).attention * rho;
   AttentionCoreCost out;
   out.forward = Flops{core};
   out.backward = Flops{2 * core};
@@ -61,6 +67,12 @@ AttentionCoreCost attention_core_cost(const TransformerConfig& c, const BlockSha
     out.recompute_traffic = out.recompute.value() > 0 ? out.forward_traffic : Bytes{0};
   }
   return out;
+}
+
+ElementwiseTraffic fp8_cast_traffic(const BlockShape& x) {
+  if (x.g != 1) return {};
+  return {Bytes{kFp8CastBytesPerElement * x.tokens * x.q_t},
+          Bytes{kFp8CastBytesPerElement * x.tokens * (2 * x.h + x.q_t + 2 * x.kv_t)}};
 }
 
 ElementwiseTraffic elementwise_traffic(const TransformerConfig& c, const BlockShape& x) {

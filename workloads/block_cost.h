@@ -41,7 +41,14 @@ BlockFlops block_flops(const TransformerConfig& c, const BlockShape& x);
 // The attention core (scores QK^T, softmax, dropout, context) as its own kernels.
 //   FLOPs      forward A = 4 b s_l s q_t, backward 2A; run again in backward: A under full or
 //              selective recompute, A/2 (the scores QK^T, rebuilt tile by tile) with flash
-//              attention short of full recompute, 0 otherwise.
+//              attention short of full recompute, 0 otherwise. A fused kernel on a causal model
+//              (causal()) skips the score tiles wholly above the diagonal: of n = ceil(s/B) tile
+//              rows and columns it computes n(n+1)/2, so every term above is multiplied by
+//              rho = (n + 1) / (2n), with B = 128 the query and key block of FlashAttention-2/3
+//              for head dimensions up to 128 (Dao 2023, arXiv:2307.08691, Sec. 3.1.1: blocks
+//              with all column indices above the row indices are skipped; Shah et al. 2024,
+//              arXiv:2407.08608). Unfused attention (Megatron's masked softmax) computes the whole
+//              s x s score GEMMs.
 //   HBM bytes  with flash attention (one fused kernel): Q, K, V read and the context written,
 //              qkvo = 2 e T (q_t + kv_t); backward 2 qkvo; recompute qkvo again under full
 //              recompute (the fused forward runs again), else 0 (inside the fused backward).
@@ -50,6 +57,10 @@ BlockFlops block_flops(const TransformerConfig& c, const BlockShape& x);
 //              dropout 2.5, the context GEMM reads 1), backward 2 qkvo + S (14 + 5 d_o)/2 (dP 1,
 //              P for dV 1, dropout 2.5, softmax 3, dS for dQ and dK 2); a recompute repeats the
 //              forward's bytes.
+// rho above: the share of score tiles a fused causal kernel computes over a sequence of s.
+inline constexpr std::int64_t kFlashBlock = 128;
+double causal_tile_fraction(std::int64_t s);
+
 struct AttentionCoreCost {
   Flops forward{0};
   Flops backward{0};
@@ -73,6 +84,21 @@ struct ElementwiseTraffic {
   Bytes backward{0};
 };
 ElementwiseTraffic elementwise_traffic(const TransformerConfig& c, const BlockShape& x);
+
+// With fp8 GEMMs (x.g = 1), the casts Transformer Engine runs besides them: each GEMM input is
+// quantized to fp8 with a transposed copy for the other GEMM that reads it (Hopper's fp8 GEMMs
+// take only the TN layout), 2 bytes read and 1 + 1 written per element. TE fuses the casts of the
+// QKV and MLP-in inputs into the norms (LayerNormLinear, LayerNormMLP), of the MLP-out input into
+// the activation, and of the MLP-in output gradient into the activation's backward; the others
+// are kernels of their own (transformer_engine/pytorch/module/*.py, cast_transpose):
+//   forward   the output projection's input, T q_t elements:                 4 T q_t bytes
+//   backward  the output gradients of the output projection and the MLP out (T h each, whole
+//             on every TP rank) and of QKV (T (q_t + 2 kv_t)):               4 T (2h + q_t + 2 kv_t)
+// Zero without fp8. The weights' casts (4 bytes per GEMM weight, once per iteration: Megatron
+// passes is_first_microbatch so TE caches them over the micro-batches) are the optimizer step's
+// (training_graph.cpp). Amax reductions and scale updates (a few values per tensor) are left out.
+ElementwiseTraffic fp8_cast_traffic(const BlockShape& x);
+inline constexpr std::int64_t kFp8CastBytesPerElement = 4;
 
 // The forward GEMMs (m tokens, n outputs, k inputs): QKV (T, q_t + 2 kv_t, h), output projection
 // (T, h, q_t), MLP in (T, f_t, h) (gated: 2 f_t wide) and out (T, h, f_t). With MoE the MLP's are

@@ -45,9 +45,13 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
   const TransformerConfig& c = m.transformer;
   const BlockShape x = block_shape(c, p);
   LayerCost out;
-  out.forward = block_flops(c, x).forward();
-  out.backward = out.forward * 2.0;
   const AttentionCoreCost attention = attention_core_cost(c, x, p.recompute, p.flash_attention);
+  // The block's GEMMs plus its attention core as executed (a fused causal kernel skips the
+  // masked tiles: block_cost.h).
+  const BlockFlops f = block_flops(c, x);
+  const Flops gemms{f.projections + f.mlp};
+  out.forward = gemms + attention.forward;
+  out.backward = gemms * 2.0 + attention.backward;
   // Short of full recomputation, all that is recomputed is attention.
   out.recompute = p.recompute == Recompute::kFull ? out.forward : attention.recompute;
   out.attention_forward = attention.forward;
@@ -62,8 +66,9 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
   out.gemm_backward_traffic = gemm.backward;
   out.gemm_recompute_traffic = p.recompute == Recompute::kFull ? gemm.forward : Bytes{0};
   const ElementwiseTraffic elementwise = elementwise_traffic(c, x);
-  out.elementwise_forward = elementwise.forward;
-  out.elementwise_backward = elementwise.backward;
+  const ElementwiseTraffic casts = fp8_cast_traffic(x);
+  out.elementwise_forward = elementwise.forward + casts.forward;
+  out.elementwise_backward = elementwise.backward + casts.backward;
   out.gemms = block_gemm_shapes(c, x, p.ep);
   for (const tg::GemmShape& g : out.gemms) {
     out.largest_weight = std::max(out.largest_weight, g.n * g.k);

@@ -14,7 +14,9 @@
 // MoE blocks: router 2ThE + k x (MLP FLOPs of one expert per token). Backward = 2 x forward (the
 // input and the weight gradient). Tensor parallelism divides every GEMM by t (heads, MLP width
 // and the vocabulary are split; norms, biases of row-parallel layers and the router are
-// replicated); the causal mask is not exploited (full s x s scores, as in Eq. 3).
+// replicated). Unfused attention computes the full s x s scores (as in Eq. 3); a fused (flash)
+// kernel on a causal model skips the masked tiles, so its scores-and-context term is x rho
+// (block_cost.h, attention_core_cost).
 //
 // Activations kept for backward, in bytes (Korthikanti et al. 2022, arXiv:2205.05198, Sec. 4):
 // a GPT block in bf16 with dropout keeps  s b h (34 + 5 a s / h)  without recompute;

@@ -86,6 +86,9 @@ struct TransformerConfig {
   std::int64_t head_dim() const { return hidden / heads; }
   std::int64_t kv_hidden() const { return head_dim() * kv_heads; }  // width of K (and of V)
   bool is_moe() const { return experts > 0; }
+  // A decoder (language-model head) masks attention causally: token i attends to tokens <= i.
+  // Encoders (BERT's mlm head) and vision transformers (classifier) attend both ways.
+  bool causal() const { return head == HeadKind::kLm; }
   // Tokens per sample for vision inputs (patches + class token); 0 for token inputs, whose
   // sequence length comes from the parallel plan.
   std::int64_t patch_tokens() const;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "workloads/block_cost.h"
 #include "workloads/layer_cost.h"
 #include "workloads/pipeline_split.h"
 #include "workloads/plan_check.h"
@@ -349,13 +350,16 @@ class Builder {
       const auto [first, last] = units_of(s, k);
       for (int u = first; u < last; ++u) params += unit_cost_[static_cast<std::size_t>(u)].parameters;
     }
+    // With fp8, the blocks' weights are cast once per iteration, with a transposed copy
+    // (block_cost.h, fp8_cast_traffic); counted with the step, the iteration's other pass over them.
+    const std::int64_t fp8_casts = plan_.precision == Precision::kFp8 ? params * kFp8CastBytesPerElement : 0;
     if (s == 0) params += embedding_.parameters;
     if (s == plan_.pp - 1) params += head_.parameters;
     const int shards = plan_.zero == ZeroStage::kNone ? 1 : plan_.dp * plan_.cp;
     if (!plan_.dp_overlap) flush_bucket(bwd_last_);
     std::vector<OpId> deps = dp_ops_;
     deps.push_back(bwd_last_);
-    const OpId step = compute("optimizer step", Flops{0}, Bytes{params * kOptimizerStepBytesPerParameter / shards}, tg::ComputeClass::kOptimizer, deps);
+    const OpId step = compute("optimizer step", Flops{0}, Bytes{params * kOptimizerStepBytesPerParameter / shards + fp8_casts}, tg::ComputeClass::kOptimizer, deps);
     if ((plan_.zero == ZeroStage::kOptimizer || plan_.zero == ZeroStage::kGradients) && !plan_.overlap_param_gather) {
       if (plan_.dp * plan_.cp > 1) collective(dp_group(), "dp param all-gather", CollectiveOp::kAllGather, Bytes{params * 2}, {step});
     }

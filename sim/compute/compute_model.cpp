@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.h"
+#include "sim/compute/gemm_model.h"
 
 namespace cs::compute {
 namespace {
@@ -71,7 +72,11 @@ Duration ComputeModel::time(const hw::GpuSpec& gpu, tg::ComputeClass cls, Flops 
         ++tally_.gemm[index(e.provenance)];
       }
     } else {
-      math = compute_time(flops, FlopRate{peak(gpu).value() * (gemm ? eff.gemm : eff.attention)});
+      // GEMMs: the full-wave rate (MAMF) x the share sustained in training x the shapes' wave and
+      // tile efficiency (sim/compute/gemm_model.h); fused attention: its share of the peak.
+      const double rate = gemm ? full_wave_rate(gpu, dtype_).value() * eff.gemm * mix_efficiency(gpu.gemm, gemms)
+                               : peak(gpu).value() * eff.attention;
+      math = compute_time(flops, FlopRate{rate});
       if (profile_ && gemm) ++tally_.gemm[index(Prov::kNominal)];
     }
   }

@@ -398,10 +398,39 @@ TEST(CliTopo, ExportDotWritesAGraphFile) {
   EXPECT_EQ(read_text(file).rfind("digraph", 0), 0u) << read_text(file).substr(0, 200);
 }
 
+TEST(CliGemm, WaveQuantizationOfTwoShapesAndBadShapes) {
+  // H100 SXM: 132 SMs, 128x256 tiles. 16896 = 132 x 128 rows fill one wave; one row more needs a
+  // second wave, so eta halves (133 tiles over 2 x 132 slots, the last tile row 1/128 used).
+  const std::vector<std::string> args{"gemm", "--gpu", "H100-SXM", "16896x256x8192", "16897x256x8192", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json j = parse_json(r.out);
+  EXPECT_EQ(j.at("schema"), "clustersim.gemm/1");
+  EXPECT_NEAR(j.at("full_wave_tflops").get<double>(), 794.5 * 132 / 128, 1e-6);
+  const json& g = j.at("gemms");
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].at("tiles").get<int>(), 132);
+  EXPECT_EQ(g[0].at("waves").get<int>(), 1);
+  EXPECT_DOUBLE_EQ(g[0].at("eta").get<double>(), 1.0);
+  EXPECT_EQ(g[1].at("waves").get<int>(), 2);
+  EXPECT_DOUBLE_EQ(g[1].at("eta").get<double>(), 16897.0 * 256 / (2 * 132 * 128 * 256));
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"gemm", "--gpu", "H100-SXM", "4096x4096"},
+           {"gemm", "--gpu", "H100-SXM", "0x1x1"},
+           {"gemm", "--gpu", "A100-SXM-80GB", "--dtype", "fp8", "64x64x64"},
+           {"gemm", "--gpu", "Z100", "64x64x64"},
+           {"gemm", "64x64x64"}}) {
+    const RunResult b = run_clustersim(bad);
+    EXPECT_EQ(b.exit_code, 2) << describe(bad, b);
+    EXPECT_TRUE(b.out.empty()) << describe(bad, b);
+    EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << describe(bad, b);
+  }
+}
+
 TEST(CliHelp, EverySubcommandHasHelp) {
   const std::vector<std::vector<std::string>> commands{
       {"--help"}, {"run", "--help"}, {"collective", "--help"}, {"topo", "--help"},
-      {"topo", "info", "--help"}, {"topo", "export", "--help"}};
+      {"topo", "info", "--help"}, {"topo", "export", "--help"}, {"gemm", "--help"}};
   for (const auto& args : commands) {
     const RunResult r = run_clustersim(args);
     EXPECT_EQ(r.exit_code, 0) << describe(args, r);
@@ -1113,8 +1142,11 @@ TEST(CliProfile, ARunWithTheSyntheticProfileOfItsGpuIsTheRunWithout) {
   // so a run with it takes back the catalog's numbers: GEMM and memory-kernel times (the
   // roofline's, kernel time only: the compute model adds the launch overhead itself), the launch
   // overhead, the overlap slowdown, the NVLink efficiency, step latencies and the collective
-  // launch latency. The iteration time stays within 1% of the run without the profile (the noise
-  // on each point is at most 1%, and an iteration sums many of them).
+  // launch latency. The iteration time stays within 2% of the run without the profile: the noise
+  // on each point is at most 1% and an iteration sums many of them, and the profile's GEMM table
+  // is interpolated between its grid shapes, across the wave-quantization steps of the shape
+  // model in between (sim/compute/gemm_model.h; gpt-1.7b's h = 2304 shapes are not on the grid:
+  // 1.6% measured).
   const std::vector<std::pair<std::string, std::string>> runs = {
       {std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json", "A100-SXM-80GB"},
       {std::string(CS_TEST_DATA_DIR) + "/experiments/llama3-70b-h100-64.json", "H100-SXM"}};
@@ -1127,7 +1159,7 @@ TEST(CliProfile, ARunWithTheSyntheticProfileOfItsGpuIsTheRunWithout) {
     const double plain = iteration_s({"run", experiment, "--json"});
     const double with = iteration_s({"run", experiment, "--profile", file, "--json"});
     ASSERT_GT(plain, 0);
-    EXPECT_NEAR(with / plain, 1.0, 0.01) << "without " << plain << " s, with the profile " << with << " s";
+    EXPECT_NEAR(with / plain, 1.0, 0.02) << "without " << plain << " s, with the profile " << with << " s";
   }
 }
 

@@ -89,7 +89,9 @@ inline coll::Machine uniform_star(int n, const Uniform& u, Bandwidth reduction =
 }
 
 // A GPU with round numbers for compute tests: 100 TFLOP/s bf16 at GEMM efficiency 0.5
-// (50 TFLOP/s achieved), 1 TB/s HBM at efficiency 1, no launch overhead.
+// (50 TFLOP/s achieved), 1 TB/s HBM at efficiency 1, no launch overhead. Its GEMM shape model
+// has no quantization (one SM of 1 x 1 tiles: eta = 1 for every shape) and a MAMF equal to the
+// peak, so a GEMM runs at peak x efficiency whatever its shape.
 inline hw::GpuSpec round_gpu() {
   hw::GpuSpec g;
   g.name = "TestGPU";
@@ -97,6 +99,9 @@ inline hw::GpuSpec round_gpu() {
   g.hbm_capacity = gibibytes(80);
   g.hbm_bandwidth = bytes_per_second(1e12);
   g.roofline = {0.5, 0.5, 1.0, Duration{0}};
+  g.gemm.sms = 1;
+  g.gemm.tile = {1, 1};
+  g.gemm.mamf["bf16"] = g.peak["bf16"];
   return g;
 }
 

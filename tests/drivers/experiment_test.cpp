@@ -41,5 +41,61 @@ TEST(Experiment, MemoryKeysOfThePlan) {
   }
 }
 
+// `framework` sets each default the plan leaves unset, and a key the plan sets wins.
+TEST(Experiment, FrameworkPresetSetsTheDefaultsThePlanLeavesOpen) {
+  nlohmann::json mc = experiment({{"framework", "megatron-core"}});
+  mc["plan"]["dp"] = 2;
+  mc["plan"]["tp"] = 4;
+  mc["plan"]["global_batch"] = 2;
+  const wl::ParallelPlan p = parse(mc).plan;
+  EXPECT_TRUE(p.sequence_parallel);
+  EXPECT_TRUE(p.tp_comm_overlap);
+  EXPECT_EQ(p.zero, wl::ZeroStage::kOptimizer);
+  EXPECT_TRUE(p.overlap_param_gather);
+  EXPECT_TRUE(p.dp_overlap);
+  EXPECT_TRUE(p.flash_attention);
+  EXPECT_EQ(p.grad_reduce_bytes, 4);
+  EXPECT_EQ(p.recompute, wl::Recompute::kNone);
+  // max(40M, 1M x 2) parameters of 4-byte gradients.
+  EXPECT_DOUBLE_EQ(p.dp_bucket_mib, 40e6 * 4 / (1024.0 * 1024.0));
+
+  // Without tensor parallelism there is nothing to sequence-shard or overlap.
+  const wl::ParallelPlan no_tp = parse(experiment({{"framework", "megatron-core"}})).plan;
+  EXPECT_FALSE(no_tp.sequence_parallel);
+  EXPECT_FALSE(no_tp.tp_comm_overlap);
+
+  // The plan's own keys win.
+  const wl::ParallelPlan own =
+      parse(experiment({{"framework", "megatron-core"}, {"zero", 0}, {"grad_reduce_dtype", "bf16"}, {"flash_attention", false}})).plan;
+  EXPECT_EQ(own.zero, wl::ZeroStage::kNone);
+  EXPECT_FALSE(own.overlap_param_gather);  // follows the plan's ZeRO stage
+  EXPECT_EQ(own.grad_reduce_bytes, 2);
+  EXPECT_FALSE(own.flash_attention);
+
+  const wl::ParallelPlan ds = parse(experiment({{"framework", "deepspeed"}})).plan;
+  EXPECT_EQ(ds.zero, wl::ZeroStage::kParameters);
+  EXPECT_EQ(ds.zero_unit, wl::ZeroUnit::kModule);
+  EXPECT_TRUE(ds.reshard_after_forward);
+  EXPECT_DOUBLE_EQ(ds.dp_bucket_mib, 5e8 * 2 / (1024.0 * 1024.0));
+  const wl::ParallelPlan fsdp = parse(experiment({{"framework", "torch-fsdp"}})).plan;
+  EXPECT_EQ(fsdp.zero_unit, wl::ZeroUnit::kLayer);
+  EXPECT_EQ(fsdp.grad_reduce_bytes, 2);
+  const wl::ParallelPlan titan = parse(experiment({{"framework", "torchtitan"}})).plan;
+  EXPECT_EQ(titan.zero, wl::ZeroStage::kParameters);
+  EXPECT_EQ(titan.grad_reduce_bytes, 4);
+  const wl::ParallelPlan old = parse(experiment({{"framework", "megatron-lm-2021"}})).plan;
+  EXPECT_EQ(old.recompute, wl::Recompute::kFull);
+  EXPECT_FALSE(old.dp_overlap);
+  EXPECT_FALSE(old.flash_attention);
+
+  try {
+    parse(experiment({{"framework", "jax"}}));
+    FAIL() << "accepted framework jax";
+  } catch (const ConfigError& err) {
+    EXPECT_EQ(err.json_path(), "/plan/framework");
+    EXPECT_NE(std::string(err.what()).find("\"megatron-core\""), std::string::npos) << err.what();
+  }
+}
+
 }  // namespace
 }  // namespace cs::drv

@@ -262,7 +262,10 @@ const std::string kGoodGpu = R"({"peak": {"bf16": {"value": "1TFLOP/s", "source"
                  "attention": {"value": 0.5, "source": "s", "status": "secondary"},
                  "memory": {"value": 0.8, "source": "s", "status": "secondary"},
                  "kernel_launch": {"value": "4us", "source": "s", "status": "secondary"},
-                 "overlap_slowdown": {"value": 1.2, "source": "s", "status": "secondary"}}})";
+                 "overlap_slowdown": {"value": 1.2, "source": "s", "status": "secondary"}},
+  "gemm": {"sms": {"value": 100, "source": "s", "status": "secondary"},
+           "tile": {"value": "256x128", "source": "s", "status": "secondary"},
+           "mamf": {"bf16": {"value": "0.8TFLOP/s", "source": "s", "status": "secondary"}}}})";
 
 std::string with(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
@@ -287,7 +290,7 @@ TEST(CatalogReader, ParsesAMinimalDocument) {
 TEST(CatalogReader, ErrorsNameFileAndPath) {
   EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("nvlink": "NV")", R"("nvlink": "NV", "l2": 1)"))),
             "config error in cat.json at /gpus/G/l2: unknown key \"l2\" (allowed: description, "
-            "peak, hbm_capacity, hbm_bandwidth, nvlink, pcie_bandwidth, tdp, efficiency)");
+            "peak, hbm_capacity, hbm_bandwidth, nvlink, pcie_bandwidth, tdp, efficiency, gemm)");
   EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("status": "assumed: a test")", R"("status": "assumed")"))),
             "config error in cat.json at /gpus/G/tdp/status: expected \"assumed: <reason>\"; got "
             "the string \"assumed\"");
@@ -301,11 +304,35 @@ TEST(CatalogReader, ErrorsNameFileAndPath) {
   "nvlink")"))),
             "config error in cat.json at /gpus/G/hbm_bandwidth/value: expected a bandwidth such as "
             "\"400Gbps\"; got the number 1");
-  EXPECT_NE(error_of(gpu_doc(with(kGoodGpu, R"("bf16")", R"("fp32")")))
+  EXPECT_NE(error_of(gpu_doc(with(with(kGoodGpu, R"("bf16")", R"("fp32")"), R"("bf16")", R"("fp32")")))
                 .find("at /gpus/G/peak: missing required key \"bf16\" (or \"fp16\", for a GPU without BF16)"),
             std::string::npos);
   // fp16 alone is enough (V100 has no BF16).
-  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("bf16")", R"("fp16")"))), "no error");
+  EXPECT_EQ(error_of(gpu_doc(with(with(kGoodGpu, R"("bf16")", R"("fp16")"), R"("bf16")", R"("fp16")"))), "no error");
+}
+
+TEST(CatalogReader, TheGemmSectionIsCheckedAgainstThePeaks) {
+  const Catalog c = Catalog::from_documents({{"cat.json", gpu_doc(kGoodGpu)}});
+  EXPECT_EQ(c.gpu("G", "", "").gemm.sms, 100);
+  EXPECT_EQ(c.gpu("G", "", "").gemm.tile.m, 256);
+  EXPECT_EQ(c.gpu("G", "", "").gemm.tile.n, 128);
+  EXPECT_DOUBLE_EQ(c.gpu("G", "", "").gemm.mamf.at("bf16").value(), 0.8e12);
+  EXPECT_EQ(c.gpu("G", "", "").gemm.mamf_shape[0], 0);
+  // A MAMF above the peak, for a dtype without a peak, or missing for one with a peak.
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("0.8TFLOP/s")", R"("1.2TFLOP/s")"))),
+            "config error in cat.json at /gpus/G/gemm/mamf/bf16/value: expected a rate above zero and at most the GPU's bf16 peak; got the string \"1.2TFLOP/s\"");
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("mamf": {"bf16")", R"("mamf": {"fp8")"))),
+            "config error in cat.json at /gpus/G/gemm/mamf/fp8: a MAMF for fp8, which the GPU has no peak for");
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("mamf": {"bf16": {"value": "0.8TFLOP/s", "source": "s", "status": "secondary"}})", R"("mamf": {})"))),
+            "config error in cat.json at /gpus/G/gemm/mamf: missing required key \"bf16\" (the GPU has a bf16 peak)");
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"("256x128")", R"("256x")"))),
+            "config error in cat.json at /gpus/G/gemm/tile/value: expected a tile such as \"256x128\"; got the string \"256x\"");
+  EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"({"value": 100,)", R"({"value": 0,)"))),
+            "config error in cat.json at /gpus/G/gemm/sms/value: expected a whole number of SMs from 1 to 4096; got the number 0");
+  const std::string shaped = with(kGoodGpu, R"("mamf": {)", R"("mamf_shape": {"value": "2048x2048x13312", "source": "s", "status": "secondary"}, "mamf": {)");
+  EXPECT_EQ(Catalog::from_documents({{"cat.json", gpu_doc(shaped)}}).gpu("G", "", "").gemm.mamf_shape[2], 13312);
+  EXPECT_EQ(error_of(gpu_doc(with(shaped, "2048x2048x13312", "2048x2048"))),
+            "config error in cat.json at /gpus/G/gemm/mamf_shape/value: expected a shape such as \"2048x2048x13312\"; got the string \"2048x2048\"");
   EXPECT_NE(error_of(R"({"gpu": {}})").find("at /gpu: unknown key"), std::string::npos);
 }
 

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "hardware/catalog.h"
 #include "sim/compute/compute_model.h"
+#include "sim/compute/gemm_model.h"
 #include "results/stall_attribution.h"
 #include "sim/runtime/executor.h"
 #include "tests/collectives/test_clusters.h"
@@ -535,7 +536,7 @@ TEST(TrainingGraph, ForwardGemmsOfALongSequenceAreComputeBound) {
       if (t.graph.name_of(id) != "block fwd") continue;
       ++checked;
       const double flop_time = to_seconds(gpu.roofline.kernel_launch) +
-                               op.flops.value() / (gpu.peak.at("bf16").value() * gpu.roofline.gemm);
+                               op.flops.value() / (compute::full_wave_rate(gpu, "bf16").value() * gpu.roofline.gemm);
       worst = std::max(worst, to_seconds(cm.time(gpu, op.compute_class, op.flops, op.bytes)) / flop_time);
     }
     EXPECT_EQ(checked, m.transformer.layers);

@@ -152,6 +152,48 @@ TEST(AttentionCore, HbmBytes) {
   EXPECT_EQ(attention_core_cost(c, x, Recompute::kFull, true).recompute_traffic, Bytes{qkvo});
 }
 
+TEST(AttentionCore, AFusedCausalKernelSkipsTheTilesAboveTheDiagonal) {
+  // n = ceil(s / 128) tile rows; n (n + 1) / 2 of the n^2 tiles are computed.
+  EXPECT_DOUBLE_EQ(causal_tile_fraction(1), 1.0);
+  EXPECT_DOUBLE_EQ(causal_tile_fraction(128), 1.0);
+  EXPECT_DOUBLE_EQ(causal_tile_fraction(129), 0.75);
+  EXPECT_DOUBLE_EQ(causal_tile_fraction(256), 0.75);
+  EXPECT_DOUBLE_EQ(causal_tile_fraction(4096), 33.0 / 64.0);
+  // A decoder at s = 4096 with flash attention: every FLOP term of the core x 33/64; unfused, or
+  // an encoder (BERT's mlm head attends both ways), the whole s x s scores.
+  const TransformerConfig c = gpt();
+  CostParams p = params();
+  p.sequence = 4096;
+  const BlockShape x = block_shape(c, p);
+  const double A = 4.0 * b * 4096 * 4096 * h;
+  const AttentionCoreCost flash = attention_core_cost(c, x, Recompute::kNone, true);
+  EXPECT_DOUBLE_EQ(flash.forward.value(), A * 33 / 64);
+  EXPECT_DOUBLE_EQ(flash.backward.value(), 2 * A * 33 / 64);
+  EXPECT_DOUBLE_EQ(flash.recompute.value(), A / 2 * 33 / 64);
+  EXPECT_DOUBLE_EQ(attention_core_cost(c, x, Recompute::kNone, false).forward.value(), A);
+  TransformerConfig encoder = c;
+  encoder.head = HeadKind::kMlm;
+  EXPECT_DOUBLE_EQ(attention_core_cost(encoder, x, Recompute::kNone, true).forward.value(), A);
+  // The block's forward FLOPs carry the attention core as executed.
+  Model m;
+  m.transformer = c;
+  CostParams q = p;
+  q.flash_attention = true;
+  const LayerCost l = transformer_block_cost(m, q);
+  EXPECT_DOUBLE_EQ(l.forward.value(), 24.0 * b * 4096 * h * h + A * 33 / 64);
+}
+
+TEST(ElementwiseTraffic, Fp8CastsBesideTheGemms) {
+  // bf16: none. fp8, Llama-like at t = 4 with SP, c = 2 (T = 32, q_t = 16, kv_t = 8): forward
+  // 4 T q_t = 2048 bytes; backward 4 T (2h + q_t + 2 kv_t) = 4 x 32 x 160 = 20480.
+  EXPECT_EQ(fp8_cast_traffic(block_shape(llama(), params(4, true, 2))).forward, Bytes{0});
+  CostParams p = params(4, true, 2);
+  p.precision = Precision::kFp8;
+  const ElementwiseTraffic t = fp8_cast_traffic(block_shape(llama(), p));
+  EXPECT_EQ(t.forward, Bytes{2048});
+  EXPECT_EQ(t.backward, Bytes{20480});
+}
+
 TEST(ElementwiseTraffic, NormsResidualsAndActivation) {
   // GPT, t = 1, in 2-byte elements: forward norms 2 x 2 Th + residual adds 2 x 3.5 Th + bias-GELU
   // 2 x 4Th = 19 Th (38 Th bytes); backward 2 x 3 Th + 2 x 3.5 Th + 3 x 4Th = 25 Th (50 Th bytes).
