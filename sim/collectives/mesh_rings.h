@@ -25,7 +25,8 @@
 // directed Hamiltonian cycles, Tillson 1980), busbw = 448 GB/s x e.
 //
 // Limits: rings are per server; across servers each channel's intra-server part follows one
-// of these rings (schedule.cpp). The search is exponential in the worst case: it is bounded
+// of these rings, cut open at the GPU it leaves from (schedule.h). The links are class nvlink,
+// so xGMI takes NVLink's efficiency and step latencies (docs/validation.md, "Mesh servers"). The search is exponential in the worst case: it is bounded
 // (kMeshSearchSteps) and keeps the most rings found; servers have at most a few tens of GPUs.
 #pragma once
 

@@ -31,9 +31,11 @@
 //
 // Direct links (sim/collectives/mesh_rings.h). Where a server's ranks are joined point to point
 // (a mesh server: DGX-1, MI300X), a ring's hops inside the server follow direct GPU-to-GPU links:
-// one server alone runs one channel per ring mesh_rings finds (R channels of S/R each), and in a
-// multi-server ring, channel c visits a server's ranks along that server's ring c mod R, rotated
-// by c. Hierarchical schedules run their intra-server rings on the same R rings. Servers without
+// one server alone runs one channel per ring mesh_rings finds (R channels of S/R each); in a
+// multi-server ring, channel c crosses each server along one of its rings, cut open so that it
+// leaves from local GPU c-1 (as in rank order) and enters at that GPU's ring successor, the rings
+// assigned so that entries are distinct as well (each GPU and NIC sends and receives one
+// channel). Hierarchical schedules run their intra-server rings on the same R rings. Servers without
 // direct GPU links (NVSwitch, PCIe) keep rank order.
 #pragma once
 

@@ -131,6 +131,38 @@ TEST(MeshRings, RingSchedulesCrossOnlyDirectLinksInsideServers) {
   }
 }
 
+TEST(MeshRings, MultiServerChannelsLeaveAndEnterEachServerThroughDistinctGpus) {
+  // Channel c leaves each server from local GPU c-1 and enters at a GPU no other channel enters
+  // by: 8 channels, every GPU sends one channel across the network and receives one. On four
+  // DGX-1 (4 EDR NICs each, one switch) that spreads 2 channels per NIC each way, so the ring
+  // reaches the NICs' bound: busbw = 4 x 12.5 GB/s x 0.92 = 46 GB/s.
+  const Machine m = load_machine(kClusters + "dgx1-v100-4node.json");
+  const ScheduleContext ctx(m.cluster);
+  CollectiveSpec s;
+  s.op = CollectiveOp::kAllReduce;
+  s.size = gibibytes(1);
+  s.ranks = gpus_of(m);
+  const auto sched = build_schedule(ctx, s, CollectiveAlgorithm::kRing, nullptr);
+  ASSERT_TRUE(sched.has_value());
+  std::map<topo::NodeId, int> sends, receives;
+  for (const PlannedFlow& f : sched->rounds[0].flows) {
+    if (m.cluster.node(f.src).server == m.cluster.node(f.dst).server) continue;
+    ++sends[f.src];
+    ++receives[f.dst];
+  }
+  EXPECT_EQ(sends.size(), 32u);
+  EXPECT_EQ(receives.size(), 32u);
+  for (const auto& [gpu, n] : sends) EXPECT_EQ(n, 1) << m.cluster.node(gpu).name;
+  for (const auto& [gpu, n] : receives) EXPECT_EQ(n, 1) << m.cluster.node(gpu).name;
+  CollectiveSimulator sim(m);
+  const auto r = sim.run_fixed(s, CollectiveAlgorithm::kRing, Protocol::kSimple, nullptr);
+  ASSERT_TRUE(r.has_value());
+  const double busbw = static_cast<double>(s.size.value()) / to_seconds(r->time) * 2 * 31 / 32;
+  const double bound = 4 * 12.5e9 * m.protocol.of(hw::LinkClass::kNetwork).efficiency;
+  EXPECT_LT(busbw, bound);
+  EXPECT_GT(busbw, 0.95 * bound);  // the latency terms take the rest
+}
+
 // launch + 2(n-1)(s + L) + 2(n-1)/n S / (R u e) for the ring all-reduce, Simple protocol.
 double ring_closed_form(const Machine& m, int n, int rings, double unit, Bytes size) {
   const auto& nv = m.protocol.of(hw::LinkClass::kNvlink);
