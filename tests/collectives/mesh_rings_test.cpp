@@ -82,6 +82,22 @@ TEST(MeshRings, Mi300xHasSevenRingsCoveringEveryLinkOnceEachWay) {
   for (const auto& [arc, n] : use) EXPECT_EQ(n, 1);
 }
 
+TEST(MeshRings, FullMeshSubsetsReachTillsonsDecompositions) {
+  // k GPUs of the full mesh: each has k-1 units out, so at most k-1 rings. The complete
+  // symmetric digraph on k vertices splits into k-1 directed Hamiltonian cycles for every k
+  // except 4 and 6 (Tillson 1980), where k-2 is the most; k = 2 is one 2-cycle.
+  const Machine m = load_machine(kClusters + "mi300x-8.json");
+  const std::map<int, std::size_t> expected = {{2, 1}, {3, 2}, {4, 2}, {5, 4}, {6, 4}, {7, 6}, {8, 7}};
+  for (const auto& [k, rings] : expected) {
+    std::vector<int> idx;
+    for (int i = 0; i < k; ++i) idx.push_back(i);
+    const auto gpus = gpus_of(m, idx);
+    const auto found = mesh_rings(m.cluster, gpus);
+    EXPECT_EQ(found.size(), rings) << k << " GPUs";
+    check_rings(m.cluster, gpus, found, 64e9);
+  }
+}
+
 TEST(MeshRings, SubsetsKeepToDirectLinksOrFallBackWhenNoneExists) {
   const Machine m = load_machine(kClusters + "dgx1-v100.json");
   // GPUs 0, 1, 5, 4: the square 0-1 (1 link), 1-5 (2), 5-4 (1), 4-0 (2); 0-5 and 1-4 not
