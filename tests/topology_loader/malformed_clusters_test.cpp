@@ -50,6 +50,7 @@ const Case kCases[] = {
     {"mesh-unknown-layout.json", "/servers/0/mesh", "unknown mesh layout \"dgx1\"", false},
     {"mesh-missing.json", "/servers/0/mesh", "the mesh template needs \"mesh\"", false},
     {"mesh-full-too-many-gpus.json", "/servers/0/mesh", "GPU 0 would have 8 links, more than the 7 a GPU has on xGMI-MI300X", false},
+    {"mesh-pair-three-gpus.json", "/servers/0/mesh/1/gpus", "two GPU indices, [a, b]", false},
     {"mesh-on-nvswitch.json", "/servers/0/mesh", "only the mesh template has a mesh", false},
 };
 
