@@ -22,7 +22,7 @@ hw::LinkClass parse_link_class(const ConfigNode& node) { return node.as_enum(hw:
 ServerGroupSpec parse_server_group(const ConfigNode& node, const hw::Catalog& catalog,
                                    const ClusterSpec& spec, const Duration* latency) {
   node.expect_only({"count", "name", "template", "gpu", "gpus", "nvlink", "nic", "nics",
-                    "pcie_switches", "pcie_bandwidth"});
+                    "pcie_switches", "pcie_bandwidth", "mesh"});
   ServerGroupSpec g;
   g.origin = node.path();
   if (auto c = node.find("count")) g.count = static_cast<int>(c->as_int(1, kMaxServers));
@@ -36,8 +36,32 @@ ServerGroupSpec parse_server_group(const ConfigNode& node, const hw::Catalog& ca
 
   if (auto nv = node.find("nvlink")) {
     g.nvlink = catalog.nvlink(nv->as_string(), spec.file, nv->path());
-  } else if (g.kind == ServerTemplate::kNvswitch && !g.gpu.nvlink.empty()) {
+  } else if ((g.kind == ServerTemplate::kNvswitch || g.kind == ServerTemplate::kMesh) && !g.gpu.nvlink.empty()) {
     g.nvlink = catalog.nvlink(g.gpu.nvlink, spec.file, gpu.path());
+  }
+  if (auto mesh = node.find("mesh")) {
+    if (g.kind != ServerTemplate::kMesh) mesh->fail("only the mesh template has a mesh");
+    if (mesh->is_string()) {
+      g.mesh = named_mesh(mesh->as_string(), g.gpus, spec.file, mesh->path());
+    } else {
+      if (mesh->size() == 0) mesh->fail_expected("a mesh layout name or a non-empty list of GPU pairs");
+      for (const ConfigNode& pair : mesh->elements()) {
+        pair.expect_only({"gpus", "links"});
+        const ConfigNode gpus = pair.at("gpus");
+        if (gpus.size() != 2) gpus.fail_expected("two GPU indices, [a, b]");
+        MeshPair p;
+        p.a = static_cast<int>(gpus.elements()[0].as_int(0, kMaxGpusPerServer));
+        p.b = static_cast<int>(gpus.elements()[1].as_int(0, kMaxGpusPerServer));
+        if (auto l = pair.find("links")) p.links = static_cast<int>(l->as_int(1, 1024));
+        p.origin = pair.path();
+        p.listed = true;
+        g.mesh.push_back(std::move(p));
+      }
+    }
+  } else if (g.kind == ServerTemplate::kMesh) {
+    throw ConfigError(spec.file, json_pointer_append(node.path(), "mesh"),
+                      "the mesh template needs \"mesh\": a layout name (\"full\", "
+                      "\"dgx1-hybrid-cube-mesh\") or a list of {\"gpus\": [a, b], \"links\": m}");
   }
   if (auto nic = node.find("nic")) {
     g.nic = catalog.nic(nic->as_string(), spec.file, nic->path());

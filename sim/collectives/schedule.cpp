@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/collectives/mesh_rings.h"
+
 namespace cs::coll {
 namespace {
 
@@ -41,11 +43,31 @@ int floor_log2(std::size_t n) {
   return d;
 }
 
+// The ranks of one server block as GPUs.
+std::vector<NodeId> block_gpus(const CollectiveSpec& s, const std::vector<std::size_t>& block) {
+  std::vector<NodeId> out;
+  out.reserve(block.size());
+  for (std::size_t r : block) out.push_back(s.ranks[r]);
+  return out;
+}
+
 // Ring orders: one per channel. Single server (or non-uniform blocks): one channel in rank
-// order. Several uniform servers: channel c visits each server's ranks rotated by c.
-std::vector<std::vector<std::size_t>> ring_orders(const topo::Cluster& c, const CollectiveSpec& s) {
-  const ServerBlocks sb = group_by_server(c, s.ranks);
+// order, or, when the server's ranks are joined by direct links, one channel per ring of
+// direct links (mesh_rings.h). Several uniform servers: channel c visits each server's ranks
+// rotated by c, along the server's direct ring c mod R when it has one.
+std::vector<std::vector<std::size_t>> ring_orders(const ScheduleContext& ctx, const CollectiveSpec& s) {
+  const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
   std::vector<std::vector<std::size_t>> orders;
+  if (sb.blocks.size() == 1) {
+    const auto& rings = ctx.direct_rings(block_gpus(s, sb.blocks[0]));
+    for (const auto& ring : rings) {
+      std::vector<std::size_t> o;
+      o.reserve(ring.size());
+      for (std::size_t k : ring) o.push_back(sb.blocks[0][k]);
+      orders.push_back(std::move(o));
+    }
+    if (!orders.empty()) return orders;
+  }
   if (sb.blocks.size() <= 1 || !sb.uniform) {
     std::vector<std::size_t> o(s.ranks.size());
     for (std::size_t i = 0; i < o.size(); ++i) o[i] = i;
@@ -53,13 +75,60 @@ std::vector<std::vector<std::size_t>> ring_orders(const topo::Cluster& c, const 
     return orders;
   }
   const std::size_t g = sb.blocks[0].size();
-  for (std::size_t ch = 0; ch < g; ++ch) {
-    std::vector<std::size_t> o;
-    o.reserve(s.ranks.size());
-    for (const auto& b : sb.blocks) {
-      for (std::size_t k = 0; k < g; ++k) o.push_back(b[(k + ch) % g]);
+  for (std::size_t ch = 0; ch < g; ++ch) orders.emplace_back().reserve(s.ranks.size());
+  for (const auto& b : sb.blocks) {
+    const auto& r = ctx.direct_rings(block_gpus(s, b));
+    if (r.empty()) {
+      for (std::size_t ch = 0; ch < g; ++ch) {
+        for (std::size_t k = 0; k < g; ++k) orders[ch].push_back(b[(k + ch) % g]);
+      }
+      continue;
     }
-    orders.push_back(std::move(o));
+    // Mesh server: channel ch crosses the server along one of its direct rings, cut open where
+    // it leaves from local GPU ch - 1 (mod g), as in rank order, and enters at that GPU's
+    // successor on the ring. The ring of each channel is chosen, fewest-used first, so that the
+    // entries are distinct GPUs too: every GPU (and so every NIC) sends one channel across the
+    // network and receives one, as NCCL spreads its channels over the NICs.
+    // pick[ch]: the ring of channel ch, found by a small backtracking search (g channels, R
+    // rings each) for distinct entries with each ring used at most ceil(g / R) times; without
+    // such an assignment, ring ch mod R.
+    const std::size_t cap = (g + r.size() - 1) / r.size();
+    std::vector<std::size_t> pick(g), pos(g);
+    for (std::size_t ch = 0; ch < g; ++ch) {
+      pick[ch] = ch % r.size();
+      pos[ch] = static_cast<std::size_t>(std::find(r[pick[ch]].begin(), r[pick[ch]].end(), (ch + g - 1) % g) -
+                                         r[pick[ch]].begin());
+    }
+    std::vector<std::size_t> use(r.size(), 0), try_pick(g), try_pos(g);
+    std::vector<bool> entered(g, false);
+    std::size_t budget = 100'000;
+    const auto assign = [&](auto&& self, std::size_t ch) -> bool {
+      if (ch == g) return true;
+      if (budget-- == 0) return false;
+      const std::size_t exit = (ch + g - 1) % g;
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        const std::size_t ring = (ch + i) % r.size();
+        if (use[ring] >= cap) continue;
+        const auto at = static_cast<std::size_t>(std::find(r[ring].begin(), r[ring].end(), exit) - r[ring].begin());
+        const std::size_t entry = r[ring][(at + 1) % g];
+        if (entered[entry]) continue;
+        entered[entry] = true;
+        ++use[ring];
+        try_pick[ch] = ring;
+        try_pos[ch] = at;
+        if (self(self, ch + 1)) return true;
+        --use[ring];
+        entered[entry] = false;
+      }
+      return false;
+    };
+    if (assign(assign, 0)) {
+      pick = try_pick;
+      pos = try_pos;
+    }
+    for (std::size_t ch = 0; ch < g; ++ch) {
+      for (std::size_t k = 0; k < g; ++k) orders[ch].push_back(b[r[pick[ch]][(pos[ch] + 1 + k) % g]]);
+    }
   }
   return orders;
 }
@@ -75,7 +144,7 @@ void add_ring_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::s
 
 std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
   const std::size_t n = s.ranks.size();
-  const auto orders = ring_orders(ctx.cluster(), s);
+  const auto orders = ring_orders(ctx, s);
   const auto channels = static_cast<std::int64_t>(orders.size());
   const Bytes per_channel = share(s.size, 1, channels);
   Round ph;
@@ -268,7 +337,20 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
     Round ph;
     ph.steps = steps;
     std::uint32_t ring_id = 0;
-    for (const auto& b : sb.blocks) add_ring_edges(ph, s, b, share(s.size, num, den), 0, true, ring_id++);
+    for (const auto& b : sb.blocks) {
+      // The server's rings of direct links (mesh servers), S/R each, or one ring in rank order.
+      const auto& rings = ctx.direct_rings(block_gpus(s, b));
+      if (rings.empty()) {
+        add_ring_edges(ph, s, b, share(s.size, num, den), 0, true, ring_id++);
+        continue;
+      }
+      const Bytes per_ring = share(share(s.size, num, den), 1, static_cast<std::int64_t>(rings.size()));
+      for (std::size_t r = 0; r < rings.size(); ++r) {
+        std::vector<std::size_t> o;
+        for (std::size_t k : rings[r]) o.push_back(b[k]);
+        add_ring_edges(ph, s, o, per_ring, static_cast<std::uint32_t>(r), true, ring_id++);
+      }
+    }
     out.rounds.push_back(std::move(ph));
   };
   auto inter = [&](std::int64_t num, std::int64_t den, int steps) {
@@ -368,6 +450,15 @@ std::size_t Schedule::flow_count() const {
 }
 
 ScheduleContext::ScheduleContext(const topo::Cluster& cluster) : cluster_(cluster) {
+  for (std::uint32_t i = 0; i < cluster.link_count(); ++i) {
+    const topo::LinkInfo& l = cluster.link(topo::LinkId{i});
+    const auto& a = cluster.node(l.src);
+    const auto& b = cluster.node(l.dst);
+    if (a.kind == topo::NodeKind::kGpu && b.kind == topo::NodeKind::kGpu && a.server >= 0 && a.server == b.server) {
+      has_direct_gpu_links_ = true;
+      break;
+    }
+  }
   for (std::uint32_t i = 0; i < cluster.node_count(); ++i) {
     const auto& n = cluster.node(topo::NodeId{i});
     if (n.kind != topo::NodeKind::kNvSwitch || n.server < 0 || !(n.reduction_bandwidth.value() > 0)) continue;
@@ -375,6 +466,18 @@ ScheduleContext::ScheduleContext(const topo::Cluster& cluster) : cluster_(cluste
     if (reducing_switch_.size() <= s) reducing_switch_.resize(s + 1);
     if (!reducing_switch_[s].valid()) reducing_switch_[s] = topo::NodeId{i};
   }
+}
+
+const std::vector<std::vector<std::size_t>>& ScheduleContext::direct_rings(const std::vector<NodeId>& gpus) const {
+  static const std::vector<std::vector<std::size_t>> kNone;
+  if (!has_direct_gpu_links_ || gpus.size() < 2) return kNone;
+  std::vector<std::uint32_t> key;
+  key.reserve(gpus.size());
+  for (NodeId g : gpus) key.push_back(g.value);
+  std::lock_guard<std::mutex> lock(ring_cache_->mutex);
+  auto it = ring_cache_->rings.find(key);
+  if (it == ring_cache_->rings.end()) it = ring_cache_->rings.emplace(key, mesh_rings(cluster_, gpus)).first;
+  return it->second;  // std::map nodes never move: the reference stays valid
 }
 
 std::optional<topo::NodeId> ScheduleContext::reducing_switch(std::int32_t server) const {

@@ -28,8 +28,20 @@
 // Multi-server rings use one channel per local GPU index, the ring of channel c rotated by c
 // inside every server, so the inter-server hops of different channels leave through different
 // GPUs (and their NICs), as NCCL's channels do.
+//
+// Direct links (sim/collectives/mesh_rings.h). Where a server's ranks are joined point to point
+// (a mesh server: DGX-1, MI300X), a ring's hops inside the server follow direct GPU-to-GPU links:
+// one server alone runs one channel per ring mesh_rings finds (R channels of S/R each); in a
+// multi-server ring, channel c crosses each server along one of its rings, cut open so that it
+// leaves from local GPU c-1 (as in rank order) and enters at that GPU's ring successor, the rings
+// assigned so that entries are distinct as well (each GPU and NIC sends and receives one
+// channel). Hierarchical schedules run their intra-server rings on the same R rings. Servers without
+// direct GPU links (NVSwitch, PCIe) keep rank order.
 #pragma once
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,10 +92,19 @@ class ScheduleContext {
   const topo::Cluster& cluster() const { return cluster_; }
   // The NVSwitch of a server that can reduce in-switch, if any.
   std::optional<topo::NodeId> reducing_switch(std::int32_t server) const;
+  // Rings over the direct links among `gpus` (coll::mesh_rings), computed once per GPU set and
+  // kept (thread-safe); empty when the GPUs have no ring of direct links.
+  const std::vector<std::vector<std::size_t>>& direct_rings(const std::vector<topo::NodeId>& gpus) const;
 
  private:
+  struct RingCache {
+    std::mutex mutex;
+    std::map<std::vector<std::uint32_t>, std::vector<std::vector<std::size_t>>> rings;
+  };
   const topo::Cluster& cluster_;
   std::vector<topo::NodeId> reducing_switch_;  // by server; invalid id when none
+  bool has_direct_gpu_links_ = false;          // some cable joins two GPUs of one server
+  std::unique_ptr<RingCache> ring_cache_ = std::make_unique<RingCache>();
 };
 
 // The schedule of `spec` with a fixed algorithm, or nothing when the algorithm does not apply

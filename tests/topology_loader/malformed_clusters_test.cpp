@@ -43,6 +43,15 @@ const Case kCases[] = {
     {"bad-server-name.json", "/servers/0/name", "does not end in a digit", false},
     {"single-with-two-gpus.json", "/servers/0/gpus", "exactly one GPU", false},
     {"wrong-fabric-key.json", "/fabric/spines", "allowed: type, link", false},
+    {"mesh-gpu-out-of-range.json", "/servers/0/mesh/2/gpus/1", "GPU index 4 is outside 0..3", false},
+    {"mesh-pair-twice.json", "/servers/0/mesh/3/gpus", "GPUs 1 and 0 are paired twice", false},
+    {"mesh-too-many-links.json", "/servers/0/mesh/2/links", "GPU 0 would have 7 links, more than the 6 a GPU has on NVLink2", false},
+    {"mesh-self-pair.json", "/servers/0/mesh/1/gpus/1", "two different GPUs", false},
+    {"mesh-unknown-layout.json", "/servers/0/mesh", "unknown mesh layout \"dgx1\"", false},
+    {"mesh-missing.json", "/servers/0/mesh", "the mesh template needs \"mesh\"", false},
+    {"mesh-full-too-many-gpus.json", "/servers/0/mesh", "GPU 0 would have 8 links, more than the 7 a GPU has on xGMI-MI300X", false},
+    {"mesh-pair-three-gpus.json", "/servers/0/mesh/1/gpus", "two GPU indices, [a, b]", false},
+    {"mesh-on-nvswitch.json", "/servers/0/mesh", "only the mesh template has a mesh", false},
 };
 
 TEST(MalformedClusters, EachErrorNamesFileAndPath) {
