@@ -155,7 +155,7 @@ std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& 
     if (z2 && dense_ways > 1) {
       if (plan.zero_unit == ZeroUnit::kLayer) {
         e.gradient_buckets = Bytes{g * largest_unit};
-        if (z3) e.gathered_weights = Bytes{2 * kWeightBytesPerParameter * largest_unit};
+        if (z3) e.gathered_weights = Bytes{(1 + plan.zero_prefetch) * kWeightBytesPerParameter * largest_unit};
       } else {
         e.gradient_buckets = Bytes{g * largest_weight} + std::min(bucket, Bytes{g * e.parameters});
         if (z3) {

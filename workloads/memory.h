@@ -18,10 +18,10 @@
 //   layer (PyTorch FSDP, one unit per transformer block, embedding, head or CNN layer, as the
 //         training TaskGraph all-gathers; Zhao et al., "PyTorch FSDP", VLDB 2023,
 //         arXiv:2304.11277):
-//     gathered weights  ZeRO-3: 2 x 2 U: the unit running and the next one, whose all-gather is
-//                       prefetched (FSDP keeps two units' all-gathered parameters alive at once:
-//                       limit_all_gathers in FSDP1, the prefetch defaults of FSDP2,
-//                       pytorch/pytorch#128884)
+//     gathered weights  ZeRO-3: (1 + d) x 2 U: the unit running and the d = plan.zero_prefetch
+//                       next ones, whose all-gathers are prefetched (by default d = 1: FSDP keeps
+//                       two units' all-gathered parameters alive at once: limit_all_gathers in
+//                       FSDP1, the prefetch defaults of FSDP2, pytorch/pytorch#128884)
 //     gradient buckets  ZeRO-2/3: g U, the unit's unsharded gradient until its reduce-scatter
 //                       (FSDP reduce-scatters each unit's flat gradient)
 //     with U the parameters of the largest unit on the stage.

@@ -54,6 +54,7 @@ struct ParallelPlan {
   bool tp_comm_overlap = false;                      // sequence-parallel AG/RS chunked beside the GEMMs (TE userbuffers)
   bool overlap_param_gather = false;                 // ZeRO-1/2: all-gather updated weights during the next forward
   bool reshard_after_forward = true;                 // ZeRO-3: free gathered weights after the forward (else keep them for the backward)
+  int zero_prefetch = 1;                             // ZeRO-3: units whose all-gather is issued ahead of the one running
   int grad_reduce_bytes = 2;                         // bytes per gradient value reduced: 2 (bf16) or 4 (fp32)
   // The fraction of reserved memory the caching allocator cannot use (fragmentation), 0 <= f < 1;
   // 0 assumes none (workloads/memory.h).

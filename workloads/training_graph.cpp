@@ -216,7 +216,7 @@ class Builder {
     }
     for (int u = first; u < last; ++u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
-      deps = gather_weights(c, deps, j);
+      deps = gather_block(u, +1, last, deps, j);
       if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
         deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes, deps)};
       }
@@ -261,7 +261,7 @@ class Builder {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
       // ZeRO-3 gathers the unit's weights again for its backward, unless they were kept after
       // the forward (FSDP2 reshard_after_forward=False, FSDP1 SHARD_GRAD_OP; Llama 3).
-      if (plan_.reshard_after_forward) deps = gather_weights(c, deps);
+      if (plan_.reshard_after_forward) deps = gather_block(u, -1, first - 1, deps, -1);
       // A full recomputation repeats the forward (with its TP collectives); a partial one (the
       // attention scores only) runs inside the attention backward.
       const bool full = plan_.recompute == Recompute::kFull;
@@ -312,6 +312,36 @@ class Builder {
     if (plan_.overlap_param_gather && micro_batch == 0) {
       deps.push_back(collective(dp_group(), "dp param all-gather", CollectiveOp::kAllGather, c.weights, {}));
     }
+    return deps;
+  }
+
+  // ZeRO-3 with prefetch (plan.zero_prefetch = d): block unit u's gather, and the gathers of the
+  // next d units of the pass (u + step, ..., up to `end`, exclusive) issued as soon as unit u may
+  // start, ahead of u's own gradients on the DP stream, as PyTorch FSDP's forward and backward
+  // prefetch (BACKWARD_PRE) and DeepSpeed's stage3_prefetch_bucket_size do: each gather then
+  // runs beside the compute of the d units before it. The first unit of a pass (a chunk's forward
+  // or backward) waits for its own gather. d = 0: every unit gathers when it is reached.
+  std::vector<OpId> gather_block(int u, int step, int end, std::vector<OpId> deps, int micro_batch) {
+    const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
+    if (plan_.zero != ZeroStage::kParameters || plan_.dp <= 1 || c.weights.value() == 0) {
+      return gather_weights(c, std::move(deps), micro_batch);
+    }
+    const std::vector<OpId> entry = deps;
+    OpId own = 0;
+    if (auto it = prefetched_.find(u); it != prefetched_.end()) {
+      own = it->second;
+      prefetched_.erase(it);
+    } else {
+      own = collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, entry);
+    }
+    for (int i = 1; i <= plan_.zero_prefetch; ++i) {
+      const int v = u + i * step;
+      if (step > 0 ? v >= end : v <= end) break;
+      const LayerCost& next = unit_cost_[static_cast<std::size_t>(v)];
+      if (next.weights.value() == 0 || prefetched_.count(v)) continue;
+      prefetched_[v] = collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, next.weights, entry);
+    }
+    deps.push_back(own);
     return deps;
   }
 
@@ -482,6 +512,7 @@ class Builder {
   std::vector<OpId> dp_ops_;
   OpId bwd_last_ = 0;
   Bytes pending_grad_{0};
+  std::map<int, OpId> prefetched_;  // ZeRO-3: block unit -> its all-gather, issued ahead (gather_block)
 };
 
 }  // namespace

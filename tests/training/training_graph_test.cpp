@@ -357,6 +357,45 @@ TEST(TrainingGraph, OverlappedParamGatherHidesAllButTheFirstUnitsGather) {
   expect_plan_error(m, plan, "overlap_param_gather");
 }
 
+TEST(TrainingGraph, Zero3PrefetchHidesAllButEachPasssFirstGather) {
+  // ZeRO-3 on DP 2, one micro-batch, 8 identical layers of w bytes of weights. Without prefetch
+  // each layer's forward waits for its own all-gather; with zero_prefetch 1 the gather of layer
+  // u + 1 is issued when layer u starts and runs beside its compute (a layer's forward outlasts
+  // a gather here), so only the first layer's waits. The backward gathers again (reshard after
+  // forward), from the last layer down, and its gathers hide the same way:
+  //     T(prefetch 1) = T(prefetch 0) - 2 x 7 t_AG(w).
+  const Model m = uniform_layers();
+  const coll::Machine c = star(2, false);
+  ParallelPlan plan;
+  plan.dp = 2;
+  plan.zero = ZeroStage::kParameters;
+  plan.micro_batch = 1;
+  plan.global_batch = 2;
+  plan.zero_prefetch = 0;
+  const TrainingGraph none = build_training_graph(m, plan, "test", "/plan");
+  const double plain = execute(c, none).seconds;
+  plan.zero_prefetch = 1;
+  const TrainingGraph ahead = build_training_graph(m, plan, "test", "/plan");
+  // The same collectives either way: 16 gathers of w (8 forward, 8 backward) per rank.
+  auto gathers = [](const TrainingGraph& t, Bytes& w) {
+    int n = 0;
+    for (const tg::Op& op : t.graph.ops()) {
+      if (op.rank == 0 && op.kind == tg::OpKind::kCollective && op.collective == CollectiveOp::kAllGather) ++n, w = op.bytes;
+    }
+    return n;
+  };
+  Bytes w{0};
+  EXPECT_EQ(gathers(none, w), 16);
+  EXPECT_EQ(gathers(ahead, w), 16);
+  coll::CollectiveSpec spec;
+  spec.op = CollectiveOp::kAllGather;
+  spec.size = w;
+  spec.ranks.assign(c.cluster.gpus().begin(), c.cluster.gpus().end());
+  const double t_ag = to_seconds(coll::CollectiveSimulator(c).run(spec).time);
+  const double expected = plain - 14 * t_ag;
+  EXPECT_NEAR(execute(c, ahead).seconds, expected, expected * 1e-9);
+}
+
 TEST(TrainingGraph, TpCommOverlapExposesOneChunkPerCollective) {
   // TP 2 with sequence parallelism, one micro-batch. With tp_comm_overlap every block
   // all-gather and reduce-scatter of S bytes runs as k = 2 chunks of S/2 beside the GEMM chunks;
