@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 namespace {
 
 wl::ParallelPlan parse_plan(const ConfigNode& n) {
-  n.expect_only({"dp", "tp", "pp", "cp", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
+  n.expect_only({"dp", "tp", "pp", "cp", "cp_comm_type", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
                  "flash_attention", "dp_overlap", "reshard_after_forward", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "pp_scatter_gather", "zero_unit",
                  "memory_fragmentation", "framework", "zero_prefetch"});
@@ -37,6 +37,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   if (auto v = n.find("pp_scatter_gather")) p.pp_scatter_gather = v->as_bool();
   if (auto v = n.find("grad_reduce_dtype")) p.grad_reduce_bytes = v->as_choice({"bf16", "fp32"}) == 0 ? 2 : 4;
   if (auto v = n.find("schedule")) p.schedule = v->as_enum(wl::kPipelineScheduleNames);
+  if (auto v = n.find("cp_comm_type")) p.cp_comm_type = v->as_enum(wl::kCpCommTypeNames);
   if (auto v = n.find("layers_per_stage")) {
     for (const ConfigNode& e : v->elements()) p.layers_per_stage.push_back(static_cast<int>(e.as_int(1, 1 << 20)));
   }

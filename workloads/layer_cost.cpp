@@ -85,6 +85,7 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
   set_tp(out, comm.tp);
   out.moe_all_to_all_bytes = comm.moe_all_to_all;
   out.cp_kv_bytes = comm.cp_kv;
+  if (p.cp > 1) out.cp_q_bytes = Bytes{x.e * x.tokens * x.q_t};
   out.output_bytes = comm.output;
   return out;
 }

@@ -132,9 +132,12 @@ struct LayerCost {
   // MoE: bytes of tokens this GPU sends in one dispatch all-to-all (k T h x 2 B, /t with SP); the
   // combine sends the same. Forward: dispatch + combine; backward: the same two again.
   Bytes moe_all_to_all_bytes{0};
-  // Context parallelism (ring attention): K and V bytes this GPU passes to its neighbour per ring
-  // step; c - 1 steps in forward, and in backward the same plus as many gradient steps.
+  // Context parallelism (c > 1): X = 2 e T kv_t, this GPU's K and V (what a ring step passes to
+  // the neighbour; the all-gather collects c of them), and Q = e T q_t, this GPU's queries (the
+  // same size as its attention output), which the all-to-all variant exchanges with X. The
+  // exchanges per variant are in training_graph.h; 0 when c = 1 and for every other layer.
   Bytes cp_kv_bytes{0};
+  Bytes cp_q_bytes{0};
   // The layer's output activation on this GPU (what crosses a pipeline cut after it):
   // T h x 2 B, /t with SP; CNN: b x output_elements x 2 B.
   Bytes output_bytes{0};

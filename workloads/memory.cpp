@@ -103,6 +103,10 @@ double micro_batches_in_flight(const ParallelPlan& plan, int stage) {
       return m;
     case PipelineSchedule::kOneFOneB:
       return std::min(p - stage, m);
+    case PipelineSchedule::kZbH1:
+      // Stage i holds p - i micro-batches as 1F1B does, plus the i whose W pass is deferred
+      // (their B has run): counted whole, the bound of Qi et al. 2024 (Table 1, ZB-H1: p M_B).
+      return std::min(p, m);
     case PipelineSchedule::kInterleaved: {
       const int v = std::max(1, plan.virtual_stages);
       const int chunks = std::min(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);

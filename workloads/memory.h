@@ -54,6 +54,9 @@
 // In flight, stage i of p with m micro-batches:
 //   GPipe        m (all forwards before any backward; Huang et al. 2019)
 //   1F1B         min(p - i, m) (PipeDream-Flush; Narayanan et al. SC21)
+//   zb-h1        min(p, m): the p - i of 1F1B and the i micro-batches whose weight-gradient pass
+//                waits, counted whole (an upper bound: their B pass freed what W does not
+//                read); Qi et al. 2024, arXiv:2401.10241, Table 1: ZB-H1 peaks at p M_B, as 1F1B
 //   interleaved  min(2(p - i - 1) + (v - 1)p + 1, m v) model chunks of 1/v of the stage's
 //                layers: stage 0 holds p(1 + (p - 1)/(p v)) micro-batches (Korthikanti et al.
 //                2022, Sec. 4.2.3; the warm-up count of Megatron-LM's

@@ -14,7 +14,16 @@
 namespace cs::wl {
 
 enum class ZeroStage { kNone = 0, kOptimizer = 1, kGradients = 2, kParameters = 3 };  // 3 = FSDP
-enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved };
+// kZbH1: Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024 (arXiv:2401.10241), Sec. 3.1:
+// 1F1B with every backward split into B (input gradient) and W (weight gradient), the W passes
+// deferred into the cool-down (workloads/training_graph.h).
+enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved, kZbH1 };
+// How context parallelism exchanges keys and values, Megatron-Core's --cp-comm-type
+// (workloads/training_graph.h): kP2p the ring of Transformer Engine's AttnFuncWithCPAndKVP2P
+// (Megatron-Core's default), kAllGather K and V all-gathered before attention (Llama 3, Dubey et
+// al. 2024, arXiv:2407.21783, Sec. 3.3.2), kA2a heads exchanged by all-to-all (DeepSpeed-Ulysses,
+// Jacobs et al. 2023, arXiv:2309.14509).
+enum class CpCommType { kP2p, kAllGather, kA2a };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Precision { kBf16, kFp16, kFp8 };
 // What ZeRO-2/3 reduce-scatter and ZeRO-3 all-gathers at a time (workloads/memory.h): a layer
@@ -22,7 +31,10 @@ enum class Precision { kBf16, kFp16, kFp8 };
 enum class ZeroUnit { kLayer, kModule };
 
 inline constexpr EnumName<PipelineSchedule> kPipelineScheduleNames[] = {
-    {PipelineSchedule::kGpipe, "gpipe"}, {PipelineSchedule::kOneFOneB, "1f1b"}, {PipelineSchedule::kInterleaved, "interleaved"}};
+    {PipelineSchedule::kGpipe, "gpipe"}, {PipelineSchedule::kOneFOneB, "1f1b"}, {PipelineSchedule::kInterleaved, "interleaved"},
+    {PipelineSchedule::kZbH1, "zb-h1"}};
+inline constexpr EnumName<CpCommType> kCpCommTypeNames[] = {
+    {CpCommType::kP2p, "p2p"}, {CpCommType::kAllGather, "all_gather"}, {CpCommType::kA2a, "a2a"}};
 inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
 // The precision of matrix work, named as the GPU catalog names its peaks.
@@ -33,7 +45,8 @@ struct ParallelPlan {
   int dp = 1;   // data parallel
   int tp = 1;   // tensor parallel (Megatron style)
   int pp = 1;   // pipeline parallel
-  int cp = 1;   // context parallel (ring attention)
+  int cp = 1;   // context parallel
+  CpCommType cp_comm_type = CpCommType::kP2p;        // how CP exchanges K and V (Megatron-Core's default)
   int ep = 1;   // expert parallel (MoE only)
   bool sequence_parallel = false;                    // with TP: LayerNorm/dropout sharded over TP
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;

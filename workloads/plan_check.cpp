@@ -1,5 +1,6 @@
 #include "workloads/plan_check.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/errors.h"
@@ -88,6 +89,16 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
     fail("sequence_length", "sequence length " + std::to_string(s) + " exceeds the " + std::to_string(c.max_sequence) + " learned positions" + of_model);
   }
   if (s % plan.cp != 0) fail("cp", "context parallelism " + std::to_string(plan.cp) + " must divide the sequence length " + std::to_string(s));
+  if (plan.cp > 1 && plan.cp_comm_type == CpCommType::kA2a) {
+    // The all-to-all hands each of the c GPUs a/(t c) query heads and kv/(t c) key/value heads
+    // over the whole sequence; Transformer Engine's flash_attn_a2a_communicate asserts that the
+    // heads divide by the CP size.
+    const int q_heads = c.heads / plan.tp, kv_heads = std::max(1, c.kv_heads / plan.tp);
+    if (q_heads % plan.cp != 0 || kv_heads % plan.cp != 0) {
+      fail("cp_comm_type", "a2a splits the heads over context parallelism: cp = " + std::to_string(plan.cp) + " must divide the " +
+                               std::to_string(q_heads) + " query and " + std::to_string(kv_heads) + " key/value heads per tensor-parallel rank" + of_model);
+    }
+  }
 }
 
 }  // namespace cs::wl

@@ -6,14 +6,16 @@
 //   stages       layers_per_stage: one entry per stage, summing to the model's layers, each at
 //                least 1; without it pp divides the layers (but for the interleaved schedule)
 //   batches      micro_batch at least 1; memory_fragmentation in [0, 1); global_batch a positive
-//                multiple of micro_batch x dp; 1F1B and interleaved: at least pp micro-batches
+//                multiple of micro_batch x dp; 1F1B, interleaved and zb-h1: at least pp
+//                micro-batches
 //   interleaved  virtual_stages >= 2, pp >= 2; with layers_per_stage, virtual_stages divides
 //                every stage's layers (Megatron-Core's rule), else the layers split into pp x
 //                virtual_stages equal chunks; micro-batches a multiple of pp
 //   shapes       what the per-layer formulas (layer_cost.h) cover, for transformers: tp divides,
 //                or is a multiple of, the key/value heads; the sequence s (sequence_length, or
 //                a ViT's patch tokens) at least 1, within a learned position table, and divided
-//                by cp
+//                by cp; cp_comm_type a2a: cp divides the query and the key/value heads per
+//                tensor-parallel rank
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 #include "workloads/training_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/errors.h"
@@ -28,9 +29,11 @@ class Builder {
       head_ = head_cost(model, params_);
       head_fwd_mix_ = mix(head_.gemms);
       head_bwd_mix_ = mix(backward_gemms(head_.gemms));
+      if (plan.schedule == PipelineSchedule::kZbH1) head_split_ = split_backward(head_.gemms);
       if (!unit_cost_.empty()) {
         block_fwd_mix_ = mix(unit_cost_.front().gemms);
         block_bwd_mix_ = mix(backward_gemms(unit_cost_.front().gemms));
+        if (plan.schedule == PipelineSchedule::kZbH1) block_split_ = split_backward(unit_cost_.front().gemms);
       }
     }
     chunk_units_ = chunk_layers(model, plan);
@@ -46,9 +49,24 @@ class Builder {
     const int v = chunks();
     fwd_last_.assign(static_cast<std::size_t>(m * v), 0);
     fwd_first_.assign(static_cast<std::size_t>(m), 0);
+    weight_work_.assign(static_cast<std::size_t>(m), {});
     dp_ops_.clear();
     pending_grad_ = Bytes{0};
-    if (plan_.schedule == PipelineSchedule::kGpipe) {
+    if (plan_.schedule == PipelineSchedule::kZbH1) {
+      // ZB-H1 (Qi et al. 2024, Sec. 3.1): the F and B passes in 1F1B's order, and stage s runs
+      // the weight-gradient pass W_j right after B_{j+s}; the last s W passes fill the
+      // cool-down. Stage s then holds at most p micro-batches (p - 1 - s warm-up forwards, one
+      // more, and s whose W waits), 1F1B's peak on stage 0.
+      const int warmup = std::min(m, plan_.pp - 1 - s);
+      int f = 0, b = 0, w = 0;
+      for (; f < warmup; ++f) forward(f, 0);
+      while (b < m) {
+        if (f < m) forward(f++, 0);
+        backward(b++, 0);
+        while (w < m && w + s <= b - 1) weight(w++);
+      }
+      while (w < m) weight(w++);
+    } else if (plan_.schedule == PipelineSchedule::kGpipe) {
       for (int j = 0; j < m; ++j) forward(j, 0);
       for (int j = 0; j < m; ++j) backward(j, 0);
     } else if (plan_.schedule == PipelineSchedule::kOneFOneB) {
@@ -192,6 +210,136 @@ class Builder {
     return {compute(name, Flops{0}, traffic, tg::ComputeClass::kElementwise, deps)};
   }
 
+  // ---- context parallelism (plan.cp_comm_type; see training_graph.h) ----
+  // X = c.cp_kv_bytes (this GPU's K and V), Q = c.cp_q_bytes (its queries, or its attention
+  // output), n = cp. The attention core's FLOPs and bytes are this GPU's whatever the variant:
+  // its s/c queries against all s keys (p2p, all_gather), or a/(t n) heads over the whole
+  // sequence (a2a), the same 4 b (s/c) s q_t FLOPs.
+
+  // One ring step of the p2p variant: every CP rank sends `bytes` to the next and receives as
+  // much from the previous (a send_recv over the CP group: a ring shift). With two ranks the
+  // shift is the exchange of an all-to-all of 2 x bytes (S/2 to the other rank).
+  OpId cp_ring_step(const char* name, Bytes bytes, std::vector<OpId> deps) {
+    if (plan_.cp == 2) return collective(cp_group(), name, CollectiveOp::kAllToAll, bytes * 2, deps);
+    return collective(cp_group(), name, CollectiveOp::kSendRecv, bytes, deps);
+  }
+
+  // The attention core in n steps of f/n FLOPs and traffic/n bytes (split exactly), step k
+  // after `after(k)`.
+  template <class After>
+  OpId attention_steps(const char* name, const LayerCost& c, Flops f, Bytes traffic, int n, After after) {
+    OpId last = 0;
+    const tg::ComputeClass cls = c.attention_fused ? tg::ComputeClass::kAttention : tg::ComputeClass::kGemm;
+    for (int k = 0; k < n; ++k) {
+      const Bytes piece{traffic.value() * (k + 1) / n - traffic.value() * k / n};
+      last = compute(name, Flops{f.value() / n}, piece, cls, after(k, last));
+    }
+    return last;
+  }
+
+  // The attention forward (or its full recomputation) with its CP exchanges:
+  //   p2p         Transformer Engine's ring (AttnFuncWithCPAndKVP2P.forward): n steps; step k
+  //               computes against the K/V block received by ring transfer k - 1 (step 0 the
+  //               local one), and transfer k (k < n - 1, X bytes) passes that block on as soon
+  //               as it has arrived, beside step k's compute: the forward takes
+  //               max(n t_a, (n - 1) t_X + t_a), t_a = one step's compute, t_X = one transfer
+  //   all_gather  K and V all-gathered (S = n X, (n - 1) X sent per GPU), then attention,
+  //               exposed (Llama 3, Sec. 3.3.2)
+  //   a2a         all-to-all of Q, K, V (S = Q + X), attention over a/(t n) heads, all-to-all
+  //               of the output (S = Q), both exposed (DeepSpeed-Ulysses)
+  std::vector<OpId> cp_attention_forward(const char* name, const LayerCost& c, Flops f, Bytes traffic, std::vector<OpId> deps) {
+    if (plan_.cp <= 1 || c.cp_kv_bytes.value() == 0 || (f.value() <= 0 && traffic.value() <= 0)) return attention(name, c, f, traffic, deps);
+    const int n = plan_.cp;
+    switch (plan_.cp_comm_type) {
+      case CpCommType::kAllGather:
+        deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes * n, deps)};
+        return attention(name, c, f, traffic, deps);
+      case CpCommType::kA2a:
+        deps = {collective(cp_group(), "cp qkv all-to-all", CollectiveOp::kAllToAll, c.cp_q_bytes + c.cp_kv_bytes, deps)};
+        deps = attention(name, c, f, traffic, deps);
+        return {collective(cp_group(), "cp output all-to-all", CollectiveOp::kAllToAll, c.cp_q_bytes, deps)};
+      case CpCommType::kP2p:
+        break;
+    }
+    std::vector<OpId> ring(static_cast<std::size_t>(n - 1), 0);
+    for (int k = 0; k + 1 < n; ++k) {
+      ring[static_cast<std::size_t>(k)] = cp_ring_step("cp ring kv", c.cp_kv_bytes, k == 0 ? deps : std::vector<OpId>{ring[static_cast<std::size_t>(k - 1)]});
+    }
+    return {attention_steps(name, c, f, traffic, n, [&](int k, OpId) {
+      return k == 0 ? deps : std::vector<OpId>{ring[static_cast<std::size_t>(k - 1)]};
+    })};
+  }
+
+  // The attention backward with its CP exchanges:
+  //   p2p         TE's ring backward (AttnFuncWithCPAndKVP2P.backward): K and V travel the ring
+  //               again and the gradients dK, dV travel with them, one step behind: transfer k
+  //               carries K/V (k = 0), K/V and the dK/dV accumulated so far (0 < k < n - 1,
+  //               2X), dK/dV alone (k = n - 1); transfer k and step k both start once transfer
+  //               k - 1 and step k - 1 are done (the step's dK/dV is added to what arrived
+  //               before it is sent on), and the backward ends when the last transfer has
+  //               arrived: max(t_b, t_X) + (n - 2) max(t_b, t_2X) + max(t_b, t_X). In all
+  //               2 (n - 1) X bytes sent per GPU. (TE sends backward to the previous rank; the
+  //               ring here runs the same way as forward's, on the other direction of the same
+  //               links.)
+  //   all_gather  attention, then dK, dV reduce-scattered (S = n X), exposed
+  //   a2a         all-to-all of the output gradient (S = Q), attention, all-to-all of dQ, dK,
+  //               dV (S = Q + X), exposed
+  std::vector<OpId> cp_attention_backward(const char* name, const LayerCost& c, Flops f, Bytes traffic, std::vector<OpId> deps) {
+    if (plan_.cp <= 1 || c.cp_kv_bytes.value() == 0 || (f.value() <= 0 && traffic.value() <= 0)) return attention(name, c, f, traffic, deps);
+    const int n = plan_.cp;
+    switch (plan_.cp_comm_type) {
+      case CpCommType::kAllGather:
+        deps = attention(name, c, f, traffic, deps);
+        return {collective(cp_group(), "cp dkv reduce-scatter", CollectiveOp::kReduceScatter, c.cp_kv_bytes * n, deps)};
+      case CpCommType::kA2a:
+        deps = {collective(cp_group(), "cp output-grad all-to-all", CollectiveOp::kAllToAll, c.cp_q_bytes, deps)};
+        deps = attention(name, c, f, traffic, deps);
+        return {collective(cp_group(), "cp qkv-grad all-to-all", CollectiveOp::kAllToAll, c.cp_q_bytes + c.cp_kv_bytes, deps)};
+      case CpCommType::kP2p:
+        break;
+    }
+    OpId prev_ring = 0;
+    const OpId last = attention_steps(name, c, f, traffic, n, [&](int k, OpId prev_step) {
+      const std::vector<OpId> in = k == 0 ? deps : std::vector<OpId>{prev_ring, prev_step};
+      const Bytes bytes = k == 0 || k == n - 1 ? c.cp_kv_bytes : c.cp_kv_bytes * 2;
+      prev_ring = cp_ring_step(k == 0 ? "cp ring kv bwd" : k == n - 1 ? "cp ring dkv" : "cp ring kv+dkv", bytes, in);
+      return in;
+    });
+    return {last, prev_ring};
+  }
+
+  // ZB-H1's split of a backward GEMM op: for Y = X W of shape (m, n, k) the input gradient dX
+  // = dY W^T (B pass) and the weight gradient dW = X^T dY (W pass) do 2 m n k FLOPs each, half
+  // of the op's; of its HBM bytes (gemm_traffic, layer_cost.h) dX moves in (m n + k n) + out m k
+  // and dW in (m k + m n) + out k n, which split the op's bytes (the same in bf16; with fp8
+  // operands, in = 1 and out = 2, the shares differ). Without shapes (CNN layers) half each.
+  struct Split {
+    double weight_share = 0.5;
+    std::uint32_t input_mix = tg::kNoGemmMix, weight_mix = tg::kNoGemmMix;
+    Bytes weight_traffic(Bytes all) const { return Bytes{static_cast<std::int64_t>(std::llround(static_cast<double>(all.value()) * weight_share))}; }
+    Bytes input_traffic(Bytes all) const { return all - weight_traffic(all); }
+  };
+  Split split_backward(const std::vector<tg::GemmShape>& forward) {
+    Split out;
+    if (forward.empty()) return out;
+    std::vector<tg::GemmShape> dx, dw;
+    const std::vector<tg::GemmShape> all = backward_gemms(forward);
+    for (std::size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? dx : dw).push_back(all[i]);
+    const std::int64_t in = params_.precision == Precision::kFp8 ? 1 : 2;
+    const double w = static_cast<double>(gemm_traffic(dw, in, 2).value());
+    const double x = static_cast<double>(gemm_traffic(dx, in, 2).value());
+    out.weight_share = w + x > 0 ? w / (w + x) : 0.5;
+    out.input_mix = mix(dx);
+    out.weight_mix = mix(dw);
+    return out;
+  }
+  // A unit whose W pass is pending: what it is and the last op of its B part.
+  struct WeightWork {
+    enum Kind { kHead, kUnit, kEmbedding } kind;
+    int unit;
+    OpId after;
+  };
+
   // An expert all-to-all after `deps`; returns the new dependency list.
   std::vector<OpId> moe_all_to_all(const char* name, const LayerCost& c, std::vector<OpId> deps) {
     if (plan_.ep <= 1 || c.moe_all_to_all_bytes.value() == 0) return deps;
@@ -217,12 +365,9 @@ class Builder {
     for (int u = first; u < last; ++u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
       deps = gather_block(u, +1, last, deps, j);
-      if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
-        deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes, deps)};
-      }
       deps = moe_all_to_all("ep dispatch", c, deps);
       deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.gemm_forward_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_, plan_.tp_comm_overlap)};
-      deps = attention("attention fwd", c, c.attention_forward, c.attention_forward_traffic, deps);
+      deps = cp_attention_forward("attention fwd", c, c.attention_forward, c.attention_forward_traffic, deps);
       deps = elementwise("elementwise fwd", c.elementwise_forward, deps);
       deps = moe_all_to_all("ep combine", c, deps);
     }
@@ -251,11 +396,20 @@ class Builder {
     if (!last_chunk(s, k)) {
       deps.push_back(pp_recv(next_rank(), last - 1, tag(j, 1, k), "recv gradients"));
     }
+    // ZB-H1: this is the B pass (input gradients); each unit's weight-gradient GEMMs wait in
+    // weight_work_ for its W pass (weight()).
+    const bool split = plan_.schedule == PipelineSchedule::kZbH1;
+    std::vector<WeightWork>& later = weight_work_[static_cast<std::size_t>(j)];
     if (last_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       deps = elementwise("head elementwise bwd", head_.elementwise_backward, deps);
       if (plan_.reshard_after_forward) deps = gather_weights(head_, deps);
-      deps = {compute_around_tp_collectives("head bwd", head_.backward, head_.gemm_backward_traffic, head_.tp_backward, head_.tp_collective_bytes, deps, head_bwd_mix_)};
-      if (reduce) gradients_ready(head_.gradients, deps.back());
+      if (split) {
+        deps = {compute_around_tp_collectives("head bwd", head_.backward * 0.5, head_split_.input_traffic(head_.gemm_backward_traffic), head_.tp_backward, head_.tp_collective_bytes, deps, head_split_.input_mix)};
+        later.push_back({WeightWork::kHead, 0, deps.back()});
+      } else {
+        deps = {compute_around_tp_collectives("head bwd", head_.backward, head_.gemm_backward_traffic, head_.tp_backward, head_.tp_collective_bytes, deps, head_bwd_mix_)};
+        if (reduce) gradients_ready(head_.gradients, deps.back());
+      }
     }
     for (int u = last - 1; u >= first; --u) {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
@@ -267,31 +421,75 @@ class Builder {
       const bool full = plan_.recompute == Recompute::kFull;
       if (full) {
         deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_, plan_.tp_comm_overlap)};
-        deps = attention("attention recompute", c, c.attention_recompute, c.attention_recompute_traffic, deps);
+        deps = cp_attention_forward("attention recompute", c, c.attention_recompute, c.attention_recompute_traffic, deps);
         deps = elementwise("elementwise recompute", c.elementwise_forward, deps);
       }
       deps = moe_all_to_all("ep combine bwd", c, deps);
       deps = elementwise("elementwise bwd", c.elementwise_backward, deps);
-      deps = {compute_around_tp_collectives("block bwd", c.backward - c.attention_backward, c.gemm_backward_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_, plan_.tp_comm_overlap)};
-      deps = full ? attention("attention bwd", c, c.attention_backward, c.attention_backward_traffic, deps)
-                  : attention("attention bwd", c, c.attention_backward + c.attention_recompute,
-                              c.attention_backward_traffic + c.attention_recompute_traffic, deps);
-      deps = moe_all_to_all("ep dispatch bwd", c, deps);
-      if (plan_.cp > 1 && c.cp_kv_bytes.value() > 0) {
-        deps = {collective(cp_group(), "cp kv reduce-scatter", CollectiveOp::kReduceScatter, c.cp_kv_bytes, deps)};
+      const Flops gemm = c.backward - c.attention_backward;
+      if (split) {
+        const Split& x = model_.family == ModelFamily::kTransformer ? block_split_ : cnn_split_;
+        deps = {compute_around_tp_collectives("block bwd", gemm * 0.5, x.input_traffic(c.gemm_backward_traffic), c.tp_backward, c.tp_collective_bytes, deps, x.input_mix, plan_.tp_comm_overlap)};
+        later.push_back({WeightWork::kUnit, u, deps.back()});
+      } else {
+        deps = {compute_around_tp_collectives("block bwd", gemm, c.gemm_backward_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_, plan_.tp_comm_overlap)};
       }
-      if (reduce) gradients_ready(c.gradients, deps.back());
+      deps = full ? cp_attention_backward("attention bwd", c, c.attention_backward, c.attention_backward_traffic, deps)
+                  : cp_attention_backward("attention bwd", c, c.attention_backward + c.attention_recompute,
+                                          c.attention_backward_traffic + c.attention_recompute_traffic, deps);
+      deps = moe_all_to_all("ep dispatch bwd", c, deps);
+      if (reduce && !split) gradients_ready(c.gradients, deps.back());
     }
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       if (plan_.reshard_after_forward) deps = gather_weights(embedding_, deps);
-      deps = {compute_around_tp_collectives("embedding bwd", embedding_.backward, embedding_.gemm_backward_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
-      if (reduce) gradients_ready(embedding_.gradients, deps.back());
+      if (split) {
+        // The embedding's backward is its weight gradient alone: all of it waits for W.
+        later.push_back({WeightWork::kEmbedding, 0, deps.back()});
+      } else {
+        deps = {compute_around_tp_collectives("embedding bwd", embedding_.backward, embedding_.gemm_backward_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
+        if (reduce) gradients_ready(embedding_.gradients, deps.back());
+      }
     }
     if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), pp_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
+    if (split) return;
     // What is left in the bucket: now with overlap, or (without it) once per micro-batch under
     // ZeRO-2/3; the last one's then waits for the optimizer step.
     if (reduce && (plan_.dp_overlap || !last_micro)) flush_bucket(deps.back());
     bwd_last_ = deps.back();
+  }
+
+  // ZB-H1's W pass of micro-batch j: the weight-gradient GEMMs its B pass left, in the order B
+  // produced them (head, blocks from the last, embedding), each after its unit's B part; the
+  // gradients then go to the data-parallel reduction as backward() sends them without the split.
+  void weight(int j) {
+    const bool last_micro = j == out_.micro_batches - 1;
+    const bool reduce = last_micro || plan_.zero >= ZeroStage::kGradients;
+    OpId last = 0;
+    bool any = false;
+    for (const WeightWork& w : weight_work_[static_cast<std::size_t>(j)]) {
+      any = true;
+      std::vector<OpId> deps{w.after};
+      Bytes grads{0};
+      if (w.kind == WeightWork::kHead) {
+        last = compute("head bwd weight", head_.backward * 0.5, head_split_.weight_traffic(head_.gemm_backward_traffic), tg::ComputeClass::kGemm, deps);
+        if (head_split_.weight_mix != tg::kNoGemmMix) g_.set_gemm_mix(last, head_split_.weight_mix);
+        grads = head_.gradients;
+      } else if (w.kind == WeightWork::kEmbedding) {
+        last = compute_around_tp_collectives("embedding bwd", embedding_.backward, embedding_.gemm_backward_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps);
+        grads = embedding_.gradients;
+      } else {
+        const LayerCost& c = unit_cost_[static_cast<std::size_t>(w.unit)];
+        const Split& x = model_.family == ModelFamily::kTransformer ? block_split_ : cnn_split_;
+        last = compute("block bwd weight", (c.backward - c.attention_backward) * 0.5, x.weight_traffic(c.gemm_backward_traffic), tg::ComputeClass::kGemm, deps);
+        if (x.weight_mix != tg::kNoGemmMix) g_.set_gemm_mix(last, x.weight_mix);
+        grads = c.gradients;
+      }
+      if (reduce) gradients_ready(grads, last);
+    }
+    weight_work_[static_cast<std::size_t>(j)].clear();
+    if (!any) return;
+    if (reduce && (plan_.dp_overlap || !last_micro)) flush_bucket(last);
+    bwd_last_ = last;
   }
 
   // ZeRO-3: the unit's (block's, embedding's, head's) weights all-gathered over the DP group
@@ -500,6 +698,8 @@ class Builder {
   std::vector<LayerCost> unit_cost_;
   std::uint32_t block_fwd_mix_ = tg::kNoGemmMix, block_bwd_mix_ = tg::kNoGemmMix;
   std::uint32_t head_fwd_mix_ = tg::kNoGemmMix, head_bwd_mix_ = tg::kNoGemmMix;
+  Split block_split_, head_split_, cnn_split_;  // ZB-H1's dX / dW halves (CNN layers: no shapes)
+  std::vector<std::vector<WeightWork>> weight_work_;  // per micro-batch: its W pass, pending
   LayerCost embedding_, head_;
   std::vector<LayerRange> chunk_units_;  // chunk k of stage s at k p + s
   std::map<std::array<int, 3>, std::uint32_t> tp_groups_, dp_groups_, cp_groups_, ep_groups_;

@@ -13,8 +13,16 @@
 //   backward  the recomputed forward (per the recompute mode, with its TP collectives under full
 //             recompute; a partial recomputation of the scores runs inside the attention
 //             backward), then the backward compute (2x forward) and its TP collectives;
+//   context   with cp > 1, the attention core's exchange of keys and values over the CP group
+//             (plan.cp_comm_type, Megatron-Core's --cp-comm-type): p2p runs Transformer Engine's
+//             ring, the core in cp steps with each K/V transfer beside a step (and, in backward,
+//             dK/dV passed on with the K/V); all_gather (Llama 3) all-gathers K/V before the core
+//             and reduce-scatters dK/dV after its backward; a2a (Ulysses) exchanges Q, K, V and
+//             the output by all-to-all; equations in docs/compute-model.md;
 //   pipeline  activations sent to the next stage and gradients to the previous one (isend/irecv
-//             on the PP stream), in GPipe or 1F1B order;
+//             on the PP stream), in GPipe, 1F1B, interleaved 1F1B or ZB-H1 order (ZB-H1: each
+//             backward split into B, everything the previous stage waits for, and W, the
+//             weight-gradient GEMMs, which stage s runs s micro-batches late);
 //   experts   MoE blocks add an all-to-all dispatch and combine over the EP group, forward and
 //             backward;
 //   data      gradients are reduced over the DP group in buckets as they are produced

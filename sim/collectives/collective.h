@@ -25,7 +25,7 @@ struct CollectiveSpec {
   Bytes size{0};                      // S, nccl-tests' convention (core/collective_kind.h)
   std::vector<topo::NodeId> ranks;    // GPUs, in rank order
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
-  std::size_t root = 0;               // broadcast/reduce root; send_recv sends ranks[0] -> ranks[1]
+  std::size_t root = 0;               // broadcast/reduce root; send_recv sends ranks[0] -> ranks[1] (more ranks: each to the next, a ring shift)
   std::uint64_t label = 0;            // salts ECMP hashing, so concurrent collectives differ
 };
 

@@ -304,8 +304,12 @@ std::optional<Schedule> direct(const CollectiveSpec& s, std::string* why) {
       break;
     }
     case CollectiveOp::kSendRecv: {
+      // Two ranks: ranks[0] sends S to ranks[1] (a point-to-point transfer). More: every rank
+      // sends S to the next and the last to the first, a ring shift, as nccl-tests' sendrecv
+      // and the probe run it (calibration/probe/nccl_group.h).
       Round ph;
       ph.flows.push_back({s.ranks[0], s.ranks[1], s.size, 0, kNoPipeline});
+      for (std::size_t i = 1; n > 2 && i < n; ++i) ph.flows.push_back({s.ranks[i], s.ranks[(i + 1) % n], s.size, 0, kNoPipeline});
       out.rounds.push_back(std::move(ph));
       break;
     }

@@ -152,6 +152,25 @@ TEST(ClosedForm, SendRecvIsOneStepPlusSizeOverBandwidth) {
   EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kSendRecv, gibibytes(1)), CollectiveAlgorithm::kDirect), expected, expected * 1e-3);
 }
 
+TEST(ClosedForm, SendRecvOverMoreRanksIsARingShift) {
+  // Four ranks behind one switch: every rank sends S to the next and the last to the first (a
+  // ring shift, as nccl-tests' sendrecv runs it), all at once on disjoint link directions, so
+  // the time is one transfer's, step + 2 latencies + S/B, with 4 flows moving 4 S.
+  const Uniform u;
+  const coll::Machine c = testing::uniform_star(4, u);
+  CollectiveSimulator sim(c);
+  const auto r = sim.run_fixed(spec_for(c, CollectiveOp::kSendRecv, mebibytes(64)), CollectiveAlgorithm::kDirect, Protocol::kSimple, nullptr);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->flows, 4u);
+  EXPECT_EQ(r->wire_bytes.value(), 4 * mebibytes(64).value());
+  const double expected = secs(u.step + 2 * u.latency) + static_cast<double>(mebibytes(64).value()) / u.bandwidth.value();
+  EXPECT_NEAR(secs(r->time), expected, expected * 1e-3);
+  // Two ranks: one transfer, ranks[0] -> ranks[1] (the executor's point-to-point transfer).
+  const auto two = sim.run_fixed(spec_for(c, CollectiveOp::kSendRecv, mebibytes(64), 2), CollectiveAlgorithm::kDirect, Protocol::kSimple, nullptr);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->flows, 1u);
+}
+
 // m servers of g GPUs: an internal switch per server (NVLink class, B1, L1) and one rail switch
 // per local index j joining GPU j of every server (network class, B2, L2).
 Machine two_level(int m, int g, const Uniform& intra, const Uniform& inter) {

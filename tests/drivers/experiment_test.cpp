@@ -97,5 +97,28 @@ TEST(Experiment, FrameworkPresetSetsTheDefaultsThePlanLeavesOpen) {
   }
 }
 
+TEST(Experiment, ContextParallelCommunicationAndTheZeroBubbleSchedule) {
+  // cp_comm_type mirrors Megatron-Core's --cp-comm-type (default p2p); schedule "zb-h1" names
+  // Qi et al.'s ZB-H1. Unknown values are errors at their key listing the accepted ones.
+  const Experiment defaults = parse(experiment(nlohmann::json::object()));
+  EXPECT_EQ(defaults.plan.cp_comm_type, wl::CpCommType::kP2p);
+  EXPECT_EQ(parse(experiment({{"cp_comm_type", "all_gather"}})).plan.cp_comm_type, wl::CpCommType::kAllGather);
+  EXPECT_EQ(parse(experiment({{"cp_comm_type", "a2a"}})).plan.cp_comm_type, wl::CpCommType::kA2a);
+  EXPECT_EQ(parse(experiment({{"schedule", "zb-h1"}})).plan.schedule, wl::PipelineSchedule::kZbH1);
+  try {
+    parse(experiment({{"cp_comm_type", "ring"}}));
+    FAIL() << "accepted cp_comm_type ring";
+  } catch (const ConfigError& err) {
+    EXPECT_EQ(err.json_path(), "/plan/cp_comm_type");
+    EXPECT_NE(std::string(err.what()).find("\"all_gather\""), std::string::npos) << err.what();
+  }
+  try {
+    parse(experiment({{"cp_comm_type", 1}}));
+    FAIL() << "accepted a number";
+  } catch (const ConfigError& err) {
+    EXPECT_EQ(err.json_path(), "/plan/cp_comm_type");
+  }
+}
+
 }  // namespace
 }  // namespace cs::drv

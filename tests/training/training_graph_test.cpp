@@ -14,6 +14,7 @@
 #include "sim/runtime/executor.h"
 #include "tests/collectives/test_clusters.h"
 #include "workloads/layer_cost.h"
+#include "workloads/memory.h"
 #include "workloads/model.h"
 
 namespace cs::wl {
@@ -648,6 +649,315 @@ TEST(TrainingGraphSymmetry, OneRankPerStageGivesTheFullSimulationsResult) {
   const tg::TaskGraph back = tg::TaskGraph::from_json(folded.graph.to_json(), "folded.json");
   EXPECT_EQ(back.to_json().dump(), folded.graph.to_json().dump());
   EXPECT_EQ(back.symmetries().size(), 3u);  // (dp, tp) shifts other than the identity
+}
+
+}  // namespace
+}  // namespace cs::wl
+
+// ---- context parallelism (plan.cp_comm_type) and the zero-bubble schedule ----------------------
+namespace cs::wl {
+namespace {
+
+// n round GPUs behind one switch whose links carry `bandwidth`, with a 5 us collective launch
+// and test_clusters.h's latencies, or (`no_latency`) none.
+coll::Machine star_at(int n, Bandwidth bandwidth, bool no_latency = false) {
+  testing::Uniform u;
+  u.bandwidth = bandwidth;
+  if (no_latency) u.latency = u.step = u.ll_step = u.nvls_step = Duration{0};
+  const hw::GpuSpec gpu = test_gpu();
+  coll::Machine m = testing::uniform_star(n, u, Bandwidth{0}, &gpu);
+  m.protocol.launch_latency = no_latency ? Duration{0} : microseconds(5);
+  return m;
+}
+
+double collective_seconds(const coll::Machine& c, CollectiveOp op, Bytes size) {
+  coll::CollectiveSpec spec;
+  spec.op = op;
+  spec.size = size;
+  spec.ranks.assign(c.cluster.gpus().begin(), c.cluster.gpus().end());
+  return to_seconds(coll::CollectiveSimulator(c).run(spec).time);
+}
+
+// The small GPT on cp GPUs: one sample of 1024 tokens, flash attention, everything else off.
+ParallelPlan cp_plan(int cp, CpCommType type) {
+  ParallelPlan plan;
+  plan.cp = cp;
+  plan.cp_comm_type = type;
+  plan.micro_batch = 1;
+  plan.global_batch = 1;
+  plan.sequence_length = 1024;
+  plan.flash_attention = true;
+  plan.dp_bucket_mib = 1e6;  // one gradient all-reduce, after the backward
+  return plan;
+}
+
+// The duration of rank 0's first compute op named `name`, by the compute model.
+double op_seconds(const TrainingGraph& t, const std::string& name) {
+  compute::ComputeModel cm("bf16");
+  for (tg::OpId id = 0; id < t.graph.size(); ++id) {
+    const tg::Op& op = t.graph.ops()[id];
+    if (op.rank == 0 && op.kind == tg::OpKind::kCompute && t.graph.name_of(id) == name) {
+      return to_seconds(cm.time(test_gpu(), op.compute_class, op.flops, op.bytes));
+    }
+  }
+  ADD_FAILURE() << "no op " << name;
+  return 0;
+}
+
+// Bytes of the gradient all-reduce rank 0 issues (over DP x CP).
+Bytes dp_bytes(const TrainingGraph& t) {
+  Bytes b{0};
+  for (const tg::Op& op : t.graph.ops()) {
+    if (op.rank == 0 && op.kind == tg::OpKind::kCollective && t.graph.groups()[op.group].stream == tg::Stream::kDp) b += op.bytes;
+  }
+  return b;
+}
+
+TEST(ContextParallel, RingHidesEachTransferBehindAStepOrExposesTheDifference) {
+  // p2p (Transformer Engine's ring) on n = 4 GPUs, 8 blocks, X = 2 e T k_v the K/V bytes of a
+  // GPU (T = 256 tokens, k_v = h = 1024: 1 MiB). Per block, with t_a and t_b one forward and one
+  // backward step of the attention core (1/n of it), t_X and t_2X one ring transfer of X and 2X
+  // (a send_recv ring shift over the 4 GPUs):
+  //   forward   max(n t_a, (n - 1) t_X + t_a): exposed (n - 1) max(0, t_X - t_a)
+  //   backward  max(t_b, t_X) + (n - 2) max(t_b, t_2X) + max(t_b, t_X): exposed that - n t_b
+  // and nothing else overlaps (one micro-batch, no TP, no PP); the gradients are all-reduced
+  // over the 4 CP ranks once the backward is over. So
+  //   iteration = compute + 8 (exposed forward + exposed backward) + t_allreduce.
+  // At 10 TB/s without latencies every transfer hides behind its step (t_X = 0.1 us, t_a =
+  // 5.4 us); at 1 GB/s with a 5 us launch every one is exposed.
+  const Model m = small_gpt();
+  const int n = 4;
+  const TrainingGraph t = build_training_graph(m, cp_plan(n, CpCommType::kP2p), "test", "/plan");
+  const Bytes X{2 * 2 * 256 * 1024};
+  const double t_a = op_seconds(t, "attention fwd"), t_b = op_seconds(t, "attention bwd");
+  int regimes = 0;
+  for (const double gbps : {10000.0, 1.0}) {
+    const coll::Machine c = star_at(n, gigabytes_per_second(gbps), gbps > 1);
+    const double t_x = collective_seconds(c, CollectiveOp::kSendRecv, X);
+    const double t_2x = collective_seconds(c, CollectiveOp::kSendRecv, X * 2);
+    const double fwd = std::max(n * t_a, (n - 1) * t_x + t_a) - n * t_a;
+    const double bwd = std::max(t_b, t_x) + (n - 2) * std::max(t_b, t_2x) + std::max(t_b, t_x) - n * t_b;
+    const double eps = 1e-15;
+    regimes += (fwd < eps && bwd < eps) ? 1 : (fwd > eps && bwd > eps ? 10 : 100);
+    const double expected = compute_seconds(t, 0) + 8 * (fwd + bwd) + collective_seconds(c, CollectiveOp::kAllReduce, dp_bytes(t));
+    const Execution run = execute(c, t);
+    EXPECT_NEAR(run.seconds, expected, 1e-12 * static_cast<double>(t.graph.size())) << gbps << " GB/s";
+    // The stall attribution puts the exposed part on context parallelism.
+    for (const auto& b : results::attribute_stalls(t.graph, run.records, run.end)) {
+      EXPECT_NEAR(to_seconds(b.time[static_cast<int>(results::Stall::kCp)]), 8 * (fwd + bwd), 1e-9) << gbps << " GB/s";
+    }
+  }
+  EXPECT_EQ(regimes, 11) << "one hidden and one exposed regime";
+}
+
+TEST(ContextParallel, AllGatherAndAllToAllAreExposed) {
+  // all_gather (Llama 3): per block K/V all-gathered (S = n X) before attention and dK/dV
+  // reduce-scattered (S = n X) after its backward, exposed. a2a (Ulysses): all-to-alls of Q, K, V
+  // (S = Q + X) and of the output (S = Q) in forward, the same two in backward, exposed. Q = e T
+  // q_t = 0.5 MiB. iteration = compute + 8 x (the block's CP collectives) + t_allreduce.
+  const Model m = small_gpt();
+  const int n = 4;
+  const Bytes X{2 * 2 * 256 * 1024}, Q{2 * 256 * 1024};
+  const coll::Machine c = star_at(n, gigabytes_per_second(100));
+  auto t = [&](CollectiveOp op, Bytes s) { return collective_seconds(c, op, s); };
+  for (const CpCommType type : {CpCommType::kAllGather, CpCommType::kA2a}) {
+    const TrainingGraph g = build_training_graph(m, cp_plan(n, type), "test", "/plan");
+    const double per_block = type == CpCommType::kAllGather
+                                 ? t(CollectiveOp::kAllGather, X * n) + t(CollectiveOp::kReduceScatter, X * n)
+                                 : 2 * t(CollectiveOp::kAllToAll, Q + X) + 2 * t(CollectiveOp::kAllToAll, Q);
+    const double expected = compute_seconds(g, 0) + 8 * per_block + t(CollectiveOp::kAllReduce, dp_bytes(g));
+    EXPECT_NEAR(execute(c, g).seconds, expected, 1e-12 * static_cast<double>(g.graph.size())) << static_cast<int>(type);
+  }
+}
+
+TEST(ContextParallel, BytesSentPerGpuPerBlockMatchTheClosedForms) {
+  // Per block and micro-batch, bytes one GPU sends on the CP group (an all-gather or
+  // reduce-scatter of S sends (n-1)/n S, an all-to-all (n-1)/n S, a ring shift S), X = 2 e T k_v,
+  // Q = e T q_t, T = s/n:
+  //   p2p         forward (n-1) X; backward 2 (n-1) X (K/V again and dK/dV)
+  //   all_gather  forward (n-1) X; backward (n-1) X
+  //   a2a         forward (n-1)/n (2Q + X); backward the same
+  // Under full recomputation the forward's exchange runs again in the backward.
+  const Model m = small_gpt();
+  for (const int n : {2, 4}) {
+    const double T = 1024.0 / n, X = 2 * 2 * T * 1024, Q = 2 * T * 1024;
+    for (const CpCommType type : {CpCommType::kP2p, CpCommType::kAllGather, CpCommType::kA2a}) {
+      for (const Recompute r : {Recompute::kNone, Recompute::kFull}) {
+        ParallelPlan plan = cp_plan(n, type);
+        plan.recompute = r;
+        const TrainingGraph g = build_training_graph(m, plan, "test", "/plan");
+        double sent = 0;
+        for (const tg::Op& op : g.graph.ops()) {
+          if (op.rank != 0 || op.kind != tg::OpKind::kCollective || g.graph.groups()[op.group].stream != tg::Stream::kCp) continue;
+          const double s = static_cast<double>(op.bytes.value());
+          sent += op.collective == CollectiveOp::kSendRecv ? s : s * (n - 1) / n;
+        }
+        const double fwd = type == CpCommType::kA2a ? (n - 1.0) / n * (2 * Q + X) : (n - 1) * X;
+        const double bwd = type == CpCommType::kP2p ? 2 * (n - 1) * X : fwd;
+        const double per_block = (r == Recompute::kFull ? 2 : 1) * fwd + bwd;
+        EXPECT_NEAR(sent, 8 * per_block, 1.0) << "n=" << n << " type=" << static_cast<int>(type) << " full=" << (r == Recompute::kFull);
+      }
+    }
+  }
+}
+
+TEST(ContextParallel, OneSimulatedRankPerStageGivesTheFullSimulationsResult) {
+  // DP 2 x CP 4 (and CP 2 x PP 2) behind one switch, every variant: with symmetry only CP rank
+  // 0 of each stage is simulated; its ring shifts, all-gathers and all-to-alls over the CP group
+  // carry the mirrored ranks' transfers, so the iteration equals the full simulation's.
+  for (const CpCommType type : {CpCommType::kP2p, CpCommType::kAllGather, CpCommType::kA2a}) {
+    for (const auto& [dp, cp, pp] : {std::tuple{2, 4, 1}, std::tuple{1, 2, 2}}) {
+      ParallelPlan plan = cp_plan(cp, type);
+      plan.dp = dp;
+      plan.pp = pp;
+      plan.global_batch = 2 * dp;
+      plan.dp_bucket_mib = 25;
+      const coll::Machine c = star_at(8, gigabytes_per_second(10));
+      const TrainingGraph folded = build_training_graph(small_gpt(), plan, "test", "/plan", true);
+      EXPECT_EQ(folded.graph.ranks(), static_cast<std::uint32_t>(pp));
+      const double full = execute(c, build_training_graph(small_gpt(), plan, "test", "/plan", false)).seconds;
+      EXPECT_NEAR(execute(c, folded).seconds, full, full * 1e-12) << "type " << static_cast<int>(type) << " cp " << cp;
+    }
+  }
+}
+
+TEST(ContextParallel, AllToAllNeedsHeadsDivisibleByCp) {
+  // a2a gives each CP rank a/(t c) heads: 16 heads over t = 2 leave 8, which c = 3 does not
+  // divide (the sequence, 1023, does).
+  ParallelPlan plan = cp_plan(3, CpCommType::kA2a);
+  plan.sequence_length = 1023;  // within the 1024 positions, divisible by 3
+  plan.tp = 2;
+  expect_plan_error(small_gpt(), plan, "cp_comm_type");
+  plan.cp_comm_type = CpCommType::kP2p;
+  EXPECT_NO_THROW(build_training_graph(small_gpt(), plan, "test", "/plan"));
+}
+
+TEST(ZeroBubble, ZbH1BubbleIsPMinusOneTimesForwardPlusInputGradMinusWeightGrad) {
+  // ZB-H1 (Qi et al. 2024, Sec. 3.1) on p = 4 equal stages of 2 identical layers, free
+  // communication. A layer's backward is split into B (input gradient) and W (weight
+  // gradient), half of its FLOPs and bytes each, so T_B = T_W = T_F here (a layer's backward
+  // is twice its forward): the paper's equal-times case. The iteration is
+  //   m (T_F + T_B + T_W) + (p - 1)(T_F + T_B - T_W) + optimizer
+  // against 1F1B's m (T_F + T_B + T_W) + (p - 1)(T_F + T_B + T_W) + optimizer.
+  const Model m = uniform_layers();
+  const int p = 4;
+  for (int micro : {4, 8, 12}) {
+    const coll::Machine c = star(p, true);
+    ParallelPlan plan;
+    plan.pp = p;
+    plan.schedule = PipelineSchedule::kZbH1;
+    plan.micro_batch = 1;
+    plan.global_batch = micro;
+    const TrainingGraph t = build_training_graph(m, plan, "test", "/plan");
+    compute::ComputeModel cm("bf16");
+    double f = 0, b = 0, w = 0, optimizer = 0;  // stage 1's, per micro-batch
+    for (tg::OpId id = 0; id < t.graph.size(); ++id) {
+      const tg::Op& op = t.graph.ops()[id];
+      if (op.rank != 1 || op.kind != tg::OpKind::kCompute) continue;
+      const double d = to_seconds(cm.time(test_gpu(), op.compute_class, op.flops, op.bytes));
+      const std::string& name = t.graph.name_of(id);
+      if (op.compute_class == tg::ComputeClass::kOptimizer) optimizer += d;
+      else if (name == "block bwd weight") w += d / micro;
+      else if (name == "block bwd") b += d / micro;
+      else f += d / micro;
+    }
+    EXPECT_NEAR(b, w, b * 1e-12);
+    EXPECT_NEAR(b, f, b * 1e-12);
+    const double expected = micro * (f + b + w) + (p - 1) * (f + b - w) + optimizer;
+    EXPECT_NEAR(execute(c, t).seconds, expected, expected * 1e-9) << "m=" << micro;
+    plan.schedule = PipelineSchedule::kOneFOneB;
+    const double one_f_one_b = micro * (f + b + w) + (p - 1) * (f + b + w) + optimizer;
+    EXPECT_NEAR(execute(c, build_training_graph(m, plan, "test", "/plan")).seconds, one_f_one_b, one_f_one_b * 1e-9);
+  }
+}
+
+TEST(ZeroBubble, ZbH1SplitsEachBackwardGemmOpIntoEqualInputAndWeightHalves) {
+  // The small GPT on p = 2, ZB-H1 against 1F1B: the same FLOPs and bytes on every rank; each
+  // block's backward GEMM op becomes a B op ("block bwd") and a W op ("block bwd weight") of
+  // half its FLOPs each (dX = dY W^T and dW = X^T dY, 2 m n k each) and, in bf16, half its
+  // bytes each; the W ops of a micro-batch run after its B ops. Same iteration with p = 1
+  // (no bubble to fill: B and W back to back).
+  const Model m = small_gpt();
+  ParallelPlan plan;
+  plan.pp = 2;
+  plan.micro_batch = 1;
+  plan.global_batch = 4;
+  plan.sequence_length = 1024;
+  const TrainingGraph base = build_training_graph(m, plan, "test", "/plan");
+  plan.schedule = PipelineSchedule::kZbH1;
+  const TrainingGraph zb = build_training_graph(m, plan, "test", "/plan");
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    double f0 = 0, f1 = 0;
+    Bytes b0{0}, b1{0};
+    double block_bwd = 0, input = 0, weight = 0;
+    Bytes block_bwd_bytes{0}, input_bytes{0}, weight_bytes{0};
+    for (tg::OpId id = 0; id < base.graph.size(); ++id) {
+      const tg::Op& op = base.graph.ops()[id];
+      if (op.rank != r || op.kind != tg::OpKind::kCompute) continue;
+      f0 += op.flops.value();
+      b0 += op.bytes;
+      if (base.graph.name_of(id) == "block bwd") {
+        block_bwd += op.flops.value();
+        block_bwd_bytes += op.bytes;
+      }
+    }
+    for (tg::OpId id = 0; id < zb.graph.size(); ++id) {
+      const tg::Op& op = zb.graph.ops()[id];
+      if (op.rank != r || op.kind != tg::OpKind::kCompute) continue;
+      f1 += op.flops.value();
+      b1 += op.bytes;
+      if (zb.graph.name_of(id) == "block bwd") {
+        input += op.flops.value();
+        input_bytes += op.bytes;
+      }
+      if (zb.graph.name_of(id) == "block bwd weight") {
+        weight += op.flops.value();
+        weight_bytes += op.bytes;
+      }
+    }
+    EXPECT_NEAR(f1, f0, f0 * 1e-12) << "rank " << r;
+    EXPECT_EQ(b1, b0) << "rank " << r;
+    EXPECT_GT(block_bwd, 0);
+    EXPECT_NEAR(input, block_bwd / 2, block_bwd * 1e-12);
+    EXPECT_NEAR(weight, block_bwd / 2, block_bwd * 1e-12);
+    EXPECT_EQ(input_bytes + weight_bytes, block_bwd_bytes);
+    EXPECT_NEAR(static_cast<double>(weight_bytes.value()), static_cast<double>(block_bwd_bytes.value()) / 2, 8.0);
+  }
+  // Faster than 1F1B on the same machine: the W passes fill part of the bubble.
+  const coll::Machine c = star(2, false);
+  EXPECT_LT(execute(c, zb).seconds, execute(c, base).seconds);
+  // ZB-H1 keeps up to p micro-batches on every stage (1F1B: p - i).
+  EXPECT_EQ(micro_batches_in_flight(plan, 1), 2.0);
+}
+
+TEST(ZeroBubble, CombinesWithEveryOtherOption) {
+  // ZB-H1 with TP 2 (SP, overlapped), CP 2 (each variant), PP 2, DP 2 under ZeRO 0-3, full
+  // recomputation: the graph runs to the end (every dependency met, every collective matched)
+  // and does the FLOPs of the same plan under 1F1B, in the same or less time.
+  for (const ZeroStage zero : {ZeroStage::kNone, ZeroStage::kGradients, ZeroStage::kParameters}) {
+    for (const CpCommType type : {CpCommType::kP2p, CpCommType::kAllGather, CpCommType::kA2a}) {
+      ParallelPlan plan = cp_plan(2, type);
+      plan.tp = 2;
+      plan.sequence_parallel = true;
+      plan.tp_comm_overlap = true;
+      plan.pp = 2;
+      plan.dp = 2;
+      plan.zero = zero;
+      plan.recompute = Recompute::kFull;
+      plan.global_batch = 8;
+      plan.dp_bucket_mib = 4;
+      const coll::Machine c = star(16, false);
+      const TrainingGraph one = build_training_graph(small_gpt(), plan, "test", "/plan", true);
+      plan.schedule = PipelineSchedule::kZbH1;
+      const TrainingGraph zb = build_training_graph(small_gpt(), plan, "test", "/plan", true);
+      double f1 = 0, fz = 0;
+      for (const tg::Op& op : one.graph.ops()) f1 += op.flops.value();
+      for (const tg::Op& op : zb.graph.ops()) fz += op.flops.value();
+      EXPECT_NEAR(fz, f1, f1 * 1e-12);
+      const double t1 = execute(c, one).seconds, tz = execute(c, zb).seconds;
+      EXPECT_LE(tz, t1 * (1 + 1e-9)) << "zero " << static_cast<int>(zero) << " cp " << static_cast<int>(type);
+    }
+  }
 }
 
 }  // namespace
