@@ -11,6 +11,7 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
   v->require_subcommand(1);
   auto* m = v->add_subcommand("megatron", "Megatron-LM SC21 Table 1: GPT 1.7B to 1T on 32 to 3,072 A100s");
   m->add_option("--rows", o.rows, "Only these rows (1-based, comma-separated)");
+  m->add_option("--table", o.table, "Another table of training records (e.g. configs/validation/megatron-core-h100.json)");
   m->add_flag("--json", o.json, "Print JSON");
   m->add_flag("--refit", o.refit, "Refit the constant the rows were fitted on (the A100 GEMM efficiency) and print it");
   m->add_flag("--leave-one-out", o.leave_one_out,

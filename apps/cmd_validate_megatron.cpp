@@ -84,14 +84,18 @@ std::string pct(double fraction) {
 }
 
 struct Table {
+  std::string title;  // the document's "title"; empty: the SC21 table
   std::vector<drv::TrainingRecord> records;
   std::vector<std::size_t> rows;
   std::vector<double> published;  // per selected row
 };
 
 Table load_table(const ValidateOptions& o) {
-  const std::string file = std::string(CS_CONFIG_DIR) + "/validation/megatron-sc21-table1.json";
-  Table t{drv::load_training_records(ConfigDocument::load(file), std::string(CS_CONFIG_DIR) + "/validation"), {}, {}};
+  const std::string file = o.table.empty() ? std::string(CS_CONFIG_DIR) + "/validation/megatron-sc21-table1.json" : o.table;
+  const ConfigDocument doc = ConfigDocument::load(file);
+  Table t;
+  if (auto title = doc.root().find("title")) t.title = title->as_string();
+  t.records = drv::load_training_records(doc, std::string(CS_CONFIG_DIR) + "/validation");
   t.rows = parse_rows(o.rows, t.records.size());
   for (std::size_t i : t.rows) t.published.push_back(t.records[i].published_tflops_per_gpu);
   return t;
@@ -101,9 +105,13 @@ void print_rows(const Table& t, const std::vector<drv::TrainingRowResult>& resul
   nlohmann::json out = nlohmann::json::array();
   std::vector<double> fit_errors, check_errors;
   if (!json) {
-    std::cout << "clustersim validate megatron: Narayanan et al., SC21, Table 1 (A100 SuperPOD, sequence 2048, full recomputation,\n"
-                 "  the paper's micro-batches, DDP and interleaving from its run_table_1.sh; TFLOP/s per GPU as the paper's Eq. 3)\n"
-                 "   row   params   GPUs   TP  PP  DP  mb  v  batch   published  predicted   error  record\n";
+    if (t.title.empty()) {
+      std::cout << "clustersim validate megatron: Narayanan et al., SC21, Table 1 (A100 SuperPOD, sequence 2048, full recomputation,\n"
+                   "  the paper's micro-batches, DDP and interleaving from its run_table_1.sh; TFLOP/s per GPU as the paper's Eq. 3)\n";
+    } else {
+      std::cout << "clustersim validate megatron: " << t.title << "\n";
+    }
+    std::cout << "   row   params   GPUs   TP  PP  DP  mb  v  batch   published  predicted   error  record\n";
   }
   for (const drv::TrainingRowResult& r : results) {
     const drv::TrainingRecord& rec = t.records[r.row];

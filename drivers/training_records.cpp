@@ -1,5 +1,8 @@
 #include "drivers/training_records.h"
 
+#include <span>
+#include <string_view>
+
 #include "core/errors.h"
 
 namespace cs::drv {
@@ -44,10 +47,23 @@ std::vector<TrainingRecord> load_training_records(const ConfigDocument& doc, con
     const ConfigNode config = record.at("config");
     check_against_config(r.experiment, load_model(r.experiment), config);
     r.params_billion = config.at("params_billion").as_number();
-    r.published_tflops_per_gpu = record.at("measured").at("tflops_per_gpu").as_number();
+    const ConfigNode measured = record.at("measured");
+    r.published_tflops_per_gpu = measured.at("tflops_per_gpu").as_number();
+    if (auto c = measured.find("convention")) {
+      static constexpr std::string_view kConventions[] = {"training", "model", "megatron-eq3", "megatron-core", "6n-attention"};
+      r.convention = std::string(kConventions[c->as_choice(std::span<const std::string_view>(kConventions))]);
+    }
     out.push_back(std::move(r));
   }
   return out;
+}
+
+double TrainingRecord::predicted_tflops(const results::IterationResult& run) const {
+  if (convention.empty()) return run.tflops_per_gpu;
+  for (const auto& r : run.flop_conventions) {
+    if (r.convention == convention) return r.tflops_per_gpu;
+  }
+  throw ConfigError(experiment.file, experiment.path, "the run reports no TFLOP/s in convention \"" + convention + "\" (only transformers with token inputs have the closed-form conventions)");
 }
 
 }  // namespace cs::drv

@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "drivers/experiment.h"
+#include "results/training_run.h"
 
 namespace cs::drv {
 
@@ -21,6 +22,12 @@ struct TrainingRecord {
   Experiment experiment;
   double params_billion = 0;            // config.params_billion, for tables
   double published_tflops_per_gpu = 0;  // measured.tflops_per_gpu
+  // measured.convention: the FLOP convention the published number counts in
+  // (workloads/flop_conventions.h); empty when absent: the run's headline TFLOP/s per GPU
+  // (training FLOPs with recomputation, Megatron's Eq. 3 for a GPT: the SC21 table's).
+  std::string convention;
+  // The predicted TFLOP/s per GPU to compare with the published one.
+  double predicted_tflops(const results::IterationResult& run) const;
 };
 
 // Every record of the document's "records" array; `base_dir` resolves the experiments' relative

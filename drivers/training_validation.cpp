@@ -35,7 +35,7 @@ std::vector<TrainingRowResult> simulate_rows(const std::vector<TrainingRecord>& 
   for (std::size_t i : rows) {
     if (progress) progress("row " + std::to_string(i + 1));
     const results::TrainingRun run = simulate_training(with_overrides(records.at(i).experiment, overrides));
-    out.push_back({i, run.result.tflops_per_gpu, run.result.iteration, run.assumptions, run.warnings});
+    out.push_back({i, records.at(i).predicted_tflops(run.result), run.result.iteration, run.assumptions, run.warnings});
   }
   return out;
 }
@@ -60,7 +60,7 @@ ConstantGrid constant_grid(const std::vector<TrainingRecord>& records, const std
       if (progress) progress("row " + std::to_string(rows[k] + 1) + ", " + factor_label(fact, f));
       const Perturbation p = scaled(fact, f, cluster);
       const results::TrainingRun run = simulate_training(with_overrides(e, {p.cluster_overrides, p.hardware_overrides}));
-      g.predicted[k].push_back(run.result.tflops_per_gpu);
+      g.predicted[k].push_back(records.at(rows[k]).predicted_tflops(run.result));
     }
   }
   return g;

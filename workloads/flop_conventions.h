@@ -5,8 +5,9 @@
 // width f_e for a mixture of experts), e = 3 for a gated MLP (SwiGLU) else 2.
 //
 //   training       the simulated FLOPs: the per-layer costs (layer_cost.h) of forward, backward
-//                  and the plan's recomputation. For a GPT under full recomputation this is
-//                  Megatron's Eq. 3.
+//                  and the plan's recomputation, as executed (a fused causal attention kernel's
+//                  skipped tiles are not counted). For a GPT under full recomputation without
+//                  flash attention this is Megatron's Eq. 3.
 //   model          the same without recomputation ("model FLOPs", Korthikanti et al. 2022,
 //                  Sec. 6; the numerator of MFU).
 //   megatron-eq3   Narayanan et al. SC21, Eq. 3, GPT closed form with full recomputation:

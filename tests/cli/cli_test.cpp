@@ -11,6 +11,7 @@
 // Positive runs: `run`, `collective` (single size, sweep, trace), `topo info`, `topo export` and
 // every `--help`; determinism of stdout and trace across two identical runs.
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <cctype>
 #include <cstdlib>
@@ -753,6 +754,24 @@ TEST(SlowCliValidate, MegatronTableOutOfSampleByLeaveOneOut) {
   ASSERT_EQ(loo["rows"].size(), 10u);
   for (const auto& row : loo["rows"]) EXPECT_LT(std::fabs(row["error_pct"].get<double>()), kLeaveOneOutWorstPct) << row.dump();
   EXPECT_LT(loo["median_abs_error_pct"].get<double>(), kLeaveOneOutMedianPct) << loo.dump(1);
+}
+
+TEST(SlowCliValidate, MegatronCoreH100CheckRowsAreCheckRecordsAtTheirDocumentedErrors) {
+  // The Megatron-Core H100 rows (configs/validation/megatron-core-h100.json) were fitted on
+  // nothing: they are all check records, compared in Megatron-Core's FLOP convention. Their errors
+  // are far from small (docs/validation.md: data-parallel traffic across servers is exposed that
+  // Megatron-Core hides, the multi-node collectives issue); this pins each to the documented
+  // figure within 2 points, so that a change that moves them is seen and documented.
+  const std::vector<std::string> args{"validate", "megatron", "--table", std::string(CS_SOURCE_DIR) + "/configs/validation/megatron-core-h100.json", "--json"};
+  const RunResult r = run_clustersim(args, 1800);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json out = parse_json(r.out);
+  const double documented[] = {16.8, -4.3, -30.8, -54.5, -41.9, -28.8};
+  ASSERT_EQ(out.size(), std::size(documented));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i]["use"], "check") << out[i].dump();
+    EXPECT_NEAR(out[i]["error_pct"].get<double>(), documented[i], 2.0) << out[i].dump();
+  }
 }
 
 TEST(CliValidate, NcclReportsFitAndCheckRecordsApartAndChecksAreWithinTenPercent) {
