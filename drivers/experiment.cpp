@@ -17,7 +17,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "cp_comm_type", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
                  "flash_attention", "dp_overlap", "reshard_after_forward", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "pp_scatter_gather", "zero_unit",
-                 "memory_fragmentation", "framework", "zero_prefetch"});
+                 "memory_fragmentation", "framework", "zero_prefetch", "zero_shard"});
   wl::ParallelPlan p;
   auto degree = [&](const char* key, int& out) {
     if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
@@ -55,6 +55,7 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
     for (const ConfigNode& e : v->elements()) p.order.push_back(e.as_string());
   }
   if (auto v = n.find("framework")) apply_framework_defaults(v->as_enum(kFrameworkNames), n, p);
+  if (auto v = n.find("zero_shard")) p.zero_shard = static_cast<int>(v->as_int(1, 1 << 20));
   if (auto v = n.find("zero_prefetch")) {
     p.zero_prefetch = static_cast<int>(v->as_int(0, 64));
     if (p.zero != wl::ZeroStage::kParameters) v->fail("zero_prefetch is the prefetch of ZeRO-3's all-gathers; the plan's zero stage is " + std::to_string(static_cast<int>(p.zero)));

@@ -121,7 +121,8 @@ std::vector<MemoryEstimate> estimate_memory(const Model& m, const ParallelPlan& 
   validate_plan(m, plan, plan.gpus(), "", "");
   const CostParams params = cost_params(m, plan);
   const std::vector<int> layers = stage_layers(m, plan);
-  const std::int64_t dense_ways = std::int64_t{plan.dp} * plan.cp;
+  // ZeRO shards over all data-parallel (x context) ranks, or over a hybrid shard group.
+  const std::int64_t dense_ways = plan.shard_ways();
   const std::int64_t expert_ways = std::max<std::int64_t>(1, dense_ways / plan.ep);
   const std::int64_t g = plan.grad_reduce_bytes;
   const bool z1 = plan.zero >= ZeroStage::kOptimizer, z2 = plan.zero >= ZeroStage::kGradients,

@@ -68,6 +68,10 @@ struct ParallelPlan {
   bool overlap_param_gather = false;                 // ZeRO-1/2: all-gather updated weights during the next forward
   bool reshard_after_forward = true;                 // ZeRO-3: free gathered weights after the forward (else keep them for the backward)
   int zero_prefetch = 1;                             // ZeRO-3: units whose all-gather is issued ahead of the one running
+  // Hybrid sharding (PyTorch FSDP HYBRID_SHARD / HSDP, DeepSpeed MiCS): ZeRO shards over groups of
+  // zero_shard consecutive data-parallel (x context) ranks and replicates across the groups; 0 =
+  // shard over all of them.
+  int zero_shard = 0;
   int grad_reduce_bytes = 2;                         // bytes per gradient value reduced: 2 (bf16) or 4 (fp32)
   // The fraction of reserved memory the caching allocator cannot use (fragmentation), 0 <= f < 1;
   // 0 assumes none (workloads/memory.h).
@@ -83,6 +87,9 @@ struct ParallelPlan {
   std::int64_t data_bytes_per_sample = 0;
 
   int gpus() const { return dp * tp * pp * cp; }
+  // The ranks ZeRO shards over: zero_shard, or every data-parallel (x context) rank.
+  int shard_ways() const { return zero_shard > 0 ? zero_shard : dp * cp; }
+  bool hybrid_sharding() const { return shard_ways() < dp * cp; }
   int micro_batches() const { return global_batch / (micro_batch * dp); }
 };
 

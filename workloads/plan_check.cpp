@@ -51,6 +51,12 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
   if (plan.tp_comm_overlap && (plan.tp < 2 || !plan.sequence_parallel)) {
     fail("tp_comm_overlap", "overlaps the sequence-parallel all-gathers and reduce-scatters of tensor parallelism: it needs tp >= 2 and sequence_parallel, as Megatron-Core's --tp-comm-overlap does");
   }
+  if (plan.zero_shard > 0 && plan.zero == ZeroStage::kNone) {
+    fail("zero_shard", "shards the ZeRO state over groups of data-parallel ranks: it needs zero 1, 2 or 3");
+  }
+  if (plan.zero_shard > 0 && (plan.dp * plan.cp) % plan.zero_shard != 0) {
+    fail("zero_shard", "the shard group of " + std::to_string(plan.zero_shard) + " ranks does not divide dp x cp = " + std::to_string(plan.dp * plan.cp));
+  }
   if (plan.overlap_param_gather && plan.zero != ZeroStage::kOptimizer && plan.zero != ZeroStage::kGradients) {
     fail("overlap_param_gather", "overlaps the all-gather of the weights a sharded optimizer updated: it needs zero 1 or 2 (Megatron-Core's distributed optimizer)");
   }

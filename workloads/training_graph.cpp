@@ -556,8 +556,16 @@ class Builder {
       return;
     }
     const bool sharded = plan_.zero != ZeroStage::kNone;
-    dp_ops_.push_back(collective(dp_group(), sharded ? "dp reduce-scatter" : "dp all-reduce",
-                                 sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, pending_grad_, {producer}));
+    const OpId reduced = collective(dp_group(), sharded ? "dp reduce-scatter" : "dp all-reduce",
+                                    sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, pending_grad_, {producer});
+    if (plan_.hybrid_sharding()) {
+      // Hybrid sharding: each rank's reduced shard (1/S of the bucket) is then all-reduced across
+      // the replicas that hold the same shard (FSDP HYBRID_SHARD, MiCS).
+      dp_ops_.push_back(collective(replica_group(), "dp replica all-reduce", CollectiveOp::kAllReduce,
+                                   Bytes{pending_grad_.value() / plan_.shard_ways()}, {reduced}));
+    } else {
+      dp_ops_.push_back(reduced);
+    }
     pending_grad_ = Bytes{0};
   }
 
@@ -583,7 +591,7 @@ class Builder {
     const std::int64_t fp8_casts = plan_.precision == Precision::kFp8 ? params * kFp8CastBytesPerElement : 0;
     if (s == 0) params += embedding_.parameters;
     if (s == plan_.pp - 1) params += head_.parameters;
-    const int shards = plan_.zero == ZeroStage::kNone ? 1 : plan_.dp * plan_.cp;
+    const int shards = plan_.zero == ZeroStage::kNone ? 1 : plan_.shard_ways();
     if (!plan_.dp_overlap) flush_bucket(bwd_last_);
     std::vector<OpId> deps = dp_ops_;
     deps.push_back(bwd_last_);
@@ -635,7 +643,16 @@ class Builder {
   }
 
   std::uint32_t tp_group() const { return tp_groups_.at({coord_.dp, coord_.pp, coord_.cp}); }
-  std::uint32_t dp_group() const { return dp_groups_.at({coord_.pp, coord_.tp, 0}); }
+  // The data-parallel group ZeRO and the gradient reduction work over: all data-parallel (x
+  // context) ranks, or with hybrid sharding this rank's shard group of S consecutive ones.
+  std::uint32_t dp_group() const {
+    if (!plan_.hybrid_sharding()) return dp_groups_.at({coord_.pp, coord_.tp, 0});
+    return shard_groups_.at({coord_.pp, coord_.tp, (coord_.dp * plan_.cp + coord_.cp) / plan_.shard_ways()});
+  }
+  // Hybrid sharding: the ranks holding the same shard, one per shard group.
+  std::uint32_t replica_group() const {
+    return replica_groups_.at({coord_.pp, coord_.tp, (coord_.dp * plan_.cp + coord_.cp) % plan_.shard_ways()});
+  }
   std::uint32_t cp_group() const { return cp_groups_.at({coord_.dp, coord_.pp, coord_.tp}); }
   std::uint32_t ep_group() const { return ep_groups_.at({coord_.pp, coord_.tp, (coord_.dp * plan_.cp + coord_.cp) / plan_.ep}); }
 
@@ -667,6 +684,20 @@ class Builder {
             for (int c = 0; c < plan_.cp; ++c) r.push_back(graph_rank({d, p, c, t}));
           }
           dp_groups_[{p, t, 0}] = add(tag("dp", p, t, 0).c_str(), tg::Stream::kDp, r);
+        }
+        if (plan_.hybrid_sharding()) {
+          const int n = plan_.dp * plan_.cp, S = plan_.shard_ways();
+          auto rank_of = [&](int k) { return graph_rank({k / plan_.cp, p, k % plan_.cp, t}); };
+          for (int b = 0; b < n / S; ++b) {
+            std::vector<std::uint32_t> r;
+            for (int k = b * S; k < (b + 1) * S; ++k) r.push_back(rank_of(k));
+            shard_groups_[{p, t, b}] = add(tag("shard", p, t, b).c_str(), tg::Stream::kDp, r);
+          }
+          for (int j = 0; j < S; ++j) {
+            std::vector<std::uint32_t> r;
+            for (int k = j; k < n; k += S) r.push_back(rank_of(k));
+            replica_groups_[{p, t, j}] = add(tag("replica", p, t, j).c_str(), tg::Stream::kDp, r);
+          }
         }
         if (plan_.cp > 1) {
           for (int d = 0; d < plan_.dp; ++d) {
@@ -702,7 +733,7 @@ class Builder {
   std::vector<std::vector<WeightWork>> weight_work_;  // per micro-batch: its W pass, pending
   LayerCost embedding_, head_;
   std::vector<LayerRange> chunk_units_;  // chunk k of stage s at k p + s
-  std::map<std::array<int, 3>, std::uint32_t> tp_groups_, dp_groups_, cp_groups_, ep_groups_;
+  std::map<std::array<int, 3>, std::uint32_t> tp_groups_, dp_groups_, cp_groups_, ep_groups_, shard_groups_, replica_groups_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> seq_;
   std::vector<std::uint32_t> graph_rank_of_;  // grid rank -> graph rank
   std::uint32_t rank_ = 0;
@@ -721,6 +752,14 @@ TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
                                    const std::string& plan_path, bool symmetry) {
   validate_plan(model, plan, plan.gpus(), file, plan_path);
   RankGrid grid(plan, file, plan_path + "/order");
+  // With hybrid sharding the data-parallel ranks fall into shard groups of S_d = S / cp of them;
+  // the job is invariant under shifting the groups and, within every group alike, the positions
+  // (which keeps the shard groups, the replica groups and the context-parallel groups), as long
+  // as cp divides S and no expert-parallel blocks cut across them: otherwise every rank is
+  // simulated.
+  const bool hybrid = plan.hybrid_sharding();
+  if (hybrid && (plan.shard_ways() % plan.cp != 0 || plan.ep > 1)) symmetry = false;
+  const int group_dp = hybrid ? plan.shard_ways() / plan.cp : plan.dp;  // S_d
   // Simulated ranks first (in grid order), then the mirrored ones.
   std::vector<int> simulated, mirrored;
   for (int r = 0; r < grid.size(); ++r) {
@@ -736,7 +775,8 @@ TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
   Builder b(model, plan, out, graph_rank_of);
   for (int r : simulated) b.build_rank(r);
   if (symmetry) {
-    // The job is invariant under shifting the data-, context- and tensor-parallel coordinates.
+    // The job is invariant under shifting the data-, context- and tensor-parallel coordinates
+    // (the data-parallel ones by shard group and position, above).
     for (int dd = 0; dd < plan.dp; ++dd) {
       for (int cc = 0; cc < plan.cp; ++cc) {
         for (int tt = 0; tt < plan.tp; ++tt) {
@@ -744,7 +784,10 @@ TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
           std::vector<std::uint32_t> sigma(static_cast<std::size_t>(grid.size()));
           for (int r = 0; r < grid.size(); ++r) {
             const GridCoord c = grid.coord(r);
-            const int image = grid.rank({(c.dp + dd) % plan.dp, c.pp, (c.cp + cc) % plan.cp, (c.tp + tt) % plan.tp});
+            // dd = (group shift) x S_d + (position shift); without hybrid sharding S_d = dp.
+            const int shift = dd / group_dp, step = dd % group_dp;
+            const int d = ((c.dp / group_dp + shift) % (plan.dp / group_dp)) * group_dp + (c.dp % group_dp + step) % group_dp;
+            const int image = grid.rank({d, c.pp, (c.cp + cc) % plan.cp, (c.tp + tt) % plan.tp});
             sigma[graph_rank_of[static_cast<std::size_t>(r)]] = graph_rank_of[static_cast<std::size_t>(image)];
           }
           out.graph.add_symmetry(std::move(sigma));

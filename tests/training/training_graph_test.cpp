@@ -713,6 +713,57 @@ Bytes dp_bytes(const TrainingGraph& t) {
   return b;
 }
 
+TEST(TrainingGraph, HybridShardingGathersInItsGroupAndAllReducesTheShardAcrossReplicas) {
+  // ZeRO-3 on DP 4 with zero_shard 2 (FSDP HYBRID_SHARD): every all-gather and reduce-scatter of
+  // rank 0 runs over its shard group {0, 1}; each reduce-scatter of B bytes is followed by an
+  // all-reduce of B/2 (its shard) over the replica group {0, 2}. Per micro-batch, with Psi the
+  // weights' bytes: gathers 2 Psi (forward and backward), reduce-scatters Psi, replica
+  // all-reduces Psi/2. The memory estimate shards the weights 2 ways instead of 4.
+  const Model m = uniform_layers();
+  ParallelPlan plan;
+  plan.dp = 4;
+  plan.zero = ZeroStage::kParameters;
+  plan.zero_shard = 2;
+  plan.micro_batch = 1;
+  plan.global_batch = 4;
+  const TrainingGraph t = build_training_graph(m, plan, "test", "/plan");
+  Bytes gathered{0}, scattered{0}, replicated{0};
+  for (const tg::Op& op : t.graph.ops()) {
+    if (op.rank != 0 || op.kind != tg::OpKind::kCollective) continue;
+    const tg::ProcessGroup& g = t.graph.groups()[op.group];
+    if (op.collective == CollectiveOp::kAllGather) {
+      EXPECT_EQ(g.ranks, (std::vector<std::uint32_t>{0, 1})) << g.name;
+      gathered += op.bytes;
+    } else if (op.collective == CollectiveOp::kReduceScatter) {
+      EXPECT_EQ(g.ranks, (std::vector<std::uint32_t>{0, 1})) << g.name;
+      scattered += op.bytes;
+    } else if (op.collective == CollectiveOp::kAllReduce) {
+      EXPECT_EQ(g.ranks, (std::vector<std::uint32_t>{0, 2})) << g.name;
+      replicated += op.bytes;
+    }
+  }
+  std::int64_t weights = 0;  // 16-bit weights of the 8 layers
+  for (const CnnLayer& l : m.cnn.layers) weights += 2 * l.parameters;
+  EXPECT_EQ(gathered, Bytes{2 * weights});
+  EXPECT_EQ(scattered, Bytes{weights});
+  EXPECT_EQ(replicated, Bytes{weights / 2});
+  // It runs, simulating one rank (the others mirrored) as simulating all four.
+  const double all_ranks = iteration_seconds(star(4, false), m, plan, false);
+  EXPECT_GT(all_ranks, 0);
+  EXPECT_NEAR(iteration_seconds(star(4, false), m, plan, true), all_ranks, all_ranks * 1e-12);
+  // The memory estimate shards over the group.
+  const MemoryEstimate hybrid = estimate_memory(m, plan, gibibytes(80)).front();
+  plan.zero_shard = 0;
+  const MemoryEstimate full = estimate_memory(m, plan, gibibytes(80)).front();
+  EXPECT_EQ(hybrid.weights.value(), 2 * full.weights.value());
+  // It needs ZeRO, and a group size that divides dp x cp.
+  plan.zero_shard = 3;
+  expect_plan_error(m, plan, "zero_shard");
+  plan.zero_shard = 2;
+  plan.zero = ZeroStage::kNone;
+  expect_plan_error(m, plan, "zero_shard");
+}
+
 TEST(ContextParallel, RingHidesEachTransferBehindAStepOrExposesTheDifference) {
   // p2p (Transformer Engine's ring) on n = 4 GPUs, 8 blocks, X = 2 e T k_v the K/V bytes of a
   // GPU (T = 256 tokens, k_v = h = 1024: 1 MiB). Per block, with t_a and t_b one forward and one
