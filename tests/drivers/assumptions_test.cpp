@@ -36,6 +36,20 @@ TEST(Assumptions, AnA100RunListsTheFittedGemmEfficiencyAndTheAssumedValues) {
   for (const SourcedFact& f : run.assumptions) EXPECT_TRUE(f.is_judgement()) << f.path << " " << f.kind;
 }
 
+TEST(Assumptions, AnFp8RunOnH100ListsTheAssumedFp8MamfAndTheSustainedShare) {
+  // No FP8 MAMF is published for H100: the catalog assumes the BF16 MAMF's share of peak, and a
+  // run in fp8 says so; its SM count and tile are sourced, not assumed, so they are not listed.
+  Experiment e = load_experiment(std::string(CS_TEST_DATA_DIR) + "/experiments/llama3-70b-h100-64.json");
+  e.plan.precision = wl::Precision::kFp8;
+  const results::TrainingRun run = simulate_training(e);
+  const SourcedFact* mamf = find(run.assumptions, "/gpus/H100-SXM/gemm/mamf/fp8");
+  ASSERT_NE(mamf, nullptr);
+  EXPECT_EQ(mamf->kind, "assumed");
+  EXPECT_NE(find(run.assumptions, "/gpus/H100-SXM/efficiency/gemm"), nullptr);
+  EXPECT_EQ(find(run.assumptions, "/gpus/H100-SXM/gemm/mamf/bf16"), nullptr);
+  EXPECT_EQ(find(run.assumptions, "/gpus/H100-SXM/gemm/sms"), nullptr);
+}
+
 TEST(Assumptions, ValuesTheUserSetsAreNotAssumptions) {
   Experiment e = load_experiment(kExamples + "gpt-1.7b-32.json",
                                  {"/cluster_overrides/-=/link_classes={\"nvlink\": {\"step_latency\": \"10us\"}}"});
