@@ -27,9 +27,14 @@ class Builder {
       head_ = head_cost(model, params_);
       head_fwd_mix_ = mix(head_.gemms);
       head_bwd_mix_ = mix(backward_gemms(head_.gemms));
-      if (!unit_cost_.empty()) {
-        block_fwd_mix_ = mix(unit_cost_.front().gemms);
-        block_bwd_mix_ = mix(backward_gemms(unit_cost_.front().gemms));
+      // One pair of mixes per kind of block (a mixture's dense blocks and its blocks with experts
+      // differ), shared by the units of that kind.
+      for (const LayerCost& c : unit_cost_) {
+        if (unit_mix_.empty() || c.gemms != unit_cost_[unit_mix_.size() - 1].gemms) {
+          unit_mix_.push_back({mix(c.gemms), mix(backward_gemms(c.gemms))});
+        } else {
+          unit_mix_.push_back(unit_mix_.back());
+        }
       }
     }
     chunk_units_ = chunk_layers(model, plan);
@@ -220,7 +225,7 @@ class Builder {
         deps = {collective(cp_group(), "cp kv all-gather", CollectiveOp::kAllGather, c.cp_kv_bytes, deps)};
       }
       deps = moe_all_to_all("ep dispatch", c, deps);
-      deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.gemm_forward_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_, plan_.tp_comm_overlap)};
+      deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.gemm_forward_traffic, c.tp_forward, c.tp_collective_bytes, deps, fwd_mix(u), plan_.tp_comm_overlap)};
       deps = attention("attention fwd", c, c.attention_forward, c.attention_forward_traffic, deps);
       deps = elementwise("elementwise fwd", c.elementwise_forward, deps);
       deps = moe_all_to_all("ep combine", c, deps);
@@ -265,13 +270,13 @@ class Builder {
       // attention scores only) runs inside the attention backward.
       const bool full = plan_.recompute == Recompute::kFull;
       if (full) {
-        deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_, plan_.tp_comm_overlap)};
+        deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.tp_forward, c.tp_collective_bytes, deps, fwd_mix(u), plan_.tp_comm_overlap)};
         deps = attention("attention recompute", c, c.attention_recompute, c.attention_recompute_traffic, deps);
         deps = elementwise("elementwise recompute", c.elementwise_forward, deps);
       }
       deps = moe_all_to_all("ep combine bwd", c, deps);
       deps = elementwise("elementwise bwd", c.elementwise_backward, deps);
-      deps = {compute_around_tp_collectives("block bwd", c.backward - c.attention_backward, c.gemm_backward_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_, plan_.tp_comm_overlap)};
+      deps = {compute_around_tp_collectives("block bwd", c.backward - c.attention_backward, c.gemm_backward_traffic, c.tp_backward, c.tp_collective_bytes, deps, bwd_mix(u), plan_.tp_comm_overlap)};
       deps = full ? attention("attention bwd", c, c.attention_backward, c.attention_backward_traffic, deps)
                   : attention("attention bwd", c, c.attention_backward + c.attention_recompute,
                               c.attention_backward_traffic + c.attention_recompute_traffic, deps);
@@ -464,7 +469,10 @@ class Builder {
   tg::TaskGraph& g_;
   CostParams params_;
   std::vector<LayerCost> unit_cost_;
-  std::uint32_t block_fwd_mix_ = tg::kNoGemmMix, block_bwd_mix_ = tg::kNoGemmMix;
+  // The forward and backward GEMM mixes of each transformer block (empty for CNNs).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_mix_;
+  std::uint32_t fwd_mix(int u) const { return unit_mix_.empty() ? tg::kNoGemmMix : unit_mix_[static_cast<std::size_t>(u)].first; }
+  std::uint32_t bwd_mix(int u) const { return unit_mix_.empty() ? tg::kNoGemmMix : unit_mix_[static_cast<std::size_t>(u)].second; }
   std::uint32_t head_fwd_mix_ = tg::kNoGemmMix, head_bwd_mix_ = tg::kNoGemmMix;
   LayerCost embedding_, head_;
   std::vector<LayerRange> chunk_units_;  // chunk k of stage s at k p + s
@@ -486,11 +494,45 @@ TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
                                    const std::string& plan_path, bool symmetry) {
   validate_plan(model, plan, plan.gpus(), file, plan_path);
   RankGrid grid(plan, file, plan_path + "/order");
+  // The job is invariant under shifting the data-, context- and tensor-parallel coordinates, but
+  // with expert parallelism only under the shifts that map every expert-parallel group (ep
+  // consecutive indices dp x cp + cp, Builder::ep_group) onto one: a shift by one data-parallel
+  // rank would move the all-to-alls of the group at 0 .. ep - 1 onto GPUs 1 .. ep, which form no
+  // group (and may straddle servers). The shifts kept form a group acting freely on the ranks; one
+  // rank of each orbit is simulated, the others are mirrored.
+  const int n = plan.dp * plan.cp;
+  const auto shifted = [&](int j, int dd, int cc) { return ((j / plan.cp + dd) % plan.dp) * plan.cp + (j % plan.cp + cc) % plan.cp; };
+  const auto keeps_expert_groups = [&](int dd, int cc) {
+    if (plan.ep <= 1) return true;
+    for (int j = 0; j < n; ++j) {
+      if (shifted(j, dd, cc) / plan.ep != shifted(j - j % plan.ep, dd, cc) / plan.ep) return false;
+    }
+    return true;
+  };
+  struct Shift {
+    int dd, cc, tt;
+  };
+  std::vector<Shift> shifts;  // the identity first
+  for (int dd = 0; dd < (symmetry ? plan.dp : 1); ++dd) {
+    for (int cc = 0; cc < (symmetry ? plan.cp : 1); ++cc) {
+      if (!keeps_expert_groups(dd, cc)) continue;
+      for (int tt = 0; tt < (symmetry ? plan.tp : 1); ++tt) shifts.push_back({dd, cc, tt});
+    }
+  }
+  const auto image = [&](int r, const Shift& s) {
+    const GridCoord c = grid.coord(r);
+    return grid.rank({(c.dp + s.dd) % plan.dp, c.pp, (c.cp + s.cc) % plan.cp, (c.tp + s.tt) % plan.tp});
+  };
   // Simulated ranks first (in grid order), then the mirrored ones.
   std::vector<int> simulated, mirrored;
+  std::vector<bool> covered(static_cast<std::size_t>(grid.size()), false);
   for (int r = 0; r < grid.size(); ++r) {
-    const GridCoord c = grid.coord(r);
-    (!symmetry || (c.dp == 0 && c.tp == 0 && c.cp == 0) ? simulated : mirrored).push_back(r);
+    if (covered[static_cast<std::size_t>(r)]) {
+      mirrored.push_back(r);
+      continue;
+    }
+    simulated.push_back(r);
+    for (const Shift& s : shifts) covered[static_cast<std::size_t>(image(r, s))] = true;
   }
   std::vector<int> order = simulated;
   order.insert(order.end(), mirrored.begin(), mirrored.end());
@@ -500,22 +542,12 @@ TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
                     grid, stage_layers(model, plan), plan.micro_batches(), order};
   Builder b(model, plan, out, graph_rank_of);
   for (int r : simulated) b.build_rank(r);
-  if (symmetry) {
-    // The job is invariant under shifting the data-, context- and tensor-parallel coordinates.
-    for (int dd = 0; dd < plan.dp; ++dd) {
-      for (int cc = 0; cc < plan.cp; ++cc) {
-        for (int tt = 0; tt < plan.tp; ++tt) {
-          if (dd == 0 && cc == 0 && tt == 0) continue;
-          std::vector<std::uint32_t> sigma(static_cast<std::size_t>(grid.size()));
-          for (int r = 0; r < grid.size(); ++r) {
-            const GridCoord c = grid.coord(r);
-            const int image = grid.rank({(c.dp + dd) % plan.dp, c.pp, (c.cp + cc) % plan.cp, (c.tp + tt) % plan.tp});
-            sigma[graph_rank_of[static_cast<std::size_t>(r)]] = graph_rank_of[static_cast<std::size_t>(image)];
-          }
-          out.graph.add_symmetry(std::move(sigma));
-        }
-      }
+  for (std::size_t k = 1; k < shifts.size(); ++k) {
+    std::vector<std::uint32_t> sigma(static_cast<std::size_t>(grid.size()));
+    for (int r = 0; r < grid.size(); ++r) {
+      sigma[graph_rank_of[static_cast<std::size_t>(r)]] = graph_rank_of[static_cast<std::size_t>(image(r, shifts[k]))];
     }
+    out.graph.add_symmetry(std::move(sigma));
   }
   return out;
 }
