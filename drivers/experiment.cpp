@@ -17,7 +17,8 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "cp_comm_type", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
                  "flash_attention", "dp_overlap", "reshard_after_forward", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "pp_scatter_gather", "zero_unit",
-                 "memory_fragmentation", "framework", "zero_prefetch", "zero_shard"});
+                 "memory_fragmentation", "framework", "zero_prefetch", "zero_shard", "moe_capacity_factor", "moe_pad_to_capacity",
+                 "moe_token_drop_policy", "moe_load_imbalance"});
   wl::ParallelPlan p;
   auto degree = [&](const char* key, int& out) {
     if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
@@ -44,6 +45,10 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   if (auto v = n.find("zero")) p.zero = static_cast<wl::ZeroStage>(v->as_int(0, 3));
   if (auto v = n.find("zero_unit")) p.zero_unit = v->as_enum(wl::kZeroUnitNames);
   if (auto v = n.find("memory_fragmentation")) p.memory_fragmentation = v->as_number();
+  if (auto v = n.find("moe_capacity_factor")) p.moe_capacity_factor = v->as_number();
+  if (auto v = n.find("moe_pad_to_capacity")) p.moe_pad_to_capacity = v->as_bool();
+  if (auto v = n.find("moe_token_drop_policy")) p.moe_token_drop_policy = v->as_enum(wl::kMoeDropPolicyNames);
+  if (auto v = n.find("moe_load_imbalance")) p.moe_load_imbalance = v->as_number();
   p.micro_batch = static_cast<int>(n.at("micro_batch").as_int(1, 1 << 24));
   p.global_batch = static_cast<int>(n.at("global_batch").as_int(1, 1 << 30));
   if (auto v = n.find("sequence_length")) p.sequence_length = static_cast<int>(v->as_int(1, 1 << 24));

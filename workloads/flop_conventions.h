@@ -16,10 +16,16 @@
 //   megatron-core  Megatron-Core's num_floating_point_operations (megatron/training/training.py,
 //                  transformer_flops, MHA/GQA branch): 3 (forward, wgrad, dgrad) x 2 (FMA) per
 //                  GEMM, no recomputation, the attention core halved for the causal mask:
-//                  6 B s [l (h f e + h (q + 2k) + q h) + h V] + 6 B s^2 l q.
-//   6n-attention   torchtitan's get_nparams_and_flops (models/llama3): per token
-//                  6 (N - N_emb) + 12 l a d s, N the parameters (active ones for a mixture of
-//                  experts), N_emb those of the embedding tables, the attention not halved.
+//                  6 B s [l (h f e + h (q + 2k) + q h) + h V] + 6 B s^2 l q. A mixture counts
+//                  h f_e e (top_k + S) for each block with experts (S shared experts) and h f e for
+//                  its dense_layers; multi-head latent attention takes the MLA branch: per block
+//                  r_q (h + a d_qk + 1) (r_q = 0: h a d_qk) + r_kv (h + a (nope + d_v) + 1)
+//                  + h rope + a d_v h, and the core a (d_qk + d_v)/2 in place of q.
+//   6n-attention   torchtitan's get_nparams_and_flops (models/llama3; get_moe_model_nparams_and_flops
+//                  for mixtures): per token 6 (N - N_emb) + 6 l a (d_qk + d_v) s, i.e.
+//                  12 l a d s for standard attention, N the parameters (active ones for a mixture
+//                  of experts: top_k routed and the shared experts), N_emb those of the embedding
+//                  tables, the attention not halved.
 // The three closed forms apply to transformers with token inputs; nothing for other models.
 #pragma once
 

@@ -10,11 +10,13 @@ namespace {
 constexpr std::int64_t kMax = std::int64_t{1} << 26;
 
 // The supported model_type values (hf_config.h), in the order errors list them.
-enum class ModelType { kLlama, kMistral, kMixtral, kGpt2 };
+enum class ModelType { kLlama, kMistral, kMixtral, kGpt2, kDeepseekV2, kDeepseekV3 };
 constexpr EnumName<ModelType> kModelTypeNames[] = {{ModelType::kLlama, "llama"},
                                                    {ModelType::kMistral, "mistral"},
                                                    {ModelType::kMixtral, "mixtral"},
-                                                   {ModelType::kGpt2, "gpt2"}};
+                                                   {ModelType::kGpt2, "gpt2"},
+                                                   {ModelType::kDeepseekV2, "deepseek_v2"},
+                                                   {ModelType::kDeepseekV3, "deepseek_v3"}};
 
 ConfigNode required(const ConfigNode& node, std::string_view key) {
   if (auto n = node.find(key)) return *n;
@@ -118,6 +120,49 @@ TransformerConfig gpt2(const ConfigNode& root) {
   return t;
 }
 
+// DeepSeek-V2/V3 (hf_config.h): multi-head latent attention, and past the first
+// first_k_dense_replace blocks a mixture of n_routed_experts plus n_shared_experts.
+TransformerConfig deepseek(const ConfigNode& root) {
+  TransformerConfig t;
+  t.hidden = required(root, "hidden_size").as_int(1, kMax);
+  t.layers = static_cast<int>(required(root, "num_hidden_layers").as_int(1, 1000000));
+  t.heads = static_cast<int>(required(root, "num_attention_heads").as_int(1, kMax));
+  t.kv_heads = t.heads;  // MLA: every head its own keys and values (num_key_value_heads unused)
+  t.ffn_hidden = required(root, "intermediate_size").as_int(1, kMax);
+  t.vocab = required(root, "vocab_size").as_int(1, kMax);
+  t.max_sequence = required(root, "max_position_embeddings").as_int(1, kMax);
+  t.tied_embeddings = flag(root, "tie_word_embeddings", false);
+  if (flag(root, "attention_bias", false)) {
+    required(root, "attention_bias").fail("attention biases are not modelled with latent attention");
+  }
+  t.bias = false;
+  t.dropout = positive_rate(root, "attention_dropout", 0.0);
+  t.gated_mlp = true;
+  t.norm = NormKind::kRmsNorm;
+  t.position = PositionEmbedding::kRotary;
+  if (auto n = maybe(root, "q_lora_rank")) t.mla.q_lora_rank = n->as_int(0, kMax);
+  t.mla.kv_lora_rank = required(root, "kv_lora_rank").as_int(1, kMax);
+  t.mla.qk_nope_head_dim = required(root, "qk_nope_head_dim").as_int(1, kMax);
+  t.mla.qk_rope_head_dim = required(root, "qk_rope_head_dim").as_int(0, kMax);
+  t.mla.v_head_dim = required(root, "v_head_dim").as_int(1, kMax);
+  // n_routed_experts null: every MLP dense (transformers' DeepseekV2Config allows it).
+  if (auto n = maybe(root, "n_routed_experts")) {
+    t.experts = static_cast<int>(n->as_int(2, 1 << 20));
+    t.top_k = static_cast<int>(required(root, "num_experts_per_tok").as_int(1, t.experts));
+    t.expert_ffn_hidden = required(root, "moe_intermediate_size").as_int(1, kMax);
+    if (auto s = maybe(root, "n_shared_experts"))
+      t.shared_experts = static_cast<int>(s->as_int(0, 1 << 20));
+    if (auto d = maybe(root, "first_k_dense_replace")) {
+      t.dense_layers = static_cast<int>(d->as_int(0, t.layers - 1));
+    }
+    if (auto f = maybe(root, "moe_layer_freq"); f && f->as_int(1, kMax) != 1) {
+      f->fail("only moe_layer_freq 1 is modelled (every block past first_k_dense_replace has "
+              "experts)");
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 Model model_from_hf_config(const ConfigNode& root) {
@@ -136,6 +181,10 @@ Model model_from_hf_config(const ConfigNode& root) {
       break;
     case ModelType::kGpt2:
       m.transformer = gpt2(root);
+      break;
+    case ModelType::kDeepseekV2:
+    case ModelType::kDeepseekV3:
+      m.transformer = deepseek(root);
       break;
   }
   m.description = std::string(enum_name(kModelTypeNames, type)) +

@@ -38,11 +38,15 @@ CostParams cost_params(const Model& m, const ParallelPlan& plan) {
   p.recompute = plan.recompute;
   p.precision = plan.precision;
   p.flash_attention = plan.flash_attention;
+  p.moe_capacity_factor = plan.moe_capacity_factor;
+  p.moe_pad_to_capacity = plan.moe_pad_to_capacity;
+  p.moe_load_imbalance = plan.moe_load_imbalance;
   return p;
 }
 
-LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
-  const TransformerConfig& c = m.transformer;
+LayerCost transformer_block_cost(const Model& m, const CostParams& p, int layer) {
+  if (layer < 0) layer = m.transformer.layers - 1;
+  const TransformerConfig c = block_config(m.transformer, layer);
   const BlockShape x = block_shape(c, p);
   LayerCost out;
   const AttentionCoreCost attention = attention_core_cost(c, x, p.recompute, p.flash_attention);
@@ -61,7 +65,7 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
   out.attention_backward_traffic = attention.backward_traffic;
   out.attention_recompute_traffic = attention.recompute_traffic;
   out.attention_fused = attention.fused;
-  const GemmTraffic gemm = block_gemm_traffic(c, x, p.ep);
+  const GemmTraffic gemm = block_gemm_traffic(c, x);
   out.gemm_forward_traffic = gemm.forward;
   out.gemm_backward_traffic = gemm.backward;
   out.gemm_recompute_traffic = p.recompute == Recompute::kFull ? gemm.forward : Bytes{0};
@@ -69,12 +73,12 @@ LayerCost transformer_block_cost(const Model& m, const CostParams& p) {
   const ElementwiseTraffic casts = fp8_cast_traffic(x);
   out.elementwise_forward = elementwise.forward + casts.forward;
   out.elementwise_backward = elementwise.backward + casts.backward;
-  out.gemms = block_gemm_shapes(c, x, p.ep);
+  out.gemms = block_gemm_shapes(c, x);
   for (const tg::GemmShape& g : out.gemms) {
     out.largest_weight = std::max(out.largest_weight, g.n * g.k);
   }
   if (c.is_moe()) out.largest_weight = std::max(out.largest_weight, x.h * c.experts);  // router
-  const BlockParameters parameters = block_parameters_per_gpu(c, x, p.ep);
+  const BlockParameters parameters = block_parameters_per_gpu(c, x);
   out.parameters = parameters.total;
   out.expert_parameters = parameters.experts;
   const SavedActivations saved = saved_activations(c, x, p.recompute, p.flash_attention);
@@ -236,7 +240,7 @@ LayerCost pipeline_layer_cost(const Model& m, int index, const CostParams& p) {
                         " out of range for " + m.name);
   }
   if (m.family == ModelFamily::kCnn) return cnn_layer_cost(m, static_cast<std::size_t>(index), p);
-  return transformer_block_cost(m, p);
+  return transformer_block_cost(m, p, index);
 }
 
 std::vector<tg::GemmShape> backward_gemms(const std::vector<tg::GemmShape>& forward) {
@@ -294,9 +298,17 @@ Flops training_flops(const Model& m, std::int64_t global_batch, std::int64_t seq
     for (std::size_t i = 0; i < m.cnn.layers.size(); ++i)
       per_sample += total(cnn_layer_cost(m, i, p));
   } else {
-    if (m.transformer.input == InputKind::kPatches) p.sequence = m.transformer.patch_tokens();
-    per_sample = total(transformer_block_cost(m, p)) * static_cast<double>(m.transformer.layers) +
-                 total(embedding_cost(m, p)) + total(head_cost(m, p));
+    const TransformerConfig& t = m.transformer;
+    if (t.input == InputKind::kPatches) p.sequence = t.patch_tokens();
+    // The dense blocks (all, or a mixture's first dense_layers) and the blocks with experts.
+    const int moe = t.moe_layers();
+    per_sample = total(embedding_cost(m, p)) + total(head_cost(m, p));
+    if (t.layers > moe) {
+      per_sample += total(transformer_block_cost(m, p, 0)) * static_cast<double>(t.layers - moe);
+    }
+    if (moe > 0) {
+      per_sample += total(transformer_block_cost(m, p, t.layers - 1)) * static_cast<double>(moe);
+    }
   }
   return per_sample * static_cast<double>(global_batch);
 }

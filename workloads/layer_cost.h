@@ -11,8 +11,9 @@
 //   QKV 2Th(h + 2k_v)  +  scores and context 4T s h (c = 1: 4bs^2h)  +  output 2Th^2
 //   +  MLP 4Thf (gated: 6Thf)
 // GPT (k_v = h, f = 4h): 24bsh^2 + 4bs^2h, Narayanan et al. SC21 (arXiv:2104.04473) Sec. 5.1.
-// MoE blocks: router 2ThE + k x (MLP FLOPs of one expert per token). Backward = 2 x forward (the
-// input and the weight gradient). Tensor parallelism divides every GEMM by t (heads, MLP width
+// MoE blocks: router 2ThE + the shared experts' MLP FLOPs + the routed experts' over the tokens
+// they process (block_shape.h: k per token when balanced and dropless). Backward = 2 x forward
+// (the input and the weight gradient). Tensor parallelism divides every GEMM by t (heads, MLP width
 // and the vocabulary are split; norms, biases of row-parallel layers and the router are
 // replicated). Unfused attention computes the full s x s scores (as in Eq. 3); a fused (flash)
 // kernel on a causal model skips the masked tiles, so its scores-and-context term is x rho
@@ -60,6 +61,11 @@ struct CostParams {
   Recompute recompute = Recompute::kNone;
   Precision precision = Precision::kBf16;
   bool flash_attention = false;  // fused attention: scores never stored (see top of file)
+  // MoE routing (parallel_plan.h, block_shape.h): capacity factor (0: dropless), padding to the
+  // capacity, max/mean tokens per expert.
+  double moe_capacity_factor = 0;
+  bool moe_pad_to_capacity = false;
+  double moe_load_imbalance = 1;
 };
 
 // Parameters from a plan: b, t, c, ep, SP, recompute, precision and flash attention as planned; s
@@ -129,8 +135,9 @@ struct LayerCost {
   Bytes tp_collective_bytes{0};
   TpCollectives tp_forward;
   TpCollectives tp_backward;
-  // MoE: bytes of tokens this GPU sends in one dispatch all-to-all (k T h x 2 B, /t with SP); the
-  // combine sends the same. Forward: dispatch + combine; backward: the same two again.
+  // MoE: the all-to-all buffer of one dispatch on this GPU (block_shape.h; balanced and
+  // dropless k T h x 2 B, /t with SP); the combine sends the same. Forward: dispatch + combine;
+  // backward: the same two again.
   Bytes moe_all_to_all_bytes{0};
   // Context parallelism (c > 1): X = 2 e T kv_t, this GPU's K and V (what a ring step passes to
   // the neighbour; the all-gather collects c of them), and Q = e T q_t, this GPU's queries (the
@@ -155,11 +162,12 @@ std::vector<tg::GemmShape> backward_gemms(const std::vector<tg::GemmShape>& forw
 // out (m k + k n): in bf16 exactly twice the forward's bytes.
 Bytes gemm_traffic(const std::vector<tg::GemmShape>& shapes, std::int64_t in, std::int64_t out);
 
-// One transformer block (attention + MLP or MoE), assembled from the pieces of block_cost.h:
-// block_flops, attention_core_cost, elementwise_traffic, block_gemm_shapes,
-// block_parameters_per_gpu, saved_activations and block_communication. Every block of a model
-// costs the same.
-LayerCost transformer_block_cost(const Model& m, const CostParams& p);
+// Transformer block `layer` (0-based; negative: the last, a block with experts for a mixture)
+// as block_config (model.h) gives it: attention + MLP, or + MoE past a mixture's first
+// dense_layers. Assembled from the pieces of block_cost.h: block_flops, attention_core_cost,
+// elementwise_traffic, block_gemm_shapes, block_parameters_per_gpu, saved_activations and
+// block_communication. The blocks of a model cost the same, but for a mixture's dense ones.
+LayerCost transformer_block_cost(const Model& m, const CostParams& p, int layer = -1);
 // The input side: token (vocab-parallel), position and type tables, or ViT's patch projection.
 LayerCost embedding_cost(const Model& m, const CostParams& p);
 // The output side: final norm and head (lm logits over V/t with fp32 logits kept for the loss,

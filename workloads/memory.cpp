@@ -76,9 +76,14 @@ std::vector<Unit> stage_units(const Model& m, const ParallelPlan& plan, const Co
     return units;
   }
   if (stage == 0) units.push_back(unit_of(embedding_cost(m, params), 0));
-  const Unit block = unit_of(transformer_block_cost(m, params), 0);
+  // Two kinds of block at most: a mixture's first dense_layers, and the rest.
+  const TransformerConfig& t = m.transformer;
+  const Unit block = unit_of(transformer_block_cost(m, params, t.layers - 1), 0);
+  const Unit dense = t.moe_layers() > 0 && t.dense_layers > 0
+                         ? unit_of(transformer_block_cost(m, params, 0), 0)
+                         : block;
   for (int i = 0; i < layers; ++i) {
-    units.push_back(block);
+    units.push_back(t.is_moe_layer(first_layer + i) || !t.is_moe() ? block : dense);
     units.back().chunk = std::min(v - 1, i / per_chunk);
   }
   if (stage == p - 1) {

@@ -81,7 +81,10 @@
 //
 // Limits: the working set of one layer's backward beyond the rebuilt activations (the
 // activation gradients, of the order of the saved tensors already freed) is not counted; no CPU
-// offload, no inference KV caches; MoE routing is assumed balanced.
+// offload, no inference KV caches; MoE blocks keep their routed experts' activations over the
+// tokens the plan's routing sends them (block_shape.h: balanced unless moe_load_imbalance says
+// otherwise, on the GPU holding the busiest expert); a mixture's dense blocks are estimated as
+// dense (the stage's blocks are taken as consecutive layers, also for the interleaved schedule).
 #pragma once
 
 #include <string>

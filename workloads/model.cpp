@@ -16,11 +16,6 @@ constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;  // 16M: far above any
 constexpr std::int64_t kMaxVocab = std::int64_t{1} << 26;
 constexpr std::int64_t kMaxSequence = std::int64_t{1} << 26;
 
-std::int64_t attention_parameters(const TransformerConfig& t) {
-  const std::int64_t h = t.hidden, kv = t.kv_hidden();
-  return 2 * h * h + 2 * h * kv + (t.bias ? 2 * h + 2 * kv : 0);
-}
-
 ConfigNode required(const ConfigNode& node, std::string_view key);
 
 TransformerConfig parse_transformer(const ConfigNode& root) {
@@ -41,11 +36,24 @@ TransformerConfig parse_transformer(const ConfigNode& root) {
   if (auto n = root.find("type_vocab")) t.type_vocab = static_cast<int>(n->as_int(0, 1 << 20));
   if (auto n = root.find("tied_embeddings")) t.tied_embeddings = n->as_bool();
   if (auto moe = root.find("moe")) {
-    moe->expect_only({"experts", "top_k", "ffn_hidden"});
+    moe->expect_only({"experts", "top_k", "ffn_hidden", "shared_experts", "dense_layers"});
     t.experts = static_cast<int>(required(*moe, "experts").as_int(1, 1 << 20));
     t.top_k = static_cast<int>(required(*moe, "top_k").as_int(1, 1 << 20));
     t.expert_ffn_hidden = t.ffn_hidden;
     if (auto n = moe->find("ffn_hidden")) t.expert_ffn_hidden = n->as_int(1, kMaxWidth);
+    if (auto n = moe->find("shared_experts"))
+      t.shared_experts = static_cast<int>(n->as_int(0, 1 << 20));
+    if (auto n = moe->find("dense_layers"))
+      t.dense_layers = static_cast<int>(n->as_int(0, 1000000));
+  }
+  if (auto mla = root.find("mla")) {
+    mla->expect_only(
+        {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    if (auto n = mla->find("q_lora_rank")) t.mla.q_lora_rank = n->as_int(0, kMaxWidth);
+    t.mla.kv_lora_rank = required(*mla, "kv_lora_rank").as_int(1, kMaxWidth);
+    t.mla.qk_nope_head_dim = required(*mla, "qk_nope_head_dim").as_int(1, kMaxWidth);
+    t.mla.qk_rope_head_dim = required(*mla, "qk_rope_head_dim").as_int(0, kMaxWidth);
+    t.mla.v_head_dim = required(*mla, "v_head_dim").as_int(1, kMaxWidth);
   }
   if (auto in = root.find("input")) {
     const ConfigNode kind = required(*in, "kind");
@@ -123,7 +131,7 @@ Model parse_model(const ConfigNode& root) {
         {"name",  "description", "source",     "family",   "layers",       "hidden",
          "heads", "kv_heads",    "ffn_hidden", "vocab",    "max_sequence", "gated_mlp",
          "bias",  "dropout",     "norm",       "position", "type_vocab",   "tied_embeddings",
-         "moe",   "input",       "head"});
+         "moe",   "mla",         "input",      "head"});
   } else {
     root.expect_only({"name", "description", "source", "family", "image_size", "layers"});
   }
@@ -157,7 +165,7 @@ void validate_model(const Model& m, const std::string& file) {
   if (t.layers < 1) fail("/layers", "must be at least 1; got " + std::to_string(t.layers));
   if (t.hidden < 1) fail("/hidden", "must be at least 1; got " + std::to_string(t.hidden));
   if (t.heads < 1) fail("/heads", "must be at least 1; got " + std::to_string(t.heads));
-  if (t.hidden % t.heads != 0) {
+  if (!t.is_mla() && t.hidden % t.heads != 0) {
     fail("/heads", "heads (" + std::to_string(t.heads) + ") must divide hidden (" +
                        std::to_string(t.hidden) + ")");
   }
@@ -175,6 +183,23 @@ void validate_model(const Model& m, const std::string& file) {
                              std::to_string(t.experts) + ")");
     }
     if (t.expert_ffn_hidden < 1) fail("/moe/ffn_hidden", "must be at least 1");
+    if (t.shared_experts < 0) fail("/moe/shared_experts", "must not be negative");
+    if (t.dense_layers < 0 || t.dense_layers >= t.layers) {
+      fail("/moe/dense_layers", "dense_layers (" + std::to_string(t.dense_layers) +
+                                    ") must leave at least one of the " +
+                                    std::to_string(t.layers) + " layers with experts");
+    }
+  }
+  if (t.is_mla()) {
+    if (t.kv_heads != t.heads) {
+      fail("/kv_heads", "multi-head latent attention gives every head its own keys and values: "
+                        "kv_heads must equal heads (" + std::to_string(t.heads) + ")");
+    }
+    if (t.bias) fail("/bias", "multi-head latent attention is modelled without biases");
+    if (t.mla.qk_nope_head_dim < 1 || t.mla.v_head_dim < 1 || t.mla.qk_rope_head_dim < 0 ||
+        t.mla.q_lora_rank < 0) {
+      fail("/mla", "head widths must be at least 1 (qk_rope_head_dim and q_lora_rank at least 0)");
+    }
   }
   if (t.input == InputKind::kPatches) {
     if (t.patch_size < 1 || t.image_size % t.patch_size != 0) {
@@ -238,17 +263,46 @@ int pipeline_layers(const Model& m) {
                                                : static_cast<int>(m.cnn.layers.size());
 }
 
-std::int64_t block_parameters(const TransformerConfig& t) {
-  std::int64_t p = 2 * norm_parameters(t.norm, t.hidden) + attention_parameters(t);
-  if (t.is_moe())
-    return p + t.hidden * t.experts + t.experts * mlp_parameters(t, t.expert_ffn_hidden);
-  return p + mlp_parameters(t, t.ffn_hidden);
+std::int64_t attention_parameters(const TransformerConfig& t) {
+  const std::int64_t h = t.hidden;
+  if (t.is_mla()) {
+    const TransformerConfig::Mla& a = t.mla;
+    const std::int64_t heads = t.heads, qk = t.qk_head_dim();
+    const std::int64_t q = a.q_lora_rank > 0 ? h * a.q_lora_rank +
+                                                   norm_parameters(t.norm, a.q_lora_rank) +
+                                                   a.q_lora_rank * heads * qk
+                                             : h * heads * qk;
+    const std::int64_t kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) +
+                            norm_parameters(t.norm, a.kv_lora_rank) +
+                            a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim);
+    return q + kv + heads * a.v_head_dim * h;
+  }
+  const std::int64_t kv = t.kv_hidden();
+  return 2 * h * h + 2 * h * kv + (t.bias ? 2 * h + 2 * kv : 0);
 }
 
-std::int64_t block_active_parameters(const TransformerConfig& t) {
-  if (!t.is_moe()) return block_parameters(t);
-  return 2 * norm_parameters(t.norm, t.hidden) + attention_parameters(t) + t.hidden * t.experts +
-         t.top_k * mlp_parameters(t, t.expert_ffn_hidden);
+TransformerConfig block_config(const TransformerConfig& t, int layer) {
+  if (!t.is_moe() || t.is_moe_layer(layer)) return t;
+  TransformerConfig dense = t;
+  dense.experts = 0;
+  dense.top_k = 0;
+  dense.expert_ffn_hidden = 0;
+  dense.shared_experts = 0;
+  dense.dense_layers = 0;
+  return dense;
+}
+
+std::int64_t block_parameters(const TransformerConfig& t, int layer) {
+  const std::int64_t p = 2 * norm_parameters(t.norm, t.hidden) + attention_parameters(t);
+  if (!t.is_moe_layer(layer)) return p + mlp_parameters(t, t.ffn_hidden);
+  return p + t.hidden * t.experts + t.experts * mlp_parameters(t, t.expert_ffn_hidden) +
+         (t.shared_experts > 0 ? mlp_parameters(t, t.shared_experts * t.expert_ffn_hidden) : 0);
+}
+
+std::int64_t block_active_parameters(const TransformerConfig& t, int layer) {
+  if (!t.is_moe_layer(layer)) return block_parameters(t, layer);
+  return block_parameters(t, layer) -
+         (t.experts - t.top_k) * mlp_parameters(t, t.expert_ffn_hidden);
 }
 
 std::int64_t embedding_parameters(const TransformerConfig& t) {
@@ -285,13 +339,21 @@ std::int64_t parameter_count(const Model& m) {
     return p;
   }
   const TransformerConfig& t = m.transformer;
-  return t.layers * block_parameters(t) + embedding_parameters(t) + head_parameters(t);
+  // The dense blocks (the first dense_layers of a mixture) and the rest, each kind costing the
+  // same.
+  const std::int64_t moe = t.moe_layers();
+  return (t.layers - moe) * block_parameters(t, 0) +
+         (moe > 0 ? moe * block_parameters(t, t.layers - 1) : 0) + embedding_parameters(t) +
+         head_parameters(t);
 }
 
 std::int64_t active_parameter_count(const Model& m) {
   if (m.family == ModelFamily::kCnn || !m.transformer.is_moe()) return parameter_count(m);
   const TransformerConfig& t = m.transformer;
-  return t.layers * block_active_parameters(t) + embedding_parameters(t) + head_parameters(t);
+  const std::int64_t moe = t.moe_layers();
+  return (t.layers - moe) * block_active_parameters(t, 0) +
+         moe * block_active_parameters(t, t.layers - 1) + embedding_parameters(t) +
+         head_parameters(t);
 }
 
 }  // namespace cs::wl

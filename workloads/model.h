@@ -1,10 +1,12 @@
 // Model descriptions: what a network is, independent of how it is split over GPUs.
 //
 // Two families:
-//   transformer  decoder LLMs (GPT, Llama, Mixtral), encoders (BERT) and vision transformers (ViT),
-//                described by their hyper-parameters: l layers of width h with a heads (kv_heads
-//                of them for keys and values: GQA), an MLP of width f (gated: SwiGLU, 3 matrices),
-//                optionally a mixture of E experts of width f_e of which each token uses top_k.
+//   transformer  decoder LLMs (GPT, Llama, Mixtral, DeepSeek), encoders (BERT) and vision
+//                transformers (ViT), described by their hyper-parameters: l layers of width h with
+//                a heads (kv_heads of them for keys and values: GQA; or multi-head latent
+//                attention, MLA), an MLP of width f (gated: SwiGLU, 3 matrices), optionally a
+//                mixture of E experts of width f_e of which each token uses top_k, plus shared
+//                experts every token uses, after a first few dense blocks (DeepSeek).
 //   cnn          an explicit list of layers (or groups of layers) with their per-sample forward
 //                FLOPs, parameter counts and activation sizes (ResNet-50: 18 groups).
 //
@@ -71,11 +73,32 @@ struct TransformerConfig {
   PositionEmbedding position = PositionEmbedding::kLearned;
   int type_vocab = 0;           // BERT's token-type (segment) table rows; 0 = none
   bool tied_embeddings = true;  // the output projection shares the input table
-  // Mixture of experts: every block's MLP is `experts` MLPs of width expert_ffn_hidden and a
-  // router (h x experts, no bias); each token goes through top_k of them. experts == 0: dense.
+  // Mixture of experts: every block's MLP but the first dense_layers is `experts` routed MLPs of
+  // width expert_ffn_hidden and a router (h x experts, no bias); each token goes through top_k of
+  // them and through all shared_experts, MLPs of the same width that every token uses (DeepSeek's
+  // n_shared_experts, run as one MLP shared_experts x expert_ffn_hidden wide, as Hugging Face and
+  // Megatron-Core's --moe-shared-expert-intermediate-size do). The first dense_layers blocks have
+  // a dense MLP of width ffn_hidden (DeepSeek's first_k_dense_replace). experts == 0: dense.
   int experts = 0;
   int top_k = 0;
   std::int64_t expert_ffn_hidden = 0;
+  int shared_experts = 0;
+  int dense_layers = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank == 0: standard attention). Queries
+  // come from a down-projection h -> q_lora_rank, an RMSNorm and an up-projection to a heads of
+  // qk_nope_head_dim + qk_rope_head_dim (q_lora_rank == 0: one projection h -> that width); keys
+  // and values from a down-projection h -> kv_lora_rank + qk_rope_head_dim (the rotary part of
+  // the key, shared by all heads), an RMSNorm over the kv_lora_rank latent and an up-projection to
+  // a heads of qk_nope_head_dim (keys) + v_head_dim (values). The output projection maps a
+  // v_head_dim-wide heads back to h. No biases.
+  struct Mla {
+    std::int64_t q_lora_rank = 0;
+    std::int64_t kv_lora_rank = 0;
+    std::int64_t qk_nope_head_dim = 0;
+    std::int64_t qk_rope_head_dim = 0;
+    std::int64_t v_head_dim = 0;
+  };
+  Mla mla{};
   InputKind input = InputKind::kTokens;
   int image_size = 0;  // patches: square images of image_size^2 pixels,
   int patch_size = 0;  //          cut into (image_size/patch_size)^2 patches,
@@ -89,6 +112,15 @@ struct TransformerConfig {
   // A decoder (language-model head) masks attention causally: token i attends to tokens <= i.
   // Encoders (BERT's mlm head) and vision transformers (classifier) attend both ways.
   bool causal() const { return head == HeadKind::kLm; }
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
+  // Width of one head's query and key (MLA: nope + rope) and of its value and context.
+  std::int64_t qk_head_dim() const {
+    return is_mla() ? mla.qk_nope_head_dim + mla.qk_rope_head_dim : head_dim();
+  }
+  std::int64_t v_head_dim() const { return is_mla() ? mla.v_head_dim : head_dim(); }
+  // Whether block `layer` (0-based) has experts: a mixture past the first dense_layers blocks.
+  bool is_moe_layer(int layer) const { return is_moe() && layer >= dense_layers; }
+  int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
   // Tokens per sample for vision inputs (patches + class token); 0 for token inputs, whose
   // sequence length comes from the parallel plan.
   std::int64_t patch_tokens() const;
@@ -136,10 +168,22 @@ std::int64_t norm_parameters(NormKind n, std::int64_t h);
 // Parameters of one MLP of inner width `width` in t's blocks: 2 h width (gated: 3 h width), plus
 // with biases width + h (gated: 2 width + h).
 std::int64_t mlp_parameters(const TransformerConfig& t, std::int64_t width);
-// Parameters of one transformer block (all experts for MoE).
-std::int64_t block_parameters(const TransformerConfig& t);
-// Parameters of one block a token actually uses (top_k experts; = block_parameters when dense).
-std::int64_t block_active_parameters(const TransformerConfig& t);
+// Parameters of one block's attention. Standard: Q and output 2 h^2, K and V 2 h k_v (k_v =
+// kv_heads d), biases 2 h + 2 k_v. MLA (no biases), with d_qk = nope + rope:
+//   h r_q + r_q + r_q a d_qk        query down-projection, its RMSNorm, up-projection
+//                                   (r_q = 0: h a d_qk)
+//   h (r_kv + rope) + r_kv          key/value down-projection, the latent's RMSNorm
+//   r_kv a (nope + d_v)             key/value up-projection
+//   a d_v h                         output projection
+std::int64_t attention_parameters(const TransformerConfig& t);
+// The block as block `layer` (0-based) runs it: t itself for a MoE block, t without experts for
+// one of the first dense_layers blocks (a dense MLP of width ffn_hidden).
+TransformerConfig block_config(const TransformerConfig& t, int layer);
+// Parameters of transformer block `layer` (all experts for MoE; shared experts included).
+std::int64_t block_parameters(const TransformerConfig& t, int layer);
+// Parameters of block `layer` a token actually uses (top_k routed experts plus the shared ones;
+// = block_parameters when dense).
+std::int64_t block_active_parameters(const TransformerConfig& t, int layer);
 // The input side: token, position and type tables, or ViT's patch projection, class token and
 // position table.
 std::int64_t embedding_parameters(const TransformerConfig& t);
@@ -148,7 +192,8 @@ std::int64_t embedding_parameters(const TransformerConfig& t);
 std::int64_t head_parameters(const TransformerConfig& t);
 // All trainable parameters.
 std::int64_t parameter_count(const Model& m);
-// Parameters used per token (MoE: top_k experts); = parameter_count for dense models and CNNs.
+// Parameters used per token (MoE: top_k routed experts and the shared ones; the embedding table
+// counted whole, as parameter_count does); = parameter_count for dense models and CNNs.
 std::int64_t active_parameter_count(const Model& m);
 
 }  // namespace cs::wl

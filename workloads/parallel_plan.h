@@ -29,6 +29,9 @@ enum class Precision { kBf16, kFp16, kFp8 };
 // What ZeRO-2/3 reduce-scatter and ZeRO-3 all-gathers at a time (workloads/memory.h): a layer
 // (PyTorch FSDP, one unit per transformer block) or a module (DeepSpeed: one weight matrix).
 enum class ZeroUnit { kLayer, kModule };
+// Which tokens an expert over its capacity drops (Megatron-Core --moe-token-drop-policy): the
+// lowest routing probabilities, or the latest in the sequence.
+enum class MoeDropPolicy { kProbs, kPosition };
 
 inline constexpr EnumName<PipelineSchedule> kPipelineScheduleNames[] = {
     {PipelineSchedule::kGpipe, "gpipe"}, {PipelineSchedule::kOneFOneB, "1f1b"}, {PipelineSchedule::kInterleaved, "interleaved"},
@@ -39,6 +42,7 @@ inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
 // The precision of matrix work, named as the GPU catalog names its peaks.
 inline constexpr EnumName<ZeroUnit> kZeroUnitNames[] = {{ZeroUnit::kLayer, "layer"}, {ZeroUnit::kModule, "module"}};
+inline constexpr EnumName<MoeDropPolicy> kMoeDropPolicyNames[] = {{MoeDropPolicy::kProbs, "probs"}, {MoeDropPolicy::kPosition, "position"}};
 inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kBf16, "bf16"}, {Precision::kFp16, "fp16"}, {Precision::kFp8, "fp8"}};
 
 struct ParallelPlan {
@@ -81,6 +85,20 @@ struct ParallelPlan {
   bool pp_scatter_gather = true;
   // Rank order, innermost first: which parallel dimension varies fastest across GPU ranks.
   std::vector<std::string> order = {"tp", "cp", "pp", "dp"};
+
+  // Mixture of experts as Megatron-Core routes it (workloads/block_shape.h):
+  //   moe_capacity_factor   > 0: each GPU sends at most ceil(f k T_r / E) tokens to an expert
+  //                         and drops the rest (--moe-expert-capacity-factor); 0: dropless (the
+  //                         default, as Megatron-Core's)
+  //   moe_pad_to_capacity   with a capacity factor: every expert gets exactly its capacity
+  //                         (--moe-pad-expert-input-to-capacity)
+  //   moe_token_drop_policy which tokens a full expert drops (--moe-token-drop-policy): probs or
+  //                         position; as many either way, so no cost differs
+  //   moe_load_imbalance    max/mean tokens per expert, >= 1; 1 assumes balanced routing
+  double moe_capacity_factor = 0;
+  bool moe_pad_to_capacity = false;
+  MoeDropPolicy moe_token_drop_policy = MoeDropPolicy::kProbs;
+  double moe_load_imbalance = 1;
 
   // Input data read from the cluster's storage per sample, before the first stage's forward
   // (two micro-batches prefetched); 0 when the data is already local.

@@ -24,6 +24,23 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
     fail("tp", "tensor and context parallelism apply to transformers only");
   }
   if (!model.transformer.is_moe() && plan.ep > 1) fail("ep", "expert parallelism needs a mixture-of-experts model");
+  // Megatron-Core's routing options (parallel_plan.h).
+  const bool moe = model.family == ModelFamily::kTransformer && model.transformer.is_moe();
+  if (!(plan.moe_capacity_factor >= 0)) fail("moe_capacity_factor", "expected a capacity factor above 0, or 0 (the default) for dropless routing");
+  if (plan.moe_capacity_factor > 0 && !moe) fail("moe_capacity_factor", "an expert capacity needs a mixture-of-experts model");
+  if (plan.moe_pad_to_capacity && plan.moe_capacity_factor <= 0) {
+    fail("moe_pad_to_capacity", "padding to the expert capacity needs moe_capacity_factor, as Megatron-Core's --moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor");
+  }
+  if (plan.moe_token_drop_policy != MoeDropPolicy::kProbs && plan.moe_capacity_factor <= 0) {
+    fail("moe_token_drop_policy", "a drop policy needs moe_capacity_factor: dropless routing drops nothing");
+  }
+  if (plan.moe_load_imbalance != 1) {
+    if (!moe) fail("moe_load_imbalance", "a load imbalance needs a mixture-of-experts model");
+    const double experts = model.transformer.experts;
+    if (!(plan.moe_load_imbalance >= 1 && plan.moe_load_imbalance <= experts)) {
+      fail("moe_load_imbalance", "expected max/mean tokens per expert, from 1 (balanced) to the " + std::to_string(model.transformer.experts) + " experts (all tokens on one)");
+    }
+  }
   if ((plan.dp * plan.cp) % plan.ep != 0) fail("ep", "ep = " + std::to_string(plan.ep) + " must divide dp x cp = " + std::to_string(plan.dp * plan.cp));
   const int units = pipeline_layers(model);
   if (!plan.layers_per_stage.empty()) {

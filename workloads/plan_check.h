@@ -2,7 +2,10 @@
 // the first that fails is the error the user sees:
 //   degrees      dp, tp, pp, cp and ep at least 1; dp x tp x pp x cp = the job's GPUs
 //   model        transformers: tp divides the attention heads, ep the experts; CNNs: no tensor
-//                or context parallelism; ep > 1 only for a mixture of experts; ep divides dp x cp
+//                or context parallelism; ep > 1 only for a mixture of experts; ep divides dp x cp;
+//                moe_capacity_factor >= 0, and above 0 only for a mixture; moe_pad_to_capacity
+//                and a moe_token_drop_policy other than probs only with a capacity factor;
+//                moe_load_imbalance other than 1 only for a mixture, from 1 to its experts
 //   stages       layers_per_stage: one entry per stage, summing to the model's layers, each at
 //                least 1; without it pp divides the layers (but for the interleaved schedule)
 //   batches      micro_batch at least 1; memory_fragmentation in [0, 1); global_batch a positive

@@ -30,10 +30,16 @@ class Builder {
       head_fwd_mix_ = mix(head_.gemms);
       head_bwd_mix_ = mix(backward_gemms(head_.gemms));
       if (plan.schedule == PipelineSchedule::kZbH1) head_split_ = split_backward(head_.gemms);
-      if (!unit_cost_.empty()) {
-        block_fwd_mix_ = mix(unit_cost_.front().gemms);
-        block_bwd_mix_ = mix(backward_gemms(unit_cost_.front().gemms));
-        if (plan.schedule == PipelineSchedule::kZbH1) block_split_ = split_backward(unit_cost_.front().gemms);
+      // One pair of mixes (and, for ZB-H1, one dX / dW split) per kind of block (a mixture's dense
+      // blocks and its blocks with experts differ), shared by the units of that kind.
+      for (const LayerCost& c : unit_cost_) {
+        if (unit_mix_.empty() || c.gemms != unit_cost_[unit_mix_.size() - 1].gemms) {
+          unit_mix_.push_back({mix(c.gemms), mix(backward_gemms(c.gemms))});
+          unit_split_.push_back(plan.schedule == PipelineSchedule::kZbH1 ? split_backward(c.gemms) : Split{});
+        } else {
+          unit_mix_.push_back(unit_mix_.back());
+          unit_split_.push_back(unit_split_.back());
+        }
       }
     }
     chunk_units_ = chunk_layers(model, plan);
@@ -366,7 +372,7 @@ class Builder {
       const LayerCost& c = unit_cost_[static_cast<std::size_t>(u)];
       deps = gather_block(u, +1, last, deps, j);
       deps = moe_all_to_all("ep dispatch", c, deps);
-      deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.gemm_forward_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_, plan_.tp_comm_overlap)};
+      deps = {compute_around_tp_collectives("block fwd", c.forward - c.attention_forward, c.gemm_forward_traffic, c.tp_forward, c.tp_collective_bytes, deps, fwd_mix(u), plan_.tp_comm_overlap)};
       deps = cp_attention_forward("attention fwd", c, c.attention_forward, c.attention_forward_traffic, deps);
       deps = elementwise("elementwise fwd", c.elementwise_forward, deps);
       deps = moe_all_to_all("ep combine", c, deps);
@@ -420,7 +426,7 @@ class Builder {
       // attention scores only) runs inside the attention backward.
       const bool full = plan_.recompute == Recompute::kFull;
       if (full) {
-        deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.tp_forward, c.tp_collective_bytes, deps, block_fwd_mix_, plan_.tp_comm_overlap)};
+        deps = {compute_around_tp_collectives("block recompute", c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.tp_forward, c.tp_collective_bytes, deps, fwd_mix(u), plan_.tp_comm_overlap)};
         deps = cp_attention_forward("attention recompute", c, c.attention_recompute, c.attention_recompute_traffic, deps);
         deps = elementwise("elementwise recompute", c.elementwise_forward, deps);
       }
@@ -428,11 +434,11 @@ class Builder {
       deps = elementwise("elementwise bwd", c.elementwise_backward, deps);
       const Flops gemm = c.backward - c.attention_backward;
       if (split) {
-        const Split& x = model_.family == ModelFamily::kTransformer ? block_split_ : cnn_split_;
+        const Split& x = model_.family == ModelFamily::kTransformer ? unit_split_[static_cast<std::size_t>(u)] : cnn_split_;
         deps = {compute_around_tp_collectives("block bwd", gemm * 0.5, x.input_traffic(c.gemm_backward_traffic), c.tp_backward, c.tp_collective_bytes, deps, x.input_mix, plan_.tp_comm_overlap)};
         later.push_back({WeightWork::kUnit, u, deps.back()});
       } else {
-        deps = {compute_around_tp_collectives("block bwd", gemm, c.gemm_backward_traffic, c.tp_backward, c.tp_collective_bytes, deps, block_bwd_mix_, plan_.tp_comm_overlap)};
+        deps = {compute_around_tp_collectives("block bwd", gemm, c.gemm_backward_traffic, c.tp_backward, c.tp_collective_bytes, deps, bwd_mix(u), plan_.tp_comm_overlap)};
       }
       deps = full ? cp_attention_backward("attention bwd", c, c.attention_backward, c.attention_backward_traffic, deps)
                   : cp_attention_backward("attention bwd", c, c.attention_backward + c.attention_recompute,
@@ -479,7 +485,7 @@ class Builder {
         grads = embedding_.gradients;
       } else {
         const LayerCost& c = unit_cost_[static_cast<std::size_t>(w.unit)];
-        const Split& x = model_.family == ModelFamily::kTransformer ? block_split_ : cnn_split_;
+        const Split& x = model_.family == ModelFamily::kTransformer ? unit_split_[static_cast<std::size_t>(w.unit)] : cnn_split_;
         last = compute("block bwd weight", (c.backward - c.attention_backward) * 0.5, x.weight_traffic(c.gemm_backward_traffic), tg::ComputeClass::kGemm, deps);
         if (x.weight_mix != tg::kNoGemmMix) g_.set_gemm_mix(last, x.weight_mix);
         grads = c.gradients;
@@ -727,9 +733,13 @@ class Builder {
   tg::TaskGraph& g_;
   CostParams params_;
   std::vector<LayerCost> unit_cost_;
-  std::uint32_t block_fwd_mix_ = tg::kNoGemmMix, block_bwd_mix_ = tg::kNoGemmMix;
+  // The forward and backward GEMM mixes of each transformer block (empty for CNNs).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_mix_;
+  std::uint32_t fwd_mix(int u) const { return unit_mix_.empty() ? tg::kNoGemmMix : unit_mix_[static_cast<std::size_t>(u)].first; }
+  std::uint32_t bwd_mix(int u) const { return unit_mix_.empty() ? tg::kNoGemmMix : unit_mix_[static_cast<std::size_t>(u)].second; }
   std::uint32_t head_fwd_mix_ = tg::kNoGemmMix, head_bwd_mix_ = tg::kNoGemmMix;
-  Split block_split_, head_split_, cnn_split_;  // ZB-H1's dX / dW halves (CNN layers: no shapes)
+  Split head_split_, cnn_split_;  // ZB-H1's dX / dW halves (CNN layers: no shapes)
+  std::vector<Split> unit_split_;  // per transformer block, as unit_mix_
   std::vector<std::vector<WeightWork>> weight_work_;  // per micro-batch: its W pass, pending
   LayerCost embedding_, head_;
   std::vector<LayerRange> chunk_units_;  // chunk k of stage s at k p + s
@@ -760,11 +770,48 @@ TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
   const bool hybrid = plan.hybrid_sharding();
   if (hybrid && (plan.shard_ways() % plan.cp != 0 || plan.ep > 1)) symmetry = false;
   const int group_dp = hybrid ? plan.shard_ways() / plan.cp : plan.dp;  // S_d
+  // The job is invariant under shifting the data-, context- and tensor-parallel coordinates, but
+  // with expert parallelism only under the shifts that map every expert-parallel group (ep
+  // consecutive indices dp x cp + cp, Builder::ep_group) onto one: a shift by one data-parallel
+  // rank would move the all-to-alls of the group at 0 .. ep - 1 onto GPUs 1 .. ep, which form no
+  // group (and may straddle servers). The shifts kept form a group acting freely on the ranks; one
+  // rank of each orbit is simulated, the others are mirrored.
+  const int n = plan.dp * plan.cp;
+  const auto shifted = [&](int j, int dd, int cc) { return ((j / plan.cp + dd) % plan.dp) * plan.cp + (j % plan.cp + cc) % plan.cp; };
+  const auto keeps_expert_groups = [&](int dd, int cc) {
+    if (plan.ep <= 1) return true;
+    for (int j = 0; j < n; ++j) {
+      if (shifted(j, dd, cc) / plan.ep != shifted(j - j % plan.ep, dd, cc) / plan.ep) return false;
+    }
+    return true;
+  };
+  struct Shift {
+    int dd, cc, tt;
+  };
+  std::vector<Shift> shifts;  // the identity first
+  for (int dd = 0; dd < (symmetry ? plan.dp : 1); ++dd) {
+    for (int cc = 0; cc < (symmetry ? plan.cp : 1); ++cc) {
+      if (!keeps_expert_groups(dd, cc)) continue;
+      for (int tt = 0; tt < (symmetry ? plan.tp : 1); ++tt) shifts.push_back({dd, cc, tt});
+    }
+  }
+  const auto image = [&](int r, const Shift& s) {
+    const GridCoord c = grid.coord(r);
+    // dd = (group shift) x S_d + (position shift); without hybrid sharding S_d = dp: a plain shift.
+    const int shift = s.dd / group_dp, step = s.dd % group_dp;
+    const int d = ((c.dp / group_dp + shift) % (plan.dp / group_dp)) * group_dp + (c.dp % group_dp + step) % group_dp;
+    return grid.rank({d, c.pp, (c.cp + s.cc) % plan.cp, (c.tp + s.tt) % plan.tp});
+  };
   // Simulated ranks first (in grid order), then the mirrored ones.
   std::vector<int> simulated, mirrored;
+  std::vector<bool> covered(static_cast<std::size_t>(grid.size()), false);
   for (int r = 0; r < grid.size(); ++r) {
-    const GridCoord c = grid.coord(r);
-    (!symmetry || (c.dp == 0 && c.tp == 0 && c.cp == 0) ? simulated : mirrored).push_back(r);
+    if (covered[static_cast<std::size_t>(r)]) {
+      mirrored.push_back(r);
+      continue;
+    }
+    simulated.push_back(r);
+    for (const Shift& s : shifts) covered[static_cast<std::size_t>(image(r, s))] = true;
   }
   std::vector<int> order = simulated;
   order.insert(order.end(), mirrored.begin(), mirrored.end());
@@ -774,26 +821,12 @@ TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
                     grid, stage_layers(model, plan), plan.micro_batches(), order};
   Builder b(model, plan, out, graph_rank_of);
   for (int r : simulated) b.build_rank(r);
-  if (symmetry) {
-    // The job is invariant under shifting the data-, context- and tensor-parallel coordinates
-    // (the data-parallel ones by shard group and position, above).
-    for (int dd = 0; dd < plan.dp; ++dd) {
-      for (int cc = 0; cc < plan.cp; ++cc) {
-        for (int tt = 0; tt < plan.tp; ++tt) {
-          if (dd == 0 && cc == 0 && tt == 0) continue;
-          std::vector<std::uint32_t> sigma(static_cast<std::size_t>(grid.size()));
-          for (int r = 0; r < grid.size(); ++r) {
-            const GridCoord c = grid.coord(r);
-            // dd = (group shift) x S_d + (position shift); without hybrid sharding S_d = dp.
-            const int shift = dd / group_dp, step = dd % group_dp;
-            const int d = ((c.dp / group_dp + shift) % (plan.dp / group_dp)) * group_dp + (c.dp % group_dp + step) % group_dp;
-            const int image = grid.rank({d, c.pp, (c.cp + cc) % plan.cp, (c.tp + tt) % plan.tp});
-            sigma[graph_rank_of[static_cast<std::size_t>(r)]] = graph_rank_of[static_cast<std::size_t>(image)];
-          }
-          out.graph.add_symmetry(std::move(sigma));
-        }
-      }
+  for (std::size_t k = 1; k < shifts.size(); ++k) {
+    std::vector<std::uint32_t> sigma(static_cast<std::size_t>(grid.size()));
+    for (int r = 0; r < grid.size(); ++r) {
+      sigma[graph_rank_of[static_cast<std::size_t>(r)]] = graph_rank_of[static_cast<std::size_t>(image(r, shifts[k]))];
     }
+    out.graph.add_symmetry(std::move(sigma));
   }
   return out;
 }

@@ -59,7 +59,10 @@ struct TrainingGraph {
 // JSON path under `plan_path`). With `symmetry`, only one rank per pipeline stage is simulated
 // (data-parallel replica 0, tensor- and context-parallel rank 0); the others are mirrored
 // (task_graph.h): identical replicas and groups behave identically, and their collectives still
-// move every GPU's bytes over the network. Without it, every rank is simulated.
+// move every GPU's bytes over the network. With expert parallelism the symmetries are the shifts
+// that map expert-parallel groups onto expert-parallel groups, so the ranks of the first expert-
+// parallel group (data- and context-parallel index below ep) are simulated in each stage.
+// Without it, every rank is simulated.
 TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
                                    const std::string& file, const std::string& plan_path,
                                    bool symmetry = false);

@@ -1014,6 +1014,27 @@ TEST(CliRun, ModelFromAHuggingFaceConfig) {
   EXPECT_EQ(parse_json(r.out)["model"], "llama2-7b");
 }
 
+TEST(CliRun, DeepSeekV3PlansAtItsPublishedLayoutAndRunsOnH800s) {
+  // configs/examples/deepseek-v3-2048.json: DeepSeek-V3's PP 16 x EP 64 x ZeRO-1 DP 128 on 2,048
+  // H800s. `plan` builds it (one expert-parallel group simulated per stage: 64 x 16 ranks);
+  // `run` simulates it here at DP 16 with EP 8 (one server per expert-parallel group) on 256
+  // GPUs, where it fits in memory and reports its all-to-alls.
+  const std::string exp = std::string(CS_SOURCE_DIR) + "/configs/examples/deepseek-v3-2048.json";
+  TempDir tmp("deepseek");
+  const std::vector<std::string> plan{"plan", exp, "--emit-graph", tmp.file("g.json")};
+  const RunResult p = run_clustersim(plan);
+  ASSERT_EQ(p.exit_code, 0) << describe(plan, p);
+  EXPECT_NE(p.out.find("on 1024 simulated ranks (1024 mirrored)"), std::string::npos) << p.out;
+  const std::vector<std::string> args{"run", exp, "--set", "/plan/dp=16", "--set", "/plan/ep=8", "--set",
+                                      "/plan/global_batch=256", "--set", "/cluster_overrides/0=/servers/0/count=32", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json j = parse_json(r.out);
+  EXPECT_EQ(j["model"], "deepseek-v3");
+  EXPECT_EQ(j["gpus"], 256);
+  EXPECT_GT(j["stalls_s"]["exposed_ep"].get<double>(), 0) << r.out;
+}
+
 // ---- synthetic profiles ----------------------------------------------------------------------
 
 namespace {

@@ -120,5 +120,29 @@ TEST(Experiment, ContextParallelCommunicationAndTheZeroBubbleSchedule) {
   }
 }
 
+TEST(Experiment, MoeRoutingKeysOfThePlan) {
+  // Megatron-Core's --moe-expert-capacity-factor, --moe-pad-expert-input-to-capacity and
+  // --moe-token-drop-policy, and the load imbalance; dropless and balanced by default.
+  const Experiment defaults = parse(experiment(nlohmann::json::object()));
+  EXPECT_DOUBLE_EQ(defaults.plan.moe_capacity_factor, 0.0);
+  EXPECT_FALSE(defaults.plan.moe_pad_to_capacity);
+  EXPECT_EQ(defaults.plan.moe_token_drop_policy, wl::MoeDropPolicy::kProbs);
+  EXPECT_DOUBLE_EQ(defaults.plan.moe_load_imbalance, 1.0);
+  const Experiment e = parse(experiment({{"moe_capacity_factor", 1.25},
+                                         {"moe_pad_to_capacity", true},
+                                         {"moe_token_drop_policy", "position"},
+                                         {"moe_load_imbalance", 1.5}}));
+  EXPECT_DOUBLE_EQ(e.plan.moe_capacity_factor, 1.25);
+  EXPECT_TRUE(e.plan.moe_pad_to_capacity);
+  EXPECT_EQ(e.plan.moe_token_drop_policy, wl::MoeDropPolicy::kPosition);
+  EXPECT_DOUBLE_EQ(e.plan.moe_load_imbalance, 1.5);
+  try {
+    parse(experiment({{"moe_token_drop_policy", "random"}}));
+    FAIL() << "accepted moe_token_drop_policy random";
+  } catch (const ConfigError& err) {
+    EXPECT_EQ(err.json_path(), "/plan/moe_token_drop_policy");
+  }
+}
+
 }  // namespace
 }  // namespace cs::drv

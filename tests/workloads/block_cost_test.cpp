@@ -218,7 +218,7 @@ TEST(ElementwiseTraffic, NormsResidualsAndActivation) {
 
 TEST(BlockGemmShapes, ProjectionsAndMlp) {
   // (m, n, k): QKV (T, 3h, h), output (T, h, h), fc1 (T, 4h, h), fc2 (T, h, 4h).
-  const std::vector<tg::GemmShape> g = block_gemm_shapes(gpt(), block_shape(gpt(), params()), 1);
+  const std::vector<tg::GemmShape> g = block_gemm_shapes(gpt(), block_shape(gpt(), params()));
   ASSERT_EQ(g.size(), 4u);
   EXPECT_EQ(g[0], (tg::GemmShape{T, 3 * h, h}));
   EXPECT_EQ(g[1], (tg::GemmShape{T, h, h}));
@@ -226,18 +226,18 @@ TEST(BlockGemmShapes, ProjectionsAndMlp) {
   EXPECT_EQ(g[3], (tg::GemmShape{T, h, 4 * h}));
   // Llama-like: QKV h + 2 x 16 wide; gate and up in one (T, 2f, h).
   const std::vector<tg::GemmShape> l =
-      block_gemm_shapes(llama(), block_shape(llama(), params()), 1);
+      block_gemm_shapes(llama(), block_shape(llama(), params()));
   EXPECT_EQ(l[0], (tg::GemmShape{T, h + 32, h}));
   EXPECT_EQ(l[2], (tg::GemmShape{T, 2 * 96, h}));
   // MoE over ep = 2: a local expert sees k T ep / E = 2 x 64 x 2 / 4 = 64 tokens on average.
-  const std::vector<tg::GemmShape> m = block_gemm_shapes(moe(), block_shape(moe(), params()), 2);
+  const std::vector<tg::GemmShape> m = block_gemm_shapes(moe(), block_shape(moe(), params(1, false, 1, 2)));
   EXPECT_EQ(m[2], (tg::GemmShape{64, 32, h}));
   EXPECT_EQ(m[3], (tg::GemmShape{64, h, 32}));
   // ... and at least one: one token, E = 4, k = 2, ep = 1 gives 2/4 -> 1.
   CostParams one = params();
   one.micro_batch = 1;
   one.sequence = 1;
-  EXPECT_EQ(block_gemm_shapes(moe(), block_shape(moe(), one), 1)[2].m, 1);
+  EXPECT_EQ(block_gemm_shapes(moe(), block_shape(moe(), one))[2].m, 1);
 }
 
 TEST(BlockGemmTraffic, OperandsReadAndResultWrittenOnce) {
@@ -247,12 +247,12 @@ TEST(BlockGemmTraffic, OperandsReadAndResultWrittenOnce) {
   // 2 (16 T h + 12 h^2) bytes forward. Backward, per GEMM dX (m, k, n) and dW (k, n, m):
   // 2 (mn + nk + mk) + 2 (km + mn + kn) = twice the forward's.
   const TransformerConfig c = gpt();
-  const GemmTraffic t1 = block_gemm_traffic(c, block_shape(c, params()), 1);
+  const GemmTraffic t1 = block_gemm_traffic(c, block_shape(c, params()));
   EXPECT_EQ(t1.forward, Bytes{2 * (16 * T * h + 12 * h * h)});
   EXPECT_EQ(t1.backward, t1.forward * 2);
   // t = 4: the weights and the n- or k-wide sides split, the h-wide inputs and outputs of the
   // column- and row-parallel GEMMs stay whole: 4 T h + 12 T h/4 + 12 h^2/4 elements.
-  const GemmTraffic t4 = block_gemm_traffic(c, block_shape(c, params(4)), 1);
+  const GemmTraffic t4 = block_gemm_traffic(c, block_shape(c, params(4)));
   EXPECT_EQ(t4.forward, Bytes{2 * (4 * T * h + 3 * T * h + 3 * h * h)});
   // fp8: 1-byte operands, 2-byte results. Forward: the operands, inputs A (m x k) T h + T h +
   // T h + 4 T h and weights B (k x n) 3 + 1 + 4 + 4 h^2, read as 7 T h + 12 h^2 bytes; the
@@ -260,14 +260,14 @@ TEST(BlockGemmTraffic, OperandsReadAndResultWrittenOnce) {
   // 2 mn + mk + kn = 2 x 9 T h + 7 T h + 12 h^2 read, results mk + kn = 7 T h + 12 h^2 written.
   CostParams fp8 = params();
   fp8.precision = Precision::kFp8;
-  const GemmTraffic f = block_gemm_traffic(c, block_shape(c, fp8), 1);
+  const GemmTraffic f = block_gemm_traffic(c, block_shape(c, fp8));
   EXPECT_EQ(f.forward, Bytes{(7 * T * h + 12 * h * h) + 2 * 9 * T * h});
   EXPECT_EQ(f.backward, Bytes{(25 * T * h + 12 * h * h) + 2 * (7 * T * h + 12 * h * h)});
   // MoE, E = 4 experts of f_e = 32, k = 2, ep = 2: the projections (in elements: QKV T h + 3 h^2
   // + 3 T h, output T h + h^2 + T h: 6 T h + 4 h^2), 2 local experts each
   // over m_e = 64 tokens (fc1 64 h + 32 h + 64 x 32, fc2 64 x 32 + 32 h + 64 h), the router
   // (T, 4, h): T h + 4 h + 4 T. All 2 bytes.
-  const GemmTraffic m = block_gemm_traffic(moe(), block_shape(moe(), params()), 2);
+  const GemmTraffic m = block_gemm_traffic(moe(), block_shape(moe(), params(1, false, 1, 2)));
   const std::int64_t expert = 2 * (64 * h + 32 * h + 64 * 32);
   EXPECT_EQ(m.forward, Bytes{2 * ((6 * T * h + 4 * h * h) + 2 * expert + (T * h + 4 * h + 4 * T))});
   EXPECT_EQ(m.backward, m.forward * 2);
@@ -277,17 +277,17 @@ TEST(BlockParameters, PerGpu) {
   // GPT: QKV 3h^2 + 3h, output h^2 + h, MLP 8h^2 + 5h, two LayerNorms 4h: 12h^2 + 13h. Over t = 2
   // the QKV and fc1 weights and biases split (12h^2/2 + 7h/2); the row-parallel biases (2h) and
   // the norms (4h) stay whole.
-  const BlockParameters t1 = block_parameters_per_gpu(gpt(), block_shape(gpt(), params()), 1);
+  const BlockParameters t1 = block_parameters_per_gpu(gpt(), block_shape(gpt(), params()));
   EXPECT_EQ(t1.total, 12 * h * h + 13 * h);
   EXPECT_EQ(t1.experts, 0);
-  EXPECT_EQ(block_parameters_per_gpu(gpt(), block_shape(gpt(), params(2)), 1).total,
+  EXPECT_EQ(block_parameters_per_gpu(gpt(), block_shape(gpt(), params(2))).total,
             12 * h * h / 2 + 7 * h / 2 + 6 * h);
   // Llama-like: two RMSNorms 2h, Q and output 2h^2, K and V 2 x 16h, SwiGLU 3hf.
-  EXPECT_EQ(block_parameters_per_gpu(llama(), block_shape(llama(), params()), 1).total,
+  EXPECT_EQ(block_parameters_per_gpu(llama(), block_shape(llama(), params())).total,
             2 * h + 2 * h * h + 2 * 16 * h + 3 * h * 96);
   // MoE over ep = 2: the router h E, and E/ep = 2 experts of 2 h f_e + f_e + h each.
   const std::int64_t expert = 2 * h * 32 + 32 + h;
-  const BlockParameters m = block_parameters_per_gpu(moe(), block_shape(moe(), params()), 2);
+  const BlockParameters m = block_parameters_per_gpu(moe(), block_shape(moe(), params(1, false, 1, 2)));
   EXPECT_EQ(m.experts, 2 * expert);
   EXPECT_EQ(m.total, 4 * h + 4 * h * h + 4 * h + h * 4 + 2 * expert);
 }

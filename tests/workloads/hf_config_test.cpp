@@ -14,7 +14,7 @@ namespace {
 const std::string kDir = std::string(CS_TEST_DATA_DIR) + "/hf/";
 
 TEST(HfConfig, SamplesMatchTheZoo) {
-  for (const char* name : {"llama2-7b", "llama3-70b", "mixtral-8x7b", "gpt2-xl"}) {
+  for (const char* name : {"llama2-7b", "llama3-70b", "mixtral-8x7b", "gpt2-xl", "deepseek-v3", "deepseek-v2-lite"}) {
     SCOPED_TRACE(name);
     const Model hf = model_from_hf_config(kDir + name + "/config.json");
     const Model zoo = load_model(name);
