@@ -1,11 +1,15 @@
-// How long a compute op takes on a GPU: the roofline with catalog efficiencies, or, with a
-// calibration profile (docs/calibration-profile.md), the times measured on real GPUs.
+// How long a compute op takes on a GPU: the GEMM shape model and the roofline with catalog
+// efficiencies, or, with a calibration profile (docs/calibration-profile.md), the times measured
+// on real GPUs.
 //
-//   t = kernel_launch + max( F / (peak[dtype] x eff[class]),  M / (HBM bandwidth x eff_memory) )
+//   t = kernel_launch + max( F / R[class],  M / (HBM bandwidth x eff_memory) )
+//   R[gemm]      = R_full[dtype] x eff_gemm x eta(shapes)    (sim/compute/gemm_model.h: the MAMF at
+//                                                            full waves, the share sustained in
+//                                                            training, tile and wave quantization)
+//   R[attention] = peak[dtype] x eff_attention               (fused attention)
 //
-// F: the op's FLOPs; M: the bytes it moves to and from HBM; eff[class] is the GEMM efficiency
-// for matrix multiplies and the attention efficiency for fused attention (hw::GpuSpec's
-// RooflineParams, from configs/hardware/gpus.json). Elementwise and optimizer ops are
+// F: the op's FLOPs; M: the bytes it moves to and from HBM; the efficiencies are hw::GpuSpec's
+// RooflineParams and the shape model's inputs its GemmStructure (configs/hardware/gpus.json). Elementwise and optimizer ops are
 // memory-bound by construction (their FLOPs run on the vector units at far below the tensor
 // peak, so only M counts).
 //
