@@ -3,8 +3,10 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "core/enum_names.h"
 #include "core/errors.h"
 #include "drivers/gemm_report.h"
+#include "workloads/parallel_plan.h"
 
 namespace cs::cli {
 namespace {
@@ -46,7 +48,9 @@ int run_gemm_command(const GemmOptions& o) {
     r = drv::experiment_gemm_report(drv::load_experiment(o.experiment, o.overrides));
   } else {
     if (o.gpu.empty() || o.shapes.empty()) throw ConfigError("", "--gpu", "give --gpu and at least one shape MxNxK, or --experiment FILE");
-    if (o.dtype != "bf16" && o.dtype != "fp16" && o.dtype != "fp8") throw ConfigError("", "--dtype", "expected bf16, fp16 or fp8, got \"" + o.dtype + "\"");
+    if (!parse_enum(wl::kPrecisionNames, o.dtype)) {
+      throw ConfigError("", "--dtype", "expected " + enum_name_list(wl::kPrecisionNames) + ", got \"" + o.dtype + "\"");
+    }
     std::vector<tg::GemmShape> shapes;
     for (const std::string& s : o.shapes) shapes.push_back(parse_shape(s));
     r = drv::gemm_report(hw::Catalog::builtin().gpu(o.gpu, "", "--gpu"), o.dtype, shapes);

@@ -123,4 +123,9 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   return parse_experiment(ConfigDocument::load(path, overrides).root(), fs::path(path).parent_path().string());
 }
 
+hw::Catalog experiment_catalog(const Experiment& e) {
+  const std::string where = e.hardware_overrides_where.empty() ? "--set-hardware" : e.hardware_overrides_where;
+  return hw::Catalog::builtin_with(e.hardware_overrides, where.rfind('/', 0) == 0 ? e.file : std::string(), where);
+}
+
 }  // namespace cs::drv

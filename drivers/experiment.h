@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "hardware/catalog.h"
 #include "workloads/model.h"
 #include "workloads/parallel_plan.h"
 
@@ -45,6 +46,10 @@ struct Experiment {
 Experiment parse_experiment(const ConfigNode& node, const std::string& base_dir);
 // The experiment's model: a model file, a bundled model, or a Hugging Face config ("hf:PATH").
 wl::Model load_model(const Experiment& e);
+// The built-in hardware catalog with the experiment's hardware_overrides applied; a bad pointer
+// is a ConfigError at the experiment's file and JSON path, or at the option that gave it
+// (--set-hardware).
+hw::Catalog experiment_catalog(const Experiment& e);
 
 // Reads an experiment file and applies "--set /json/pointer=value" overrides in order.
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});

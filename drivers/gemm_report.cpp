@@ -7,24 +7,20 @@
 #include "core/errors.h"
 #include "sim/collectives/machine.h"
 #include "sim/compute/compute_model.h"
+#include "workloads/layer_cost.h"
 #include "workloads/training_graph.h"
 
 namespace cs::drv {
 namespace {
-
-// Operand bytes of one GEMM, as the training graph counts them (docs/compute-model.md): 16-bit
-// operands and result, or with fp8 1-byte operands and a 2-byte result.
-Bytes operand_bytes(const tg::GemmShape& s, const std::string& dtype) {
-  const std::int64_t in = dtype == "fp8" ? 1 : 2;
-  return Bytes{in * (s.m * s.k + s.k * s.n) + 2 * s.m * s.n};
-}
 
 GemmRow row_for(const hw::GpuSpec& gpu, const compute::ComputeModel& cm, const tg::GemmShape& s) {
   GemmRow r;
   r.shape = s;
   r.tiling = compute::gemm_tiling(gpu.gemm, s.m, s.n);
   const Flops f{2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k)};
-  const Bytes b = operand_bytes(s, cm.dtype());
+  // Its operands and result as the training graph counts them (wl::gemm_traffic): 16-bit
+  // operands, or 1-byte ones with fp8; a 16-bit result.
+  const Bytes b = wl::gemm_traffic({s}, cm.dtype() == "fp8" ? 1 : 2, 2);
   r.time = cm.time(gpu, tg::ComputeClass::kGemm, f, b, {&s, 1});
   r.rate = FlopRate{f.value() / to_seconds(r.time)};
   const Duration compute_only = cm.time(gpu, tg::ComputeClass::kGemm, f, Bytes{0}, {&s, 1});
@@ -54,7 +50,7 @@ GemmReport gemm_report(const hw::GpuSpec& gpu, const std::string& dtype, const s
 }
 
 GemmReport experiment_gemm_report(const Experiment& e) {
-  const hw::Catalog catalog = hw::Catalog::builtin_with(e.hardware_overrides, e.file, e.hardware_overrides_where.empty() ? "--set-hardware" : e.hardware_overrides_where);
+  const hw::Catalog catalog = experiment_catalog(e);
   const coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides, catalog);
   const hw::GpuSpec& gpu = machine.cluster.gpu_spec(machine.cluster.gpus()[0]);
   const std::string dtype = enum_name(wl::kPrecisionNames, e.plan.precision);

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "core/errors.h"
+#include "workloads/flop_conventions.h"
 
 namespace cs::drv {
 namespace {
@@ -50,8 +51,7 @@ std::vector<TrainingRecord> load_training_records(const ConfigDocument& doc, con
     const ConfigNode measured = record.at("measured");
     r.published_tflops_per_gpu = measured.at("tflops_per_gpu").as_number();
     if (auto c = measured.find("convention")) {
-      static constexpr std::string_view kConventions[] = {"training", "model", "megatron-eq3", "megatron-core", "6n-attention"};
-      r.convention = std::string(kConventions[c->as_choice(std::span<const std::string_view>(kConventions))]);
+      r.convention = std::string(wl::kFlopConventionNames[c->as_choice(std::span<const std::string_view>(wl::kFlopConventionNames))]);
     }
     out.push_back(std::move(r));
   }

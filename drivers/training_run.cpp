@@ -84,9 +84,7 @@ void set_throughput(results::IterationResult& r, const Experiment& e, const wl::
 }  // namespace
 
 results::TrainingRun simulate_training(const Experiment& e) {
-  const std::string hw_where = e.hardware_overrides_where.empty() ? "--set-hardware" : e.hardware_overrides_where;
-  const hw::Catalog catalog =
-      hw::Catalog::builtin_with(e.hardware_overrides, hw_where.rfind('/', 0) == 0 ? e.file : std::string(), hw_where);
+  const hw::Catalog catalog = experiment_catalog(e);
   coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides, catalog);
   const topo::Cluster& cluster = machine.cluster;
   std::shared_ptr<const cal::ProfileModel> profile;

@@ -49,13 +49,13 @@ Flops six_n_attention_flops(const Model& m, double B, double s) {
 
 std::vector<FlopCount> iteration_flops(const Model& m, const ParallelPlan& plan) {
   std::vector<FlopCount> out;
-  out.push_back({"training", training_flops(m, plan.global_batch, plan.sequence_length, plan.recompute)});
-  out.push_back({"model", model_flops(m, plan.global_batch, plan.sequence_length)});
+  out.push_back({std::string(kFlopConventionNames[0]), training_flops(m, plan.global_batch, plan.sequence_length, plan.recompute)});
+  out.push_back({std::string(kFlopConventionNames[1]), model_flops(m, plan.global_batch, plan.sequence_length)});
   if (m.family != ModelFamily::kTransformer || m.transformer.input != InputKind::kTokens) return out;
   const double B = static_cast<double>(plan.global_batch), s = static_cast<double>(plan.sequence_length);
-  out.push_back({"megatron-eq3", megatron_eq3_flops(m, plan.global_batch, plan.sequence_length)});
-  out.push_back({"megatron-core", megatron_core_flops(m.transformer, B, s)});
-  out.push_back({"6n-attention", six_n_attention_flops(m, B, s)});
+  out.push_back({std::string(kFlopConventionNames[2]), megatron_eq3_flops(m, plan.global_batch, plan.sequence_length)});
+  out.push_back({std::string(kFlopConventionNames[3]), megatron_core_flops(m.transformer, B, s)});
+  out.push_back({std::string(kFlopConventionNames[4]), six_n_attention_flops(m, B, s)});
   return out;
 }
 

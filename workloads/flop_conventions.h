@@ -31,6 +31,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/units.h"
@@ -39,8 +40,11 @@
 
 namespace cs::wl {
 
+// The conventions' names, in the order above (and of iteration_flops).
+inline constexpr std::string_view kFlopConventionNames[] = {"training", "model", "megatron-eq3", "megatron-core", "6n-attention"};
+
 struct FlopCount {
-  std::string convention;  // "training", "model", "megatron-eq3", "megatron-core", "6n-attention"
+  std::string convention;  // one of kFlopConventionNames
   Flops flops{0};          // one iteration, all GPUs
 };
 

@@ -511,12 +511,17 @@ class Builder {
     if (c.weights.value() == 0 || plan_.dp * plan_.cp <= 1) return deps;
     if (plan_.zero == ZeroStage::kParameters) {
       if (plan_.dp <= 1) return deps;
-      return {collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps)};
+      return {fsdp_gather(c, deps)};
     }
     if (plan_.overlap_param_gather && micro_batch == 0) {
       deps.push_back(collective(dp_group(), "dp param all-gather", CollectiveOp::kAllGather, c.weights, {}));
     }
     return deps;
+  }
+
+  // ZeRO-3: one unit's weights all-gathered over the (shard) data-parallel group after `deps`.
+  OpId fsdp_gather(const LayerCost& c, const std::vector<OpId>& deps) {
+    return collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps);
   }
 
   // ZeRO-3 with prefetch (plan.zero_prefetch = d): block unit u's gather, and the gathers of the
@@ -536,14 +541,14 @@ class Builder {
       own = it->second;
       prefetched_.erase(it);
     } else {
-      own = collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, entry);
+      own = fsdp_gather(c, entry);
     }
     for (int i = 1; i <= plan_.zero_prefetch; ++i) {
       const int v = u + i * step;
       if (step > 0 ? v >= end : v <= end) break;
       const LayerCost& next = unit_cost_[static_cast<std::size_t>(v)];
       if (next.weights.value() == 0 || prefetched_.count(v)) continue;
-      prefetched_[v] = collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, next.weights, entry);
+      prefetched_[v] = fsdp_gather(next, entry);
     }
     deps.push_back(own);
     return deps;
