@@ -74,6 +74,9 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
   if (plan.zero_shard > 0 && (plan.dp * plan.cp) % plan.zero_shard != 0) {
     fail("zero_shard", "the shard group of " + std::to_string(plan.zero_shard) + " ranks does not divide dp x cp = " + std::to_string(plan.dp * plan.cp));
   }
+  if (plan.hybrid_sharding() && plan.shard_ways() % plan.ep != 0) {
+    fail("zero_shard", "the shard group of " + std::to_string(plan.zero_shard) + " ranks must hold whole expert-parallel groups (ep = " + std::to_string(plan.ep) + ")");
+  }
   if (plan.overlap_param_gather && plan.zero != ZeroStage::kOptimizer && plan.zero != ZeroStage::kGradients) {
     fail("overlap_param_gather", "overlaps the all-gather of the weights a sharded optimizer updated: it needs zero 1 or 2 (Megatron-Core's distributed optimizer)");
   }

@@ -57,7 +57,7 @@ class Builder {
     fwd_first_.assign(static_cast<std::size_t>(m), 0);
     weight_work_.assign(static_cast<std::size_t>(m), {});
     dp_ops_.clear();
-    pending_grad_ = Bytes{0};
+    pending_grad_ = pending_expert_grad_ = Bytes{0};
     if (plan_.schedule == PipelineSchedule::kZbH1) {
       // ZB-H1 (Qi et al. 2024, Sec. 3.1): the F and B passes in 1F1B's order, and stage s runs
       // the weight-gradient pass W_j right after B_{j+s}; the last s W passes fill the
@@ -414,7 +414,7 @@ class Builder {
         later.push_back({WeightWork::kHead, 0, deps.back()});
       } else {
         deps = {compute_around_tp_collectives("head bwd", head_.backward, head_.gemm_backward_traffic, head_.tp_backward, head_.tp_collective_bytes, deps, head_bwd_mix_)};
-        if (reduce) gradients_ready(head_.gradients, deps.back());
+        if (reduce) gradients_ready(head_, deps.back());
       }
     }
     for (int u = last - 1; u >= first; --u) {
@@ -444,7 +444,7 @@ class Builder {
                   : cp_attention_backward("attention bwd", c, c.attention_backward + c.attention_recompute,
                                           c.attention_backward_traffic + c.attention_recompute_traffic, deps);
       deps = moe_all_to_all("ep dispatch bwd", c, deps);
-      if (reduce && !split) gradients_ready(c.gradients, deps.back());
+      if (reduce && !split) gradients_ready(c, deps.back());
     }
     if (first_chunk(s, k) && model_.family == ModelFamily::kTransformer) {
       if (plan_.reshard_after_forward) deps = gather_weights(embedding_, deps);
@@ -453,7 +453,7 @@ class Builder {
         later.push_back({WeightWork::kEmbedding, 0, deps.back()});
       } else {
         deps = {compute_around_tp_collectives("embedding bwd", embedding_.backward, embedding_.gemm_backward_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps)};
-        if (reduce) gradients_ready(embedding_.gradients, deps.back());
+        if (reduce) gradients_ready(embedding_, deps.back());
       }
     }
     if (!first_chunk(s, k)) g_.add_send(rank_, tg::Stream::kPp, prev_rank(), pp_bytes(first - 1), tag(j, 1, k - (s == 0 ? 1 : 0)), "send gradients", deps);
@@ -475,22 +475,22 @@ class Builder {
     for (const WeightWork& w : weight_work_[static_cast<std::size_t>(j)]) {
       any = true;
       std::vector<OpId> deps{w.after};
-      Bytes grads{0};
+      const LayerCost* grads = nullptr;
       if (w.kind == WeightWork::kHead) {
         last = compute("head bwd weight", head_.backward * 0.5, head_split_.weight_traffic(head_.gemm_backward_traffic), tg::ComputeClass::kGemm, deps);
         if (head_split_.weight_mix != tg::kNoGemmMix) g_.set_gemm_mix(last, head_split_.weight_mix);
-        grads = head_.gradients;
+        grads = &head_;
       } else if (w.kind == WeightWork::kEmbedding) {
         last = compute_around_tp_collectives("embedding bwd", embedding_.backward, embedding_.gemm_backward_traffic, embedding_.tp_backward, embedding_.tp_collective_bytes, deps);
-        grads = embedding_.gradients;
+        grads = &embedding_;
       } else {
         const LayerCost& c = unit_cost_[static_cast<std::size_t>(w.unit)];
         const Split& x = model_.family == ModelFamily::kTransformer ? unit_split_[static_cast<std::size_t>(w.unit)] : cnn_split_;
         last = compute("block bwd weight", (c.backward - c.attention_backward) * 0.5, x.weight_traffic(c.gemm_backward_traffic), tg::ComputeClass::kGemm, deps);
         if (x.weight_mix != tg::kNoGemmMix) g_.set_gemm_mix(last, x.weight_mix);
-        grads = c.gradients;
+        grads = &c;
       }
-      if (reduce) gradients_ready(grads, last);
+      if (reduce) gradients_ready(*grads, last);
     }
     weight_work_[static_cast<std::size_t>(j)].clear();
     if (!any) return;
@@ -511,18 +511,35 @@ class Builder {
     if (c.weights.value() == 0 || plan_.dp * plan_.cp <= 1) return deps;
     if (plan_.zero == ZeroStage::kParameters) {
       if (plan_.dp <= 1) return deps;
-      return {fsdp_gather(c, deps)};
+      return fsdp_gather(c, deps);
     }
     if (plan_.overlap_param_gather && micro_batch == 0) {
-      deps.push_back(collective(dp_group(), "dp param all-gather", CollectiveOp::kAllGather, c.weights, {}));
+      for (OpId g : over_dp_groups("dp param all-gather", CollectiveOp::kAllGather, dense_bytes(c), expert_bytes(c), {})) deps.push_back(g);
     }
     return deps;
   }
 
-  // ZeRO-3: one unit's weights all-gathered over the (shard) data-parallel group after `deps`.
-  OpId fsdp_gather(const LayerCost& c, const std::vector<OpId>& deps) {
-    return collective(dp_group(), "fsdp all-gather", CollectiveOp::kAllGather, c.weights, deps);
+  // ZeRO-3: one unit's weights all-gathered over the (shard) data-parallel groups after `deps`:
+  // its dense weights over the data-parallel group, its experts' over the expert-data-parallel
+  // one.
+  std::vector<OpId> fsdp_gather(const LayerCost& c, const std::vector<OpId>& deps) {
+    return over_dp_groups("fsdp all-gather", CollectiveOp::kAllGather, dense_bytes(c), expert_bytes(c), deps);
   }
+
+  // A unit's weight (or 16-bit gradient) bytes: the MoE experts' under expert parallelism, and
+  // the rest (without it, experts are data-parallel like every other weight).
+  Bytes expert_bytes(const LayerCost& c) const { return Bytes{plan_.ep > 1 ? c.expert_parameters * kActivationBytes : 0}; }
+  Bytes dense_bytes(const LayerCost& c) const { return c.weights - expert_bytes(c); }
+
+  // One collective over the data-parallel group for `dense` bytes and one over the
+  // expert-data-parallel group for `experts` bytes, each only when it has bytes and ranks.
+  std::vector<OpId> over_dp_groups(const char* name, CollectiveOp op, Bytes dense, Bytes experts, const std::vector<OpId>& deps) {
+    std::vector<OpId> out;
+    if (dense.value() > 0) out.push_back(collective(dp_group(), name, op, dense, deps));
+    if (experts.value() > 0 && expert_dp_ways() > 1) out.push_back(collective(expert_dp_group(), expert_name(name).c_str(), op, experts, deps));
+    return out;
+  }
+  static std::string expert_name(const char* name) { return std::string("expert ") + name; }
 
   // ZeRO-3 with prefetch (plan.zero_prefetch = d): block unit u's gather, and the gathers of the
   // next d units of the pass (u + step, ..., up to `end`, exclusive) issued as soon as unit u may
@@ -536,9 +553,9 @@ class Builder {
       return gather_weights(c, std::move(deps), micro_batch);
     }
     const std::vector<OpId> entry = deps;
-    OpId own = 0;
+    std::vector<OpId> own;
     if (auto it = prefetched_.find(u); it != prefetched_.end()) {
-      own = it->second;
+      own = std::move(it->second);
       prefetched_.erase(it);
     } else {
       own = fsdp_gather(c, entry);
@@ -550,34 +567,50 @@ class Builder {
       if (next.weights.value() == 0 || prefetched_.count(v)) continue;
       prefetched_[v] = fsdp_gather(next, entry);
     }
-    deps.push_back(own);
+    deps.insert(deps.end(), own.begin(), own.end());
     return deps;
   }
 
   // Gradients of the last micro-batch go to the DP reduction in buckets as they are produced.
   // Without overlap (Megatron-LM 2021), everything is reduced once the backward pass is over.
-  void gradients_ready(Bytes grads, OpId producer) {
-    pending_grad_ += Bytes{grads.value() / 2 * plan_.grad_reduce_bytes};  // layer costs count 2 bytes per value
-    if (plan_.dp_overlap && pending_grad_ >= bucket_bytes()) flush_bucket(producer);
+  // A MoE block's expert gradients are reduced over the expert-data-parallel group instead
+  // (Megatron-Core keeps the expert parameters in their own buffers, reduced over
+  // expert_data_parallel_group), with the dense ones in the same bucket.
+  void gradients_ready(const LayerCost& c, OpId producer) {
+    // Layer costs count 2 bytes per value.
+    pending_grad_ += Bytes{dense_bytes(c).value() / kActivationBytes * plan_.grad_reduce_bytes};
+    pending_expert_grad_ += Bytes{expert_bytes(c).value() / kActivationBytes * plan_.grad_reduce_bytes};
+    if (plan_.dp_overlap && pending_grad_ + pending_expert_grad_ >= bucket_bytes()) flush_bucket(producer);
   }
 
   void flush_bucket(OpId producer) {
-    if (plan_.dp * plan_.cp <= 1 || pending_grad_.value() == 0) {
-      pending_grad_ = Bytes{0};
-      return;
-    }
     const bool sharded = plan_.zero != ZeroStage::kNone;
-    const OpId reduced = collective(dp_group(), sharded ? "dp reduce-scatter" : "dp all-reduce",
-                                    sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, pending_grad_, {producer});
+    const char* name = sharded ? "dp reduce-scatter" : "dp all-reduce";
+    const CollectiveOp op = sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+    if (plan_.dp * plan_.cp > 1 && pending_grad_.value() > 0) {
+      reduce_bucket(collective(dp_group(), name, op, pending_grad_, {producer}), pending_grad_, plan_.shard_ways());
+    }
+    if (pending_expert_grad_.value() > 0) {
+      if (expert_dp_ways() > 1) {
+        reduce_bucket(collective(expert_dp_group(), expert_name(name).c_str(), op, pending_expert_grad_, {producer}),
+                      pending_expert_grad_, expert_dp_ways());
+      } else if (plan_.hybrid_sharding()) {
+        // One expert-parallel block per shard group: nothing to shard, the replicas all-reduce.
+        dp_ops_.push_back(collective(replica_group(), "expert dp replica all-reduce", CollectiveOp::kAllReduce, pending_expert_grad_, {producer}));
+      }
+    }
+    pending_grad_ = pending_expert_grad_ = Bytes{0};
+  }
+
+  // Hybrid sharding: each rank's reduced shard (1/S of the bucket) is then all-reduced across
+  // the replicas that hold the same shard (FSDP HYBRID_SHARD, MiCS).
+  void reduce_bucket(OpId reduced, Bytes bucket, int shard_ways) {
     if (plan_.hybrid_sharding()) {
-      // Hybrid sharding: each rank's reduced shard (1/S of the bucket) is then all-reduced across
-      // the replicas that hold the same shard (FSDP HYBRID_SHARD, MiCS).
       dp_ops_.push_back(collective(replica_group(), "dp replica all-reduce", CollectiveOp::kAllReduce,
-                                   Bytes{pending_grad_.value() / plan_.shard_ways()}, {reduced}));
+                                   Bytes{bucket.value() / shard_ways}, {reduced}));
     } else {
       dp_ops_.push_back(reduced);
     }
-    pending_grad_ = Bytes{0};
   }
 
   Bytes bucket_bytes() const {
@@ -591,24 +624,34 @@ class Builder {
     // parameter: 16-bit gradients to fp32 (2 + 4), the gradient norm for clipping (4), Adam
     // reading gradient, master weight and both moments and writing back three (16 + 12), the
     // master weights cast to 16 bits (4 + 2), the gradients zeroed (2): 46.
-    std::int64_t params = 0;
+    std::int64_t params = 0, experts = 0;
     const int s = coord_.pp;
     for (int k = 0; k < chunks(); ++k) {
       const auto [first, last] = units_of(s, k);
-      for (int u = first; u < last; ++u) params += unit_cost_[static_cast<std::size_t>(u)].parameters;
+      for (int u = first; u < last; ++u) {
+        params += unit_cost_[static_cast<std::size_t>(u)].parameters;
+        experts += expert_bytes(unit_cost_[static_cast<std::size_t>(u)]).value() / kActivationBytes;
+      }
     }
     // With fp8, the blocks' weights are cast once per iteration, with a transposed copy
     // (block_cost.h, fp8_cast_traffic); counted with the step, the iteration's other pass over them.
     const std::int64_t fp8_casts = plan_.precision == Precision::kFp8 ? params * kFp8CastBytesPerElement : 0;
     if (s == 0) params += embedding_.parameters;
     if (s == plan_.pp - 1) params += head_.parameters;
-    const int shards = plan_.zero == ZeroStage::kNone ? 1 : plan_.shard_ways();
+    // ZeRO shards the dense parameters over the (shard) data-parallel group, the experts' over
+    // the expert-data-parallel one.
+    const bool sharded = plan_.zero != ZeroStage::kNone;
+    const std::int64_t dense = params - experts;
+    const std::int64_t dense_shards = sharded ? plan_.shard_ways() : 1, expert_shards = sharded ? expert_dp_ways() : 1;
     if (!plan_.dp_overlap) flush_bucket(bwd_last_);
     std::vector<OpId> deps = dp_ops_;
     deps.push_back(bwd_last_);
-    const OpId step = compute("optimizer step", Flops{0}, Bytes{params * kOptimizerStepBytesPerParameter / shards + fp8_casts}, tg::ComputeClass::kOptimizer, deps);
+    const Bytes step_bytes{(dense / dense_shards + experts / expert_shards) * kOptimizerStepBytesPerParameter + fp8_casts};
+    const OpId step = compute("optimizer step", Flops{0}, step_bytes, tg::ComputeClass::kOptimizer, deps);
     if ((plan_.zero == ZeroStage::kOptimizer || plan_.zero == ZeroStage::kGradients) && !plan_.overlap_param_gather) {
-      if (plan_.dp * plan_.cp > 1) collective(dp_group(), "dp param all-gather", CollectiveOp::kAllGather, Bytes{params * 2}, {step});
+      if (plan_.dp * plan_.cp > 1) {
+        over_dp_groups("dp param all-gather", CollectiveOp::kAllGather, Bytes{dense * kActivationBytes}, Bytes{experts * kActivationBytes}, {step});
+      }
     }
   }
 
@@ -666,6 +709,19 @@ class Builder {
   }
   std::uint32_t cp_group() const { return cp_groups_.at({coord_.dp, coord_.pp, coord_.tp}); }
   std::uint32_t ep_group() const { return ep_groups_.at({coord_.pp, coord_.tp, (coord_.dp * plan_.cp + coord_.cp) / plan_.ep}); }
+  // The expert-data-parallel group: the ranks holding the same experts, one per expert-parallel
+  // block (the same position k mod ep among the dp x cp ranks), within this rank's shard group
+  // under hybrid sharding: Megatron-Core's expert_data_parallel_group of dp cp / ep ranks (with
+  // expert tensor parallelism equal to TP). Without expert parallelism, the data-parallel group.
+  std::uint32_t expert_dp_group() const {
+    if (plan_.ep <= 1) return dp_group();
+    const int k = coord_.dp * plan_.cp + coord_.cp;
+    const int block = k / plan_.shard_ways();
+    return expert_dp_groups_.at({coord_.pp, coord_.tp, block * plan_.ep + k % plan_.ep});
+  }
+  // With expert parallelism, the ranks of the expert-data-parallel (shard) group: those that
+  // reduce the experts' gradients and that their states are sharded over.
+  int expert_dp_ways() const { return std::max(1, plan_.shard_ways() / plan_.ep); }
 
   // Groups that contain a simulated rank (only those issue collectives).
   void make_groups() {
@@ -727,6 +783,16 @@ class Builder {
             }
             ep_groups_[{p, t, b}] = add(tag("ep", p, t, b).c_str(), tg::Stream::kEp, r);
           }
+          // Expert-data-parallel groups: position j of every expert-parallel block (of the
+          // shard group, with hybrid sharding).
+          const int S = plan_.shard_ways();
+          for (int sb = 0; sb < n / S; ++sb) {
+            for (int j = 0; j < plan_.ep; ++j) {
+              std::vector<std::uint32_t> r;
+              for (int k = sb * S + j; k < (sb + 1) * S; k += plan_.ep) r.push_back(graph_rank({k / plan_.cp, p, k % plan_.cp, t}));
+              if (r.size() > 1) expert_dp_groups_[{p, t, sb * plan_.ep + j}] = add(tag("edp", p, t, sb * plan_.ep + j).c_str(), tg::Stream::kDp, r);
+            }
+          }
         }
       }
     }
@@ -748,7 +814,7 @@ class Builder {
   std::vector<std::vector<WeightWork>> weight_work_;  // per micro-batch: its W pass, pending
   LayerCost embedding_, head_;
   std::vector<LayerRange> chunk_units_;  // chunk k of stage s at k p + s
-  std::map<std::array<int, 3>, std::uint32_t> tp_groups_, dp_groups_, cp_groups_, ep_groups_, shard_groups_, replica_groups_;
+  std::map<std::array<int, 3>, std::uint32_t> tp_groups_, dp_groups_, cp_groups_, ep_groups_, expert_dp_groups_, shard_groups_, replica_groups_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> seq_;
   std::vector<std::uint32_t> graph_rank_of_;  // grid rank -> graph rank
   std::uint32_t rank_ = 0;
@@ -757,8 +823,8 @@ class Builder {
   std::vector<OpId> fwd_first_;  // per micro-batch: the first op of its forward on the first stage
   std::vector<OpId> dp_ops_;
   OpId bwd_last_ = 0;
-  Bytes pending_grad_{0};
-  std::map<int, OpId> prefetched_;  // ZeRO-3: block unit -> its all-gather, issued ahead (gather_block)
+  Bytes pending_grad_{0}, pending_expert_grad_{0};  // dense and expert gradients waiting for a bucket
+  std::map<int, std::vector<OpId>> prefetched_;  // ZeRO-3: block unit -> its all-gather, issued ahead (gather_block)
 };
 
 }  // namespace

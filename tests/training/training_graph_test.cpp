@@ -615,6 +615,16 @@ TEST(TrainingGraph, BadPlansNameTheFileAndPath) {
   EXPECT_NE(plan_error(p).find("at /plan/global_batch"), std::string::npos);
 }
 
+// small_gpt with 4 blocks of E experts of width 1024, each token routed to 2.
+Model small_mixture(int experts) {
+  Model m = small_gpt();
+  m.transformer.layers = 4;
+  m.transformer.experts = experts;
+  m.transformer.top_k = 2;
+  m.transformer.expert_ffn_hidden = 1024;
+  return m;
+}
+
 TEST(TrainingGraph, ExpertAllToAllsCarryTheRoutedTokens) {
   // A mixture on DP 4 = EP 4: 4 blocks, the first dense (dense_layers 1), then E = 8 experts of
   // 1024 (top_k 2) and one shared expert; h = 1024, s = 1024, b = 1: the router sees T_r = 1024
@@ -625,14 +635,9 @@ TEST(TrainingGraph, ExpertAllToAllsCarryTheRoutedTokens) {
   //   capacity 0.5        C = ceil(0.5 u) = 128 per GPU and expert: A = E C = 1024
   //   capacity 1.25, pad  C = 320: A = E C = 2560
   // and (ep - 1)/ep of each leaves the GPU. The dense block runs none.
-  Model m = small_gpt();
-  auto& t = m.transformer;
-  t.layers = 4;
-  t.experts = 8;
-  t.top_k = 2;
-  t.expert_ffn_hidden = 1024;
-  t.shared_experts = 1;
-  t.dense_layers = 1;
+  Model m = small_mixture(8);
+  m.transformer.shared_experts = 1;
+  m.transformer.dense_layers = 1;
   ParallelPlan plan;
   plan.dp = 4;
   plan.ep = 4;
@@ -658,6 +663,56 @@ TEST(TrainingGraph, ExpertAllToAllsCarryTheRoutedTokens) {
     }
     EXPECT_EQ(count, 3 * 2 * 4);  // 3 blocks with experts x 2 micro-batches x 4
   }
+}
+
+TEST(TrainingGraph, ExpertGradientsAndStatesGoOverTheExpertDataParallelGroup) {
+  // A mixture on DP 4 with EP 2: GPU k holds experts of block k mod 2, so its expert gradients
+  // are reduced over the ranks holding the same experts, {k mod 2, k mod 2 + 2} (Megatron-Core's
+  // expert_data_parallel_group, dp cp / ep = 2 ranks), and only its dense gradients over all
+  // four. With ZeRO-1 (the distributed optimizer) the reduce-scatters and the all-gathers after
+  // the step move, per iteration, the dense weights' bytes Psi_d over the group of four and the
+  // experts' Psi_e over the group of two; ZeRO-3 gathers each micro-batch's weights likewise.
+  const Model m = small_mixture(4);
+  ParallelPlan plan;
+  plan.dp = 4;
+  plan.ep = 2;
+  plan.micro_batch = 1;
+  plan.global_batch = 8;  // 2 micro-batches
+  plan.sequence_length = 1024;
+  const CostParams params = cost_params(m, plan);
+  const LayerCost block = transformer_block_cost(m, params, 0);
+  ASSERT_GT(block.expert_parameters, 0);
+  const std::int64_t psi_e = 4 * 2 * block.expert_parameters;  // 4 blocks, 16-bit
+  std::int64_t psi = 2 * (embedding_cost(m, params).parameters + head_cost(m, params).parameters) + 4 * block.weights.value();
+  const std::int64_t psi_d = psi - psi_e;
+  for (ZeroStage zero : {ZeroStage::kOptimizer, ZeroStage::kParameters}) {
+    SCOPED_TRACE(static_cast<int>(zero));
+    plan.zero = zero;
+    const TrainingGraph g = build_training_graph(m, plan, "test", "/plan", false);
+    Bytes dense_rs{0}, expert_rs{0}, dense_ag{0}, expert_ag{0};
+    const std::uint32_t rank = 1;  // grid rank 1 (all simulated, in grid order): experts of position 1
+    for (const tg::Op& op : g.graph.ops()) {
+      if (op.rank != rank || op.kind != tg::OpKind::kCollective || op.collective == CollectiveOp::kAllToAll) continue;
+      std::vector<std::uint32_t> grid;
+      for (std::uint32_t r : g.graph.groups()[op.group].ranks) grid.push_back(g.grid_rank[r]);
+      std::sort(grid.begin(), grid.end());
+      const bool expert = grid == std::vector<std::uint32_t>{1, 3};
+      if (!expert) EXPECT_EQ(grid, (std::vector<std::uint32_t>{0, 1, 2, 3})) << g.graph.groups()[op.group].name;
+      if (op.collective == CollectiveOp::kReduceScatter) (expert ? expert_rs : dense_rs) += op.bytes;
+      if (op.collective == CollectiveOp::kAllGather) (expert ? expert_ag : dense_ag) += op.bytes;
+    }
+    const std::int64_t passes = zero == ZeroStage::kParameters ? 2 * 2 : 1;  // forward + backward per micro-batch
+    const std::int64_t reductions = zero == ZeroStage::kParameters ? 2 : 1;  // ZeRO-3 reduces every micro-batch
+    EXPECT_EQ(dense_rs, Bytes{reductions * psi_d});
+    EXPECT_EQ(expert_rs, Bytes{reductions * psi_e});
+    EXPECT_EQ(dense_ag, Bytes{passes * psi_d});
+    EXPECT_EQ(expert_ag, Bytes{passes * psi_e});
+  }
+  // Folded by the expert-parallel symmetries, the iteration is the full simulation's.
+  plan.zero = ZeroStage::kOptimizer;
+  const coll::Machine c = star(4, false);
+  const double full = execute(c, build_training_graph(m, plan, "test", "/plan", false)).seconds;
+  EXPECT_NEAR(execute(c, build_training_graph(m, plan, "test", "/plan", true)).seconds, full, full * 1e-12);
 }
 
 }  // namespace
@@ -702,11 +757,7 @@ TEST(TrainingGraphSymmetry, ExpertParallelGroupsMapOntoExpertParallelGroups) {
   // they may straddle servers). The shifts kept are by 0 and 2, so both ranks of the first
   // expert-parallel group are simulated, every symmetry maps each expert-parallel group onto one,
   // and the result is the full simulation's.
-  Model m = small_gpt();
-  m.transformer.layers = 4;
-  m.transformer.experts = 4;
-  m.transformer.top_k = 2;
-  m.transformer.expert_ffn_hidden = 1024;
+  const Model m = small_mixture(4);
   ParallelPlan plan;
   plan.dp = 4;
   plan.ep = 2;

@@ -87,6 +87,17 @@ TEST(PlanCheck, RulesOnceCheckedTwiceFailOnceWithTheGraphsMessage) {
   ep.global_batch = 3;
   EXPECT_EQ(check(load_model("mixtral-8x7b"), ep),
             "/ep: the model's 8 experts are not divisible by ep = 3");
+  // Hybrid sharding keeps whole expert-parallel groups in a shard group (the experts' states
+  // are sharded over its ranks holding the same experts).
+  ep.dp = 8;
+  ep.ep = 4;
+  ep.global_batch = 8;
+  ep.zero = ZeroStage::kOptimizer;
+  ep.zero_shard = 2;
+  EXPECT_EQ(check(load_model("mixtral-8x7b"), ep),
+            "/zero_shard: the shard group of 2 ranks must hold whole expert-parallel groups (ep = 4)");
+  ep.zero_shard = 4;
+  EXPECT_EQ(check(load_model("mixtral-8x7b"), ep), "ok");
   ParallelPlan mb = plan(1, 2048);
   mb.micro_batch = 0;
   EXPECT_EQ(check(load_model("llama2-7b"), mb),
