@@ -65,8 +65,30 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   prepared.reserve(round.flows.size());
   Duration step{0};
   for (const PlannedFlow& pf : round.flows) {
-    std::span<const LinkId> path =
-        router_.route(pf.src, pf.dst, hash_combine(run->spec.label, pf.channel));
+    const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
+    std::span<const LinkId> path;
+    if (const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail)) {
+      // Between servers: through the rail's NICs (schedule.h, NicRoute); only the fabric
+      // between the two NICs is chosen by the ECMP hash, salted with the GPU pair as well
+      // (each NCCL connection has its own queue pair, so the flows of several GPU pairs
+      // between two NICs hash apart).
+      auto& owned = run->owned_paths.emplace_back();
+      const auto append = [&](NodeId a, NodeId b, std::uint64_t l) {
+        const auto seg = router_.route(a, b, l);
+        owned.insert(owned.end(), seg.begin(), seg.end());
+      };
+      NodeId from = pf.src;
+      if (nic->send_proxy.valid()) {
+        append(from, nic->send_proxy, 0);
+        from = nic->send_proxy;
+      }
+      append(from, nic->send_nic, 0);
+      append(nic->send_nic, nic->recv_nic, hash_combine(hash_combine(label, pf.src.value), pf.dst.value));
+      append(nic->recv_nic, pf.dst, 0);
+      path = owned;
+    } else {
+      path = router_.route(pf.src, pf.dst, label);
+    }
     if (pf.reduction_port.valid()) {
       const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
       if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");

@@ -51,13 +51,49 @@ std::vector<NodeId> block_gpus(const CollectiveSpec& s, const std::vector<std::s
   return out;
 }
 
-// Ring orders: one per channel. Single server (or non-uniform blocks): one channel in rank
-// order, or, when the server's ranks are joined by direct links, one channel per ring of
-// direct links (mesh_rings.h). Several uniform servers: channel c visits each server's ranks
-// rotated by c, along the server's direct ring c mod R when it has one.
-std::vector<std::vector<std::size_t>> ring_orders(const ScheduleContext& ctx, const CollectiveSpec& s) {
-  const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
+// Ring orders: one per channel, with the rail its server-to-server hops take. Single server
+// (or non-uniform blocks): one channel in rank order, or, when the server's ranks are joined by
+// direct links, one channel per ring of direct links (mesh_rings.h); hops between servers then
+// take the destination's rail. Several uniform servers: see rail_ring_block and the mesh case
+// below.
+struct RingOrders {
   std::vector<std::vector<std::size_t>> orders;
+  std::vector<std::int32_t> rails;  // per channel
+};
+
+// Channel c of a multi-server ring on a server without direct GPU links (NVSwitch, PCIe), as
+// NCCL's ring search forms it on multi-rail servers: the channel enters the server by the NIC
+// of rail r_c (the NIC of the block's c-th GPU), at that NIC's GPU, visits the other GPUs, and
+// leaves by the same NIC from a GPU on that NIC's PCIe switch (NCCL keeps a channel's NIC the
+// same on the way in and out unless NCCL_CROSS_NIC is set), so every server-to-server hop joins
+// NICs of one rail and every NIC carries one channel each way. Without such a GPU it leaves
+// from the GPU before the entry in rank order.
+void rail_ring_block(const ScheduleContext& ctx, const CollectiveSpec& s, const std::vector<std::size_t>& b,
+                     std::size_t c, std::int32_t rail, std::vector<std::size_t>& order) {
+  const std::size_t g = b.size();
+  std::size_t exit = (c + g - 1) % g;
+  const topo::NodeId nic = ctx.rail_nic(ctx.cluster().node(s.ranks[b[c]]).server, rail);
+  if (nic.valid()) {
+    for (std::size_t k = 1; k < g; ++k) {
+      const std::size_t i = (c + k) % g;
+      if (ctx.reaches_over_pcie(s.ranks[b[i]], nic)) {
+        exit = i;
+        break;
+      }
+    }
+  }
+  order.push_back(b[c]);
+  for (std::size_t k = 1; k < g; ++k) {
+    const std::size_t i = (c + k) % g;
+    if (i != exit) order.push_back(b[i]);
+  }
+  if (exit != c) order.push_back(b[exit]);
+}
+
+RingOrders ring_orders(const ScheduleContext& ctx, const CollectiveSpec& s) {
+  const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
+  RingOrders out;
+  auto& orders = out.orders;
   if (sb.blocks.size() == 1) {
     const auto& rings = ctx.direct_rings(block_gpus(s, sb.blocks[0]));
     for (const auto& ring : rings) {
@@ -66,21 +102,38 @@ std::vector<std::vector<std::size_t>> ring_orders(const ScheduleContext& ctx, co
       for (std::size_t k : ring) o.push_back(sb.blocks[0][k]);
       orders.push_back(std::move(o));
     }
-    if (!orders.empty()) return orders;
+    if (!orders.empty()) {
+      out.rails.assign(orders.size(), PlannedFlow::kDestinationRail);
+      return out;
+    }
   }
   if (sb.blocks.size() <= 1 || !sb.uniform) {
     std::vector<std::size_t> o(s.ranks.size());
     for (std::size_t i = 0; i < o.size(); ++i) o[i] = i;
     orders.push_back(std::move(o));
-    return orders;
+    out.rails.assign(1, PlannedFlow::kDestinationRail);
+    return out;
   }
   const std::size_t g = sb.blocks[0].size();
   for (std::size_t ch = 0; ch < g; ++ch) orders.emplace_back().reserve(s.ranks.size());
+  out.rails.assign(g, PlannedFlow::kDestinationRail);
+  const bool mesh = !ctx.direct_rings(block_gpus(s, sb.blocks[0])).empty();
+  for (std::size_t ch = 0; ch < g; ++ch) {
+    // The rail of the GPU the channel enters by (NVSwitch, PCIe servers) or leaves from (mesh
+    // servers, below), in the first server; every server uses the same rail.
+    const std::size_t at = mesh ? (ch + g - 1) % g : ch;
+    const std::int32_t r = ctx.rail_of(s.ranks[sb.blocks[0][at]]);
+    if (r >= 0) out.rails[ch] = r;
+  }
   for (const auto& b : sb.blocks) {
     const auto& r = ctx.direct_rings(block_gpus(s, b));
     if (r.empty()) {
       for (std::size_t ch = 0; ch < g; ++ch) {
-        for (std::size_t k = 0; k < g; ++k) orders[ch].push_back(b[(k + ch) % g]);
+        if (out.rails[ch] >= 0) {
+          rail_ring_block(ctx, s, b, ch, out.rails[ch], orders[ch]);
+        } else {
+          for (std::size_t k = 0; k < g; ++k) orders[ch].push_back(b[(k + ch) % g]);
+        }
       }
       continue;
     }
@@ -130,21 +183,26 @@ std::vector<std::vector<std::size_t>> ring_orders(const ScheduleContext& ctx, co
       for (std::size_t k = 0; k < g; ++k) orders[ch].push_back(b[r[pick[ch]][(pos[ch] + 1 + k) % g]]);
     }
   }
-  return orders;
+  return out;
 }
 
 // The edges of one ring (or, without wrap, one chain) as one pipeline.
+// `rail`: the rail of its hops between servers (PlannedFlow::rail).
 void add_ring_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::size_t>& order,
-                    Bytes per_edge, std::uint32_t channel, bool wrap, std::uint32_t pipeline) {
+                    Bytes per_edge, std::uint32_t channel, bool wrap, std::uint32_t pipeline,
+                    std::int32_t rail = PlannedFlow::kDestinationRail) {
   const std::size_t n = order.size();
   for (std::size_t i = 0; i + (wrap ? 0 : 1) < n; ++i) {
-    ph.flows.push_back({s.ranks[order[i]], s.ranks[order[(i + 1) % n]], per_edge, channel, pipeline});
+    PlannedFlow f{s.ranks[order[i]], s.ranks[order[(i + 1) % n]], per_edge, channel, pipeline};
+    f.rail = rail;
+    ph.flows.push_back(f);
   }
 }
 
 std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
   const std::size_t n = s.ranks.size();
-  const auto orders = ring_orders(ctx, s);
+  const RingOrders ro = ring_orders(ctx, s);
+  const auto& orders = ro.orders;
   const auto channels = static_cast<std::int64_t>(orders.size());
   const Bytes per_channel = share(s.size, 1, channels);
   Round ph;
@@ -153,7 +211,7 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
       ph.steps = static_cast<int>(2 * (n - 1));
       for (std::size_t c = 0; c < orders.size(); ++c) {
         add_ring_edges(ph, s, orders[c], share(per_channel, 2 * static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
-                       static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c));
+                       static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c), ro.rails[c]);
       }
       break;
     case CollectiveOp::kAllGather:
@@ -161,7 +219,7 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
       ph.steps = static_cast<int>(n - 1);
       for (std::size_t c = 0; c < orders.size(); ++c) {
         add_ring_edges(ph, s, orders[c], share(per_channel, static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
-                       static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c));
+                       static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c), ro.rails[c]);
       }
       break;
     case CollectiveOp::kBroadcast:
@@ -173,7 +231,7 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
         auto it = std::find(o.begin(), o.end(), s.root);
         std::rotate(o.begin(), it, o.end());
         if (s.op == CollectiveOp::kReduce) std::reverse(o.begin(), o.end());
-        add_ring_edges(ph, s, o, per_channel, static_cast<std::uint32_t>(c), false, static_cast<std::uint32_t>(c));
+        add_ring_edges(ph, s, o, per_channel, static_cast<std::uint32_t>(c), false, static_cast<std::uint32_t>(c), ro.rails[c]);
       }
       break;
     }
@@ -470,6 +528,120 @@ ScheduleContext::ScheduleContext(const topo::Cluster& cluster) : cluster_(cluste
     if (reducing_switch_.size() <= s) reducing_switch_.resize(s + 1);
     if (!reducing_switch_[s].valid()) reducing_switch_[s] = topo::NodeId{i};
   }
+  find_nics();
+}
+
+// GPU-NIC affinity (schedule.h, nic_of): one pass over each GPU's links and its PCIe switch's.
+void ScheduleContext::find_nics() {
+  using topo::NodeKind;
+  const topo::Cluster& c = cluster_;
+  gpu_index_.assign(c.node_count(), UINT32_MAX);
+  for (std::size_t k = 0; k < c.gpus().size(); ++k) gpu_index_[c.gpus()[k].value] = static_cast<std::uint32_t>(k);
+  // NICs by server and rail; GPUs per server in local order.
+  std::vector<std::vector<NodeId>> server_gpus;
+  for (std::uint32_t i = 0; i < c.node_count(); ++i) {
+    const topo::NodeInfo& n = c.node(NodeId{i});
+    if (n.server < 0 || n.local < 0) continue;
+    const auto sv = static_cast<std::size_t>(n.server);
+    if (n.kind == NodeKind::kNic) {
+      if (rail_nic_.size() <= sv) rail_nic_.resize(sv + 1);
+      auto& rails = rail_nic_[sv];
+      if (rails.size() <= static_cast<std::size_t>(n.local)) rails.resize(static_cast<std::size_t>(n.local) + 1);
+      rails[static_cast<std::size_t>(n.local)] = NodeId{i};
+    } else if (n.kind == NodeKind::kGpu) {
+      if (server_gpus.size() <= sv) server_gpus.resize(sv + 1);
+      server_gpus[sv].push_back(NodeId{i});
+    }
+  }
+  // The devices of v's server directly cabled to `v`, of kind `kind`, in link order.
+  const auto neighbours = [&](NodeId v, NodeKind kind) {
+    std::vector<NodeId> out;
+    for (topo::LinkId l : c.out_links(v)) {
+      const NodeId w = c.link(l).dst;
+      if (c.node(w).kind == kind && c.node(w).server == c.node(v).server) out.push_back(w);
+    }
+    return out;
+  };
+  gpu_nic_.assign(c.gpus().size(), NodeId{});
+  for (std::size_t k = 0; k < c.gpus().size(); ++k) {
+    const NodeId g = c.gpus()[k];
+    const topo::NodeInfo& info = c.node(g);
+    if (info.server < 0 || static_cast<std::size_t>(info.server) >= rail_nic_.size()) continue;
+    NodeId nic;
+    if (const auto direct = neighbours(g, NodeKind::kNic); !direct.empty()) nic = direct.front();
+    for (NodeId sw : neighbours(g, NodeKind::kPcieSwitch)) {
+      if (nic.valid()) break;
+      const auto nics = neighbours(sw, NodeKind::kNic);
+      const auto gpus = neighbours(sw, NodeKind::kGpu);
+      const auto at = std::find(gpus.begin(), gpus.end(), g);
+      if (nics.empty() || at == gpus.end()) continue;
+      const auto pos = static_cast<std::size_t>(at - gpus.begin());
+      nic = nics[pos * nics.size() / gpus.size()];
+    }
+    if (!nic.valid()) {
+      // No NIC near it: the server's NIC of its share, through the host.
+      std::vector<NodeId> nics;
+      for (NodeId n : rail_nic_[static_cast<std::size_t>(info.server)]) {
+        if (n.valid()) nics.push_back(n);
+      }
+      const auto& gpus = server_gpus[static_cast<std::size_t>(info.server)];
+      const auto pos = static_cast<std::size_t>(std::find(gpus.begin(), gpus.end(), g) - gpus.begin());
+      if (!nics.empty()) nic = nics[pos * nics.size() / gpus.size()];
+    }
+    gpu_nic_[k] = nic;
+    if (!nic.valid()) continue;
+    const auto sv = static_cast<std::size_t>(info.server);
+    if (rail_gpu_.size() <= sv) rail_gpu_.resize(sv + 1);
+    auto& owners = rail_gpu_[sv];
+    const auto rail = static_cast<std::size_t>(c.node(nic).local);
+    if (owners.size() <= rail) owners.resize(rail + 1);
+    if (!owners[rail].valid()) owners[rail] = g;
+  }
+}
+
+NodeId ScheduleContext::nic_of(NodeId gpu) const {
+  if (gpu.value >= gpu_index_.size() || gpu_index_[gpu.value] == UINT32_MAX) return {};
+  return gpu_nic_[gpu_index_[gpu.value]];
+}
+
+std::int32_t ScheduleContext::rail_of(NodeId gpu) const {
+  const NodeId nic = nic_of(gpu);
+  return nic.valid() ? cluster_.node(nic).local : -1;
+}
+
+bool ScheduleContext::shares_pcie_switch(NodeId gpu, NodeId nic) const {
+  for (topo::LinkId l : cluster_.out_links(gpu)) {
+    const NodeId w = cluster_.link(l).dst;
+    if (w == nic) return true;
+    if (cluster_.node(w).kind != topo::NodeKind::kPcieSwitch) continue;
+    for (topo::LinkId m : cluster_.out_links(w)) {
+      if (cluster_.link(m).dst == nic) return true;
+    }
+  }
+  return false;
+}
+
+NodeId ScheduleContext::rail_nic(std::int32_t server, std::int32_t rail) const {
+  const auto sv = static_cast<std::size_t>(server);
+  if (server < 0 || rail < 0 || sv >= rail_nic_.size() || static_cast<std::size_t>(rail) >= rail_nic_[sv].size()) return {};
+  return rail_nic_[sv][static_cast<std::size_t>(rail)];
+}
+
+std::optional<NicRoute> ScheduleContext::nic_route(NodeId src, NodeId dst, std::int32_t rail) const {
+  const topo::NodeInfo &a = cluster_.node(src), &b = cluster_.node(dst);
+  if (a.server < 0 || b.server < 0 || a.server == b.server) return std::nullopt;
+  if (rail == PlannedFlow::kDestinationRail) rail = rail_of(dst);
+  NicRoute r;
+  r.send_nic = rail_nic(a.server, rail);
+  r.recv_nic = rail_nic(b.server, rail);
+  if (!r.send_nic.valid() || !r.recv_nic.valid()) return std::nullopt;
+  if (!reaches_over_pcie(src, r.send_nic)) {
+    const auto sv = static_cast<std::size_t>(a.server);
+    if (sv < rail_gpu_.size() && static_cast<std::size_t>(rail) < rail_gpu_[sv].size()) {
+      r.send_proxy = rail_gpu_[sv][static_cast<std::size_t>(rail)];
+    }
+  }
+  return r;
 }
 
 const std::vector<std::vector<std::size_t>>& ScheduleContext::direct_rings(const std::vector<NodeId>& gpus) const {

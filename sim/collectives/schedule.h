@@ -67,6 +67,11 @@ struct PlannedFlow {
   // Pipeline members only: this entry stands for `copies` identical members (same path, same
   // bytes), so a pipeline whose members repeat is listed in O(GPUs) entries.
   std::uint32_t copies = 1;
+  // Between servers: the rail whose NICs the flow leaves and enters by (the same NIC index on
+  // both sides), or kDestinationRail for the rail of the destination GPU's own NIC (NCCL's
+  // PXN). See NicRoute below.
+  std::int32_t rail = kDestinationRail;
+  static constexpr std::int32_t kDestinationRail = -1;
 };
 
 // Where the per-step latency of a round comes from (collective_runner.h): the link classes of
@@ -85,11 +90,40 @@ struct Schedule {
   std::size_t flow_count() const;
 };
 
+// How a flow between GPUs of two servers crosses the network, as NCCL's net transport does on
+// multi-rail servers (docs/network-model.md, "Across servers"): it leaves its server by the
+// NIC of one rail and enters the other server by the NIC of the same rail (same NIC index on
+// both sides: NCCL connects channel c's NIC n to NIC n of the peer unless NCCL_CROSS_NIC is
+// set), so on a rail-optimized fabric it stays under that rail's leaves. The sender reaches the
+// NIC over PCIe when it shares the NIC's PCIe switch (or is cabled to it); otherwise it hands
+// the data over NVLink to the NIC's own GPU (its proxy), which sends it, as NCCL's PXN does.
+// The receiving NIC writes into the destination GPU over PCIe (GPUDirect RDMA).
+struct NicRoute {
+  topo::NodeId send_proxy;  // the GPU that puts the data on send_nic (invalid: the sender itself)
+  topo::NodeId send_nic, recv_nic;
+};
+
 // Facts about the cluster that schedules need, computed once per cluster.
 class ScheduleContext {
  public:
   explicit ScheduleContext(const topo::Cluster& cluster);
   const topo::Cluster& cluster() const { return cluster_; }
+  // GPU-NIC affinity from PCIe locality: the NIC cabled to the GPU, else one of the NICs on the
+  // GPU's PCIe switch (the k-th GPU of the switch takes NIC floor(k q / m) of its q NICs, m the
+  // switch's GPUs: NCCL spreads the GPUs of one switch over its NICs of equal path), else the
+  // server's NIC floor(i nics / gpus) for local GPU i (reached through the host). Invalid when
+  // the server has no NIC.
+  topo::NodeId nic_of(topo::NodeId gpu) const;
+  // The rail (NodeInfo::local) of a GPU's NIC; -1 when it has none.
+  std::int32_t rail_of(topo::NodeId gpu) const;
+  // The route of a flow from `src` to `dst` on another server over `rail`
+  // (PlannedFlow::kDestinationRail: dst's own rail); nothing when either server lacks that
+  // rail's NIC (the router's shortest path is taken then).
+  std::optional<NicRoute> nic_route(topo::NodeId src, topo::NodeId dst, std::int32_t rail) const;
+  // The NIC of `rail` in `server`; invalid when there is none.
+  topo::NodeId rail_nic(std::int32_t server, std::int32_t rail) const;
+  // Whether `gpu` reaches `nic` over PCIe alone: its own NIC, cabled to it, or on its PCIe switch.
+  bool reaches_over_pcie(topo::NodeId gpu, topo::NodeId nic) const { return nic_of(gpu) == nic || shares_pcie_switch(gpu, nic); }
   // The NVSwitch of a server that can reduce in-switch, if any.
   std::optional<topo::NodeId> reducing_switch(std::int32_t server) const;
   // Rings over the direct links among `gpus` (coll::mesh_rings), computed once per GPU set and
@@ -103,6 +137,12 @@ class ScheduleContext {
   };
   const topo::Cluster& cluster_;
   std::vector<topo::NodeId> reducing_switch_;  // by server; invalid id when none
+  std::vector<topo::NodeId> gpu_nic_;          // by GPU rank (Cluster::gpus order); invalid when none
+  std::vector<std::uint32_t> gpu_index_;       // by node id: rank of a GPU in Cluster::gpus
+  std::vector<std::vector<topo::NodeId>> rail_nic_;  // [server][rail]
+  std::vector<std::vector<topo::NodeId>> rail_gpu_;  // [server][rail]: the first GPU whose NIC it is
+  bool shares_pcie_switch(topo::NodeId gpu, topo::NodeId nic) const;
+  void find_nics();
   bool has_direct_gpu_links_ = false;          // some cable joins two GPUs of one server
   std::unique_ptr<RingCache> ring_cache_ = std::make_unique<RingCache>();
 };

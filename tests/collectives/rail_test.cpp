@@ -1,0 +1,149 @@
+// Collectives across servers as NCCL forms them on multi-rail servers (schedule.h, NicRoute and
+// rail_ring_block): rings whose server-to-server hops stay on one rail, GPU-NIC affinity from
+// PCIe locality, and PXN for point-to-point traffic. Asserted from per-link bytes on DGX H100
+// servers of the bundled rail-optimized NDR cluster (configs/clusters/h100-rail-512.json: NIC r
+// of servers 0..31 on leaf rail<r>/leaf0, so with up to 32 servers every rail is one leaf and
+// nothing needs a spine).
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "sim/collectives/collective_simulator.h"
+#include "sim/collectives/machine.h"
+
+namespace cs::coll {
+namespace {
+
+Machine rail_servers(int servers) {
+  return load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json",
+                      {"/servers/0/count=" + std::to_string(servers)});
+}
+
+CollectiveSpec spec_of(const Machine& m, CollectiveOp op, Bytes size) {
+  CollectiveSpec s;
+  s.op = op;
+  s.size = size;
+  s.ranks.assign(m.cluster.gpus().begin(), m.cluster.gpus().end());
+  return s;
+}
+
+// Bytes of every link that carried some, by link.
+std::map<std::uint32_t, double> bytes_by_link(const std::vector<LinkActivity>& activity) {
+  std::map<std::uint32_t, double> out;
+  for (const LinkActivity& a : activity) out[a.link.value] = static_cast<double>(a.bytes.value());
+  return out;
+}
+
+bool is_kind(const topo::Cluster& c, topo::NodeId n, topo::NodeKind k) { return c.node(n).kind == k; }
+
+TEST(RailAlignedRings, ServerToServerHopsStayOnTheirRailAndEveryNicCarriesOneChannel) {
+  // A ring all-reduce over every GPU of 2 and 4 DGX H100 (8 GPUs, 8 NDR NICs, GPU i and NIC i on
+  // one PCIe switch with GPU i^1 and NIC i^1). Channel c (one per local GPU) enters each server
+  // by NIC c at GPU c and leaves by NIC c from GPU c^1, so every server-to-server hop joins two
+  // NICs of rail c under the same leaf: no leaf-spine link carries a byte, and every NIC sends
+  // (and receives) one channel, 2(n-1)/n S/8 bytes. Each GPU sends 7 channels over NVLink
+  // (7 r <= 0.8 x 450 GB/s) and one over PCIe, and each NIC one: the NICs bind, so
+  //     busbw = 8 B_nic  (B_nic the NIC link's usable rate)
+  // and t = 2(n-1)/n S/(8 B_nic) + latency (launch and 2(n-1) steps).
+  for (int servers : {2, 4}) {
+    SCOPED_TRACE(servers);
+    const Machine m = rail_servers(servers);
+    const topo::Cluster& c = m.cluster;
+    CollectiveSimulator sim(m);
+    const Bytes S = gibibytes(64);  // latency under 0.5% of the time
+    const CollectiveSpec s = spec_of(m, CollectiveOp::kAllReduce, S);
+    const auto n = static_cast<double>(s.ranks.size());
+    std::vector<LinkActivity> activity;
+    std::string why;
+    const auto r = sim.run_fixed(s, CollectiveAlgorithm::kRing, Protocol::kSimple, &why, &activity);
+    ASSERT_TRUE(r) << why;
+    double nic_rate = 0;
+    std::vector<double> nic_bytes;
+    for (const LinkActivity& a : activity) {
+      if (a.link.value >= c.link_count() || a.bytes.value() == 0) continue;
+      const topo::LinkInfo& l = c.link(a.link);
+      EXPECT_LT(l.tier, 2) << c.node(l.src).name << " -> " << c.node(l.dst).name;  // no spine
+      if (is_kind(c, l.src, topo::NodeKind::kNic) && l.tier == 1) {
+        nic_bytes.push_back(static_cast<double>(a.bytes.value()));
+        nic_rate = sim.layout().usable_bandwidth(a.link).value();
+      }
+    }
+    ASSERT_EQ(nic_bytes.size(), static_cast<std::size_t>(8 * servers));  // every NIC sends
+    const double per_nic = 2 * (n - 1) / n * static_cast<double>(S.value()) / 8;
+    for (double b : nic_bytes) EXPECT_NEAR(b, per_nic, per_nic * 1e-6);
+    const double bandwidth_term = per_nic / nic_rate;
+    const double t = to_seconds(r->time);
+    const double latency_bound = to_seconds(m.protocol.launch_latency) +
+                                 2 * (n - 1) * (to_seconds(m.protocol.of(hw::LinkClass::kNetwork).step_latency) + 10e-6);
+    EXPECT_GE(t, bandwidth_term);
+    EXPECT_LE(t, bandwidth_term + latency_bound);
+    const double busbw = static_cast<double>(S.value()) / t * 2 * (n - 1) / n;
+    std::printf("%d servers: ring busbw %.1f GB/s, closed form 8 x %.2f = %.1f GB/s\n", servers, busbw / 1e9,
+                nic_rate / 1e9, 8 * nic_rate / 1e9);
+    EXPECT_NEAR(busbw, 8 * nic_rate, 8 * nic_rate * 0.01);
+  }
+}
+
+TEST(Pxn, AllToAllAcrossServersUsesOneNicPerRailAndNvlinkInsideTheServer) {
+  // All-to-all over 2 DGX H100 (16 ranks, S/16 from every GPU to every other). NCCL's PXN: data
+  // for GPU j of the other server goes over NVLink to GPU j of the sender's server, which puts
+  // it on NIC j (rail j) to NIC j of the destination, so
+  //   - NIC j of each server sends 8 S/16 (from all 8 local GPUs, for the peer's GPU j) and
+  //     nothing crosses a spine;
+  //   - GPU i's NVLink uplink carries its 7 intra-server shares and its 6 handovers to the
+  //     proxies of the rails whose NIC is not on its PCIe switch: 13 S/16 (NIC i^1 shares GPU
+  //     i's switch, so GPU i sends to it over PCIe, as NCCL uses PXN only for NICs it cannot
+  //     reach through its PCIe switch);
+  //   - GPU i's PCIe uplink carries its own share for rail i, the 6 handovers it forwards to NIC
+  //     i, and its own share for rail i^1: 8 S/16.
+  const Machine m = rail_servers(2);
+  const topo::Cluster& c = m.cluster;
+  CollectiveSimulator sim(m);
+  const Bytes S = mebibytes(256);
+  std::vector<LinkActivity> activity;
+  std::string why;
+  const auto r = sim.run_fixed(spec_of(m, CollectiveOp::kAllToAll, S), CollectiveAlgorithm::kDirect,
+                               Protocol::kSimple, &why, &activity);
+  ASSERT_TRUE(r) << why;
+  const double share = static_cast<double>(S.value()) / 16;
+  int nics = 0, nvlinks = 0, pcie = 0;
+  for (const auto& [id, bytes] : bytes_by_link(activity)) {
+    if (id >= c.link_count() || bytes == 0) continue;
+    const topo::LinkInfo& l = c.link(topo::LinkId{id});
+    const std::string name = c.node(l.src).name + " -> " + c.node(l.dst).name;
+    EXPECT_LT(l.tier, 2) << name;
+    if (is_kind(c, l.src, topo::NodeKind::kNic) && l.tier == 1) {
+      EXPECT_NEAR(bytes, 8 * share, 1) << name;
+      ++nics;
+    } else if (is_kind(c, l.src, topo::NodeKind::kGpu) && is_kind(c, l.dst, topo::NodeKind::kNvSwitch)) {
+      EXPECT_NEAR(bytes, 13 * share, 1) << name;
+      ++nvlinks;
+    } else if (is_kind(c, l.src, topo::NodeKind::kGpu) && is_kind(c, l.dst, topo::NodeKind::kPcieSwitch)) {
+      EXPECT_NEAR(bytes, 8 * share, 1) << name;
+      ++pcie;
+    }
+  }
+  EXPECT_EQ(nics, 16);
+  EXPECT_EQ(nvlinks, 16);
+  EXPECT_EQ(pcie, 16);
+}
+
+TEST(GpuNicAffinity, EachGpuTakesTheNicOfItsPcieSwitchInTurn) {
+  // DGX H100 template: 4 PCIe switches, GPUs 2k and 2k+1 and NICs 2k and 2k+1 on switch k: GPU i
+  // takes NIC i. With 4 NICs for 8 GPUs (NIC m on the switch of GPUs 2m, 2m+1... the template's
+  // floor(m n / nics) rule), the two GPUs of a switch share its one NIC.
+  const Machine m = rail_servers(2);
+  const ScheduleContext ctx(m.cluster);
+  for (std::size_t i = 0; i < m.cluster.gpus().size(); ++i) {
+    EXPECT_EQ(ctx.rail_of(m.cluster.gpus()[i]), static_cast<std::int32_t>(i % 8));
+  }
+  const Machine four = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json",
+                                    {"/servers/0/count=2", "/servers/0/nics=4"});
+  const ScheduleContext ctx4(four.cluster);
+  for (std::size_t i = 0; i < four.cluster.gpus().size(); ++i) {
+    EXPECT_EQ(ctx4.rail_of(four.cluster.gpus()[i]), static_cast<std::int32_t>((i % 8) / 2));
+  }
+}
+
+}  // namespace
+}  // namespace cs::coll
