@@ -21,12 +21,23 @@ struct CollectiveRunner::Run {
   CollectiveOutcome outcome;
   std::size_t round = 0;
   std::size_t outstanding = 0;
-  std::deque<std::vector<LinkId>> owned_paths;  // paths that are not in the router's cache
+  // Paths that are not in the router's cache, in chunks that never move (spans into them stay
+  // valid while the run lives).
+  std::deque<std::vector<LinkId>> owned_paths;
+  std::span<LinkId> allocate(std::size_t links) {
+    constexpr std::size_t kChunk = 16384;
+    if (owned_paths.empty() || owned_paths.back().capacity() - owned_paths.back().size() < links) {
+      owned_paths.emplace_back().reserve(std::max(kChunk, links));
+    }
+    auto& chunk = owned_paths.back();
+    chunk.resize(chunk.size() + links);
+    return {chunk.data() + chunk.size() - links, links};
+  }
 };
 
 CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
-                                   const NetworkLayout& layout)
-    : sim_(sim), net_(net), router_(router), layout_(layout) {}
+                                   const NetworkLayout& layout, bool merge_identical)
+    : sim_(sim), net_(net), router_(router), layout_(layout), merge_identical_(merge_identical) {}
 
 void CollectiveRunner::start(const CollectiveSpec& spec, Schedule schedule, CollectiveAlgorithm algorithm,
                              Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done) {
@@ -56,46 +67,22 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   const ProtocolParams& protocol = layout_.protocol();
   const bool ll = run->protocol == Protocol::kLowLatency;
 
+  // One flow to start: a planned flow, or one of the two parts of a planned flow that goes
+  // through a PXN proxy (route_flows).
   struct Prepared {
     std::span<const LinkId> path;
     Duration latency;
-    Bytes bytes;
+    Bytes bytes;                             // on the wire
+    std::uint32_t pipeline = kNoPipeline;
+    std::uint32_t copies = 1;
+    bool wire = true;                        // counted in CollectiveOutcome::wire_bytes
+    bool shared = true;                      // the path is the router's (others never repeat)
   };
   std::vector<Prepared> prepared;
   prepared.reserve(round.flows.size());
   Duration step{0};
-  for (const PlannedFlow& pf : round.flows) {
-    const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
-    std::span<const LinkId> path;
-    if (const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail)) {
-      // Between servers: through the rail's NICs (schedule.h, NicRoute); only the fabric
-      // between the two NICs is chosen by the ECMP hash, salted with the GPU pair as well
-      // (each NCCL connection has its own queue pair, so the flows of several GPU pairs
-      // between two NICs hash apart).
-      auto& owned = run->owned_paths.emplace_back();
-      const auto append = [&](NodeId a, NodeId b, std::uint64_t l) {
-        const auto seg = router_.route(a, b, l);
-        owned.insert(owned.end(), seg.begin(), seg.end());
-      };
-      NodeId from = pf.src;
-      if (nic->send_proxy.valid()) {
-        append(from, nic->send_proxy, 0);
-        from = nic->send_proxy;
-      }
-      append(from, nic->send_nic, 0);
-      append(nic->send_nic, nic->recv_nic, hash_combine(hash_combine(label, pf.src.value), pf.dst.value));
-      append(nic->recv_nic, pf.dst, 0);
-      path = owned;
-    } else {
-      path = router_.route(pf.src, pf.dst, label);
-    }
-    if (pf.reduction_port.valid()) {
-      const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
-      if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
-      auto& owned = run->owned_paths.emplace_back(path.begin(), path.end());
-      owned.push_back(*engine);
-      path = owned;
-    }
+  const auto add = [&](std::span<const LinkId> path, Bytes data, std::uint32_t pipeline, std::uint32_t copies, bool wire,
+                       bool shared) {
     Duration latency{0};
     int worst = 0;
     for (LinkId l : path) {
@@ -109,10 +96,55 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
                          : ll                                ? cls.ll_step_latency
                                                              : cls.step_latency;
     step = std::max(step, own + latency);
-    const Bytes wire = ll ? Bytes{static_cast<std::int64_t>(std::ceil(
-                                static_cast<double>(pf.bytes.value()) * protocol.ll_wire_factor))}
-                          : pf.bytes;
-    prepared.push_back({path, latency, wire});
+    const Bytes on_wire = ll ? Bytes{static_cast<std::int64_t>(std::ceil(
+                                   static_cast<double>(data.value()) * protocol.ll_wire_factor))}
+                             : data;
+    prepared.push_back({path, latency, on_wire, pipeline, copies, wire, shared});
+  };
+  for (const PlannedFlow& pf : round.flows) {
+    const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
+    const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
+    if (!nic) {
+      std::span<const LinkId> path = router_.route(pf.src, pf.dst, label);
+      if (pf.reduction_port.valid()) {
+        const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
+        if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
+        const std::span<LinkId> owned = run->allocate(path.size() + 1);
+        std::copy(path.begin(), path.end(), owned.begin());
+        owned.back() = *engine;
+        path = owned;
+      }
+      add(path, pf.bytes, pf.pipeline, pf.copies, true, !pf.reduction_port.valid());
+      continue;
+    }
+    // Between servers: through the rail's NICs (schedule.h, NicRoute). Only the fabric between
+    // the two NICs is chosen by the ECMP hash, salted with the GPU pair: NCCL opens one
+    // connection (queue pair) per pair of ranks and channel, also when a PXN proxy's NIC carries
+    // it. Outside pipelines the proxy's handover (source -> proxy over NVLink) is a flow of its
+    // own, concurrent with the proxy's send: the handovers of one GPU to one proxy for every
+    // destination server share a path and start as one weighted flow (below).
+    const bool split = nic->send_proxy.valid() && pf.pipeline == kNoPipeline;
+    const NodeId sender = split ? nic->send_proxy : pf.src;
+    const std::uint64_t salt = hash_combine(hash_combine(label, pf.src.value), pf.dst.value);
+    std::span<const LinkId> segments[4];
+    std::size_t links = 0, parts = 0;
+    const auto segment = [&](NodeId a, NodeId b, std::uint64_t l) {
+      segments[parts] = router_.route(a, b, l);
+      links += segments[parts++].size();
+    };
+    NodeId from = sender;
+    if (nic->send_proxy.valid() && !split) {
+      segment(from, nic->send_proxy, 0);
+      from = nic->send_proxy;
+    }
+    segment(from, nic->send_nic, 0);
+    segment(nic->send_nic, nic->recv_nic, salt);
+    segment(nic->recv_nic, pf.dst, 0);
+    const std::span<LinkId> path = run->allocate(links);
+    auto out = path.begin();
+    for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
+    if (split) add(router_.route(pf.src, nic->send_proxy, 0), pf.bytes, kNoPipeline, pf.copies, false, true);
+    add(path, pf.bytes, pf.pipeline, pf.copies, true, false);
   }
   const Duration base = round.latency == StepLatency::kNvls ? protocol.nvls_base_latency : protocol.launch_latency;
   const Duration launch = run->round == 0 ? base : Duration{0};
@@ -122,14 +154,28 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     return;
   }
   // Pipelines: the flows of one pipeline id start as one multi-path flow whose members all
-  // deliver `steps x a` after the last byte left; the others start alone with the extra latency
-  // that makes their delivery fall at the same point.
+  // deliver `steps x a` after the last byte left. The other flows start with the extra latency
+  // that makes their delivery fall at the same point; those with the same path and size are
+  // identical under max-min sharing (each gets the same rate), so w of them start as one flow
+  // of weight w (a pipeline of w equal members), which gives each exactly the rate and the
+  // delivery time it has alone: an all-to-all across servers then starts one flow per
+  // connection instead of one per GPU pair.
   const Duration tail = step * round.steps + launch;
   std::map<std::uint32_t, std::vector<std::size_t>> pipelines;
-  std::vector<std::size_t> singles;
-  for (std::size_t i = 0; i < round.flows.size(); ++i) {
-    if (round.flows[i].pipeline == kNoPipeline) singles.push_back(i);
-    else pipelines[round.flows[i].pipeline].push_back(i);
+  std::vector<std::size_t> singles;  // the first flow of each group of identical ones
+  std::map<std::tuple<const LinkId*, std::size_t, std::int64_t>, std::size_t> single_index;
+  std::vector<std::uint32_t> weight(prepared.size(), 0);
+  for (std::size_t i = 0; i < prepared.size(); ++i) {
+    const Prepared& p = prepared[i];
+    if (p.pipeline != kNoPipeline) {
+      pipelines[p.pipeline].push_back(i);
+      continue;
+    }
+    if (p.wire) run->outcome.wire_bytes += Bytes{p.bytes.value() * p.copies};
+    std::size_t first = i;
+    if (p.shared && merge_identical_) first = single_index.try_emplace({p.path.data(), p.path.size(), p.bytes.value()}, i).first->second;
+    if (first == i) singles.push_back(i);
+    weight[first] += p.copies;
   }
   run->outstanding = singles.size() + pipelines.size();
   for (const auto& [id, members] : pipelines) {
@@ -137,7 +183,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const Bytes bytes = prepared[members.front()].bytes;
     for (std::size_t i : members) {
       if (prepared[i].bytes != bytes) throw InternalError("pipeline members carry different sizes");
-      for (std::uint32_t c = 0; c < round.flows[i].copies; ++c) {
+      for (std::uint32_t c = 0; c < prepared[i].copies; ++c) {
         paths.push_back(prepared[i].path);
         run->outcome.wire_bytes += bytes;
       }
@@ -147,8 +193,12 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   }
   for (std::size_t i : singles) {
     const Prepared& p = prepared[i];
-    run->outcome.wire_bytes += p.bytes;
-    net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
+    if (weight[i] == 1 || p.path.empty()) {
+      net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
+      continue;
+    }
+    const std::vector<std::span<const LinkId>> members(weight[i], p.path);
+    net_.start_pipeline(members, p.bytes, tail, [this, run] { on_delivered(run); });
   }
 }
 

@@ -44,8 +44,11 @@ struct CollectiveOutcome {
 // Starts collectives on a shared simulator and network; several may run at once and contend.
 class CollectiveRunner {
  public:
+  // merge_identical: start the flows of a round that share their path and size as one weighted
+  // flow (exact under max-min sharing: each gets the rate it would alone); false starts one
+  // flow each (tests compare the two).
   CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
-                   const NetworkLayout& layout);
+                   const NetworkLayout& layout, bool merge_identical = true);
   void start(const CollectiveSpec& spec, Schedule schedule, CollectiveAlgorithm algorithm, Protocol protocol,
              std::function<void(const CollectiveOutcome&)> on_done);
 
@@ -62,6 +65,7 @@ class CollectiveRunner {
   net::FlowNetwork& net_;
   topo::Router& router_;
   const NetworkLayout& layout_;
+  bool merge_identical_ = true;
 };
 
 }  // namespace cs::coll

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/collectives/collective_runner.h"
 #include "sim/collectives/collective_simulator.h"
 #include "sim/collectives/machine.h"
 
@@ -126,6 +127,53 @@ TEST(Pxn, AllToAllAcrossServersUsesOneNicPerRailAndNvlinkInsideTheServer) {
   EXPECT_EQ(nics, 16);
   EXPECT_EQ(nvlinks, 16);
   EXPECT_EQ(pcie, 16);
+}
+
+// An all-to-all over the first `ranks` GPUs, its flows started one by one or with identical
+// ones merged: (time in seconds, flows started, bytes per link).
+struct AllToAllRun {
+  double seconds = 0;
+  std::uint64_t flows = 0;
+  std::vector<double> link_bytes;
+};
+AllToAllRun all_to_all(const Machine& m, std::size_t ranks, bool merge) {
+  const NetworkLayout layout(m);
+  topo::Router router(m.cluster);
+  sim::Simulator sim;
+  net::FlowNetwork net(sim, layout.capacities());
+  CollectiveRunner runner(sim, net, router, layout, merge);
+  CollectiveSpec s = spec_of(m, CollectiveOp::kAllToAll, mebibytes(256));
+  s.ranks.resize(ranks);
+  auto schedule = build_schedule(layout.schedules(), s, CollectiveAlgorithm::kDirect, nullptr);
+  AllToAllRun out;
+  runner.start(s, std::move(*schedule), CollectiveAlgorithm::kDirect, Protocol::kSimple,
+               [&](const CollectiveOutcome& o) { out.seconds = to_seconds(o.end - o.start); });
+  sim.run();
+  out.flows = net.flows_started();
+  for (std::uint32_t l = 0; l < net.link_count(); ++l) out.link_bytes.push_back(static_cast<double>(net.link_stats(topo::LinkId{l}).bytes.value()));
+  return out;
+}
+
+TEST(AllToAllAggregation, MergedFlowsGiveTheUnmergedResult) {
+  // 64 and 128 ranks (8 and 16 DGX H100): the flows of a round with the same path and size
+  // (the PXN handovers of one GPU to one proxy for every destination server, and its own share
+  // for that GPU) start as one weighted flow. Under max-min sharing identical flows get
+  // identical rates, so the time and every link's bytes are those of one flow per transfer, to
+  // rounding, with fewer flows.
+  for (int servers : {8, 16}) {
+    SCOPED_TRACE(servers);
+    const Machine m = rail_servers(servers);
+    const AllToAllRun merged = all_to_all(m, static_cast<std::size_t>(8 * servers), true);
+    const AllToAllRun single = all_to_all(m, static_cast<std::size_t>(8 * servers), false);
+    EXPECT_NEAR(merged.seconds, single.seconds, single.seconds * 1e-9);
+    ASSERT_EQ(merged.link_bytes.size(), single.link_bytes.size());
+    for (std::size_t l = 0; l < merged.link_bytes.size(); ++l) EXPECT_NEAR(merged.link_bytes[l], single.link_bytes[l], 1.0) << l;
+    // GPU i hands its shares for rail j (6 rails whose NIC is not on its PCIe switch) to GPU j
+    // of its server, once per other server, on the path of its own share for GPU j: those
+    // servers - 1 handovers and that share start as one flow, servers - 1 fewer per (i, j).
+    const auto s = static_cast<std::uint64_t>(servers);
+    EXPECT_EQ(single.flows - merged.flows, 8 * s * 6 * (s - 1));
+  }
 }
 
 TEST(GpuNicAffinity, EachGpuTakesTheNicOfItsPcieSwitchInTurn) {
