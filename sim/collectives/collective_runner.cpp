@@ -180,16 +180,16 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   run->outstanding = singles.size() + pipelines.size();
   for (const auto& [id, members] : pipelines) {
     std::vector<std::span<const LinkId>> paths;
+    std::vector<std::uint32_t> copies;
     const Bytes bytes = prepared[members.front()].bytes;
     for (std::size_t i : members) {
       if (prepared[i].bytes != bytes) throw InternalError("pipeline members carry different sizes");
-      for (std::uint32_t c = 0; c < prepared[i].copies; ++c) {
-        paths.push_back(prepared[i].path);
-        run->outcome.wire_bytes += bytes;
-      }
+      paths.push_back(prepared[i].path);
+      copies.push_back(prepared[i].copies);
+      run->outcome.wire_bytes += Bytes{bytes.value() * prepared[i].copies};
     }
-    const Duration fill = round.latency == StepLatency::kNvls ? nvls_fill_time(run->spec, paths, bytes) : Duration{0};
-    net_.start_pipeline(paths, bytes, tail + fill, [this, run] { on_delivered(run); });
+    const Duration fill = round.latency == StepLatency::kNvls ? nvls_fill_time(run->spec, paths, copies, bytes) : Duration{0};
+    net_.start_pipeline(paths, copies, bytes, tail + fill, [this, run] { on_delivered(run); });
   }
   for (std::size_t i : singles) {
     const Prepared& p = prepared[i];
@@ -203,10 +203,10 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
 }
 
 Duration CollectiveRunner::nvls_fill_time(const CollectiveSpec& spec, std::span<const std::span<const LinkId>> members,
-                                          Bytes member_bytes) const {
+                                          std::span<const std::uint32_t> copies, Bytes member_bytes) const {
   // The pipeline's rate per member on the idle network; in bytes of S per second, that rate x S /
   // member_bytes.
-  const double member_rate = net_.idle_rate(members).value();
+  const double member_rate = net_.idle_rate(members, copies).value();
   if (!(member_rate > 0) || member_bytes.value() <= 0) return Duration{0};
   const ProtocolParams& protocol = layout_.protocol();
   const Bytes fill = nvls_fill_bytes(spec.size, protocol.nvls_channels, static_cast<int>(spec.ranks.size()),

@@ -59,7 +59,7 @@ class CollectiveRunner {
   // NVLS: the fill and drain of NCCL's pipeline (sim/collectives/nvls_pipeline.h) at the
   // pipeline's rate on the idle network (an approximation under contention).
   Duration nvls_fill_time(const CollectiveSpec& spec, std::span<const std::span<const topo::LinkId>> members,
-                          Bytes member_bytes) const;
+                          std::span<const std::uint32_t> copies, Bytes member_bytes) const;
 
   sim::Simulator& sim_;
   net::FlowNetwork& net_;

@@ -35,6 +35,11 @@ void FlowNetwork::start_flow(std::span<const LinkId> path, Bytes bytes, Duration
 void FlowNetwork::start_pipeline(std::span<const std::span<const LinkId>> members,
                                  Bytes bytes_per_member, Duration tail,
                                  sim::Callback on_delivered) {
+  start_pipeline(members, {}, bytes_per_member, tail, std::move(on_delivered));
+}
+
+void FlowNetwork::start_pipeline(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies,
+                                 Bytes bytes_per_member, Duration tail, sim::Callback on_delivered) {
   ++flows_started_;
   std::size_t links = 0;
   for (const auto& m : members) links += m.size();
@@ -43,28 +48,30 @@ void FlowNetwork::start_pipeline(std::span<const std::span<const LinkId>> member
     return;
   }
   const std::uint32_t f = new_flow(bytes_per_member, tail, std::move(on_delivered));
-  merge_hops(members, flows_[f].hops);
+  merge_hops(members, copies, flows_[f].hops);
   activate(f);
 }
 
-void FlowNetwork::merge_hops(std::span<const std::span<const LinkId>> members, std::vector<Hop>& hops) {
+void FlowNetwork::merge_hops(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies,
+                             std::vector<Hop>& hops) {
   hops.clear();
   ++epoch_;
-  for (const auto& m : members) {
-    for (LinkId l : m) {
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const std::uint32_t c = copies.empty() ? 1 : copies[i];
+    for (LinkId l : members[i]) {
       Link& link = links_[l.value];
       if (link.mark != epoch_) {
         link.mark = epoch_;
         link.unfrozen = hops.size();  // scratch: index of the hop for this link
         hops.push_back(Hop{l.value, 0, 0});
       }
-      ++hops[link.unfrozen].weight;
+      hops[link.unfrozen].weight += c;
     }
   }
 }
 
-Bandwidth FlowNetwork::idle_rate(std::span<const std::span<const LinkId>> members) {
-  merge_hops(members, scratch_hops_);
+Bandwidth FlowNetwork::idle_rate(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies) {
+  merge_hops(members, copies, scratch_hops_);
   double rate = 0;
   for (const Hop& h : scratch_hops_) {
     const double r = links_[h.link].capacity / h.weight;

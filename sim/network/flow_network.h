@@ -73,10 +73,14 @@ class FlowNetwork {
   // `on_delivered` runs `tail` after the last byte has left (the caller's latency model).
   void start_pipeline(std::span<const std::span<const LinkId>> members, Bytes bytes_per_member,
                       Duration tail, sim::Callback on_delivered);
+  // The same with member i standing for copies[i] identical members (same path and bytes): its
+  // links carry copies[i] x the common rate. Empty `copies`: one each.
+  void start_pipeline(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies,
+                      Bytes bytes_per_member, Duration tail, sim::Callback on_delivered);
 
   // The common rate a pipeline of these members would get alone on an idle network: the smallest
   // capacity / (members crossing the link) over its links, per member; 0 for no links.
-  Bandwidth idle_rate(std::span<const std::span<const LinkId>> members);
+  Bandwidth idle_rate(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies = {});
 
   // Changes a link's usable rate from now on (degraded or failed links; > 0).
   void set_capacity(LinkId link, Bandwidth bandwidth);
@@ -149,7 +153,8 @@ class FlowNetwork {
   std::uint32_t new_flow(Bytes bytes, Duration tail, sim::Callback on_delivered);
   void activate(std::uint32_t f);
   // The distinct links of `members` with their multiplicity, in first-use order (deterministic).
-  void merge_hops(std::span<const std::span<const LinkId>> members, std::vector<Hop>& hops);
+  void merge_hops(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies,
+                  std::vector<Hop>& hops);
   void attach(std::uint32_t f);
   void detach(std::uint32_t f);
   void request_solve();
