@@ -70,6 +70,23 @@ TEST(NicEfficiency, AClusterFileOrAMissingPacketFormatFallsBackToTheClassEfficie
   }
 }
 
+TEST(NicEfficiency, AMeasuredNetworkEfficiencyReplacesTheNicsValues) {
+  // A calibration profile's network fit (drivers/calibrated_protocol.h) marks the class value
+  // "measured": what was measured on the machine wins over the packet derivation.
+  Machine m = load_machine(kClusters + "h100-rail-512.json", {"/servers/0/count=2"});
+  m.protocol.of(hw::LinkClass::kNetwork).efficiency = 0.7;
+  m.protocol.replaced("/link_classes/network/efficiency", "0.7", "measured", "measured: a test", "test");
+  EXPECT_TRUE(uses_network_class_efficiency(m));
+  const std::vector<double> e = link_efficiencies(m);
+  int network = 0;
+  for (std::uint32_t i = 0; i < m.cluster.link_count(); ++i) {
+    if (m.cluster.link(topo::LinkId{i}).link_class != hw::LinkClass::kNetwork) continue;
+    EXPECT_DOUBLE_EQ(e[i], 0.7) << i;
+    ++network;
+  }
+  EXPECT_GT(network, 0);
+}
+
 // The busbw (= algbw) of a 1 GiB send from server 0's GPU to server 1's, two single-GPU servers
 // on one switch: the flow crosses GPU-NIC (PCIe, the GPU's host link), NIC-switch and
 // switch-NIC (the NIC's rate) and NIC-GPU.
