@@ -18,7 +18,8 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
               "Predict each row with the constant fitted on the other rows: the table's out-of-sample error");
   m->add_option("--grid", o.grid, "Factors of the fitted value simulated for --refit and --leave-one-out (default 0.85,...,1.15)");
   m->add_flag("--sensitivity", o.sensitivity, "Each row's error change when each assumed or fitted value moves by -10% and +10%");
-  auto* n = v->add_subcommand("nccl", "NCCL all-reduce bus bandwidth on one 8-GPU A100 and H100 node");
+  auto* n = v->add_subcommand("nccl", "NCCL all-reduce bus bandwidth on one 8-GPU A100 and H100 node (--table: multi-node records)");
+  n->add_option("--table", o.table, "Another file of NCCL records (configs/validation/nccl-multi-node.json: DGX A100 and H100 across servers)");
   n->add_flag("--json", o.json, "Print JSON");
   n->add_flag("--refit", o.refit, "Refit each constant from the records it was fitted on and print it");
   n->add_flag("--sensitivity", o.sensitivity, "Each point's error change when each assumed or fitted value moves by -10% and +10%");

@@ -16,7 +16,7 @@ namespace cs::cli {
 
 struct ValidateOptions {
   std::string rows;  // "1,2,5" (1-based); empty: all
-  std::string table;  // megatron: a records file other than the SC21 table (configs/validation/*.json)
+  std::string table;  // megatron, nccl: a records file other than the default (configs/validation/*.json)
   bool json = false;
   bool refit = false;           // refit each fitted constant from its records and print it
   bool leave_one_out = false;   // megatron: each row predicted by the constant fitted on the others

@@ -1,5 +1,6 @@
 // `clustersim validate nccl`: NCCL all-reduce bus bandwidth on one 8-GPU node against published
-// nccl-tests results (configs/validation/nccl-single-node.json). Fit records (constants were
+// nccl-tests results (configs/validation/nccl-single-node.json), or, with --table, another file of
+// records (configs/validation/nccl-multi-node.json: several servers). Fit records (constants were
 // fitted on them) and check records are reported apart; --refit reproduces each fitted constant
 // from its records; --sensitivity shows which values each point rests on.
 #include <algorithm>
@@ -38,7 +39,7 @@ nlohmann::json summary(const std::vector<drv::NcclPoint>& points, const std::str
 }  // namespace
 
 int run_validate_nccl(const ValidateOptions& o) {
-  const ConfigDocument doc = ConfigDocument::load(std::string(CS_CONFIG_DIR) + "/validation/nccl-single-node.json");
+  const ConfigDocument doc = ConfigDocument::load(o.table.empty() ? std::string(CS_CONFIG_DIR) + "/validation/nccl-single-node.json" : o.table);
   if (o.refit) {
     const auto values = drv::refit_nccl(doc);
     nlohmann::json out = nlohmann::json::array();
@@ -65,7 +66,7 @@ int run_validate_nccl(const ValidateOptions& o) {
   if (o.json) {
     nlohmann::json jp = nlohmann::json::array();
     for (const auto& p : points) {
-      jp.push_back({{"record", p.record}, {"use", p.use}, {"cluster", p.cluster}, {"size", p.label}, {"bytes", p.size.value()},
+      jp.push_back({{"record", p.record}, {"use", p.use}, {"cluster", p.cluster}, {"ranks", p.ranks}, {"size", p.label}, {"bytes", p.size.value()},
                     {"published_busbw_GBps", p.published_busbw_GBps}, {"predicted_busbw_GBps", p.predicted_busbw_GBps},
                     {"error_pct", 100 * p.error()}, {"algorithm", p.algorithm}});
     }
@@ -73,12 +74,16 @@ int run_validate_nccl(const ValidateOptions& o) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::cout << "clustersim validate nccl: all-reduce bus bandwidth (GB/s) on one 8-GPU node, nccl-tests results\n"
-               "  record                    use      cluster       size   published  predicted   error  algorithm\n";
+  if (o.table.empty()) {
+    std::cout << "clustersim validate nccl: all-reduce bus bandwidth (GB/s) on one 8-GPU node, nccl-tests results\n";
+  } else {
+    std::cout << "clustersim validate nccl: bus bandwidth (GB/s), records of " << o.table << "\n";
+  }
+  std::cout << "  record                    use      cluster       ranks    size   published  predicted   error  algorithm\n";
   for (const auto& p : points) {
-    char line[200];
-    std::snprintf(line, sizeof line, "  %-25s %-8s %-10s %7s %11.2f %10.2f %+7.1f%%  %s\n", p.record.c_str(), p.use.c_str(),
-                  p.cluster.c_str(), p.label.c_str(), p.published_busbw_GBps, p.predicted_busbw_GBps, 100 * p.error(),
+    char line[240];
+    std::snprintf(line, sizeof line, "  %-25s %-8s %-13s %5d %7s %11.2f %10.2f %+7.1f%%  %s\n", p.record.c_str(), p.use.c_str(),
+                  p.cluster.c_str(), p.ranks, p.label.c_str(), p.published_busbw_GBps, p.predicted_busbw_GBps, 100 * p.error(),
                   p.algorithm.c_str());
     std::cout << line;
   }

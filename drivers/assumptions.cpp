@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "sim/collectives/network_layout.h"
+
 namespace cs::drv {
 namespace {
 
@@ -52,6 +54,12 @@ std::vector<SourcedFact> training_assumptions(const coll::Machine& machine, cons
     if (!class_present[i]) continue;
     const std::string base = std::string("/link_classes/") + hw::to_string(static_cast<hw::LinkClass>(i)) + "/";
     for (const char* key : {"efficiency", "step_latency", "ll_step_latency"}) {
+      // Network links run at their NICs' packet efficiency unless the class value applies
+      // (coll::link_efficiencies).
+      if (i == static_cast<int>(hw::LinkClass::kNetwork) && std::string(key) == "efficiency" &&
+          !coll::uses_network_class_efficiency(machine)) {
+        continue;
+      }
       auto it = machine.protocol.facts.find(base + key);
       if (it != machine.protocol.facts.end()) add_if_judgement(out, &it->second);
     }
@@ -60,7 +68,12 @@ std::vector<SourcedFact> training_assumptions(const coll::Machine& machine, cons
   if (auto it = machine.protocol.facts.find("/collective_model/launch_latency"); it != machine.protocol.facts.end()) {
     add_if_judgement(out, &it->second);
   }
-  for (const std::string& nic : nics) add_if_judgement(out, catalog.fact("/nics/" + nic + "/latency"));
+  for (const std::string& nic : nics) {
+    add_if_judgement(out, catalog.fact("/nics/" + nic + "/latency"));
+    if (!coll::uses_network_class_efficiency(machine)) {
+      for (const char* key : {"/packet/payload", "/packet/overhead"}) add_if_judgement(out, catalog.fact("/nics/" + nic + key));
+    }
+  }
   for (const std::string& nv : reducing_switches) add_if_judgement(out, catalog.fact("/nvlink/" + nv + "/switch_reduction_per_gpu"));
   if (!reducing_switches.empty()) {
     // NVLS's own latencies (NCCL's cost-model values) apply wherever a switch reduces in-switch.

@@ -38,6 +38,30 @@ coll::CollectiveSpec all_reduce(const coll::Machine& m, Bytes size) {
   return spec;
 }
 
+// What a record measured: its op ("op", default all_reduce), its ranks ("ranks": the first n GPUs
+// of the cluster in rank order, default all) and the algorithm the measurement forced
+// ("algorithm", NCCL_ALGO; default auto, NCCL's own choice).
+coll::CollectiveSpec record_spec(const ConfigNode& record, const coll::Machine& m, Bytes size) {
+  coll::CollectiveSpec spec = all_reduce(m, size);
+  if (auto op = record.find("op")) spec.op = op->as_enum(kCollectiveOpNames);
+  if (auto ranks = record.find("ranks")) {
+    const auto n = static_cast<std::size_t>(ranks->as_int(2, static_cast<std::int64_t>(spec.ranks.size())));
+    spec.ranks.resize(n);
+  }
+  if (auto a = record.find("algorithm")) spec.algorithm = a->as_enum(kCollectiveAlgorithmNames);
+  return spec;
+}
+
+// The record's own cluster-file overrides ("cluster_overrides": ["/servers/0/count=2"]): the
+// bundled cluster resized or changed to the measured machine.
+std::vector<std::string> record_cluster_overrides(const ConfigNode& record) {
+  std::vector<std::string> out;
+  if (auto o = record.find("cluster_overrides")) {
+    for (const ConfigNode& e : o->elements()) out.push_back(e.as_string());
+  }
+  return out;
+}
+
 double busbw_GBps(const coll::CollectiveSpec& spec, Duration t) {
   return static_cast<double>(spec.size.value()) / to_seconds(t) / 1e9 * busbw_factor(spec.op, spec.ranks.size());
 }
@@ -91,6 +115,9 @@ std::vector<NcclPoint> validate_nccl(const ConfigDocument& doc, const OverridesF
     const std::string cluster = record.at("cluster").as_string();
     MachineOverrides overrides;
     if (overrides_for) overrides = overrides_for(ConfigDocument::load(resolve_config(cluster, "", "clusters")).json());
+    std::vector<std::string> cluster_overrides = record_cluster_overrides(record);
+    cluster_overrides.insert(cluster_overrides.end(), overrides.cluster.begin(), overrides.cluster.end());
+    overrides.cluster = std::move(cluster_overrides);
     const coll::Machine machine = nccl_machine(cluster, overrides);
     coll::CollectiveSimulator sim(machine);
     std::vector<NcclPoint> points;
@@ -102,8 +129,9 @@ std::vector<NcclPoint> validate_nccl(const ConfigDocument& doc, const OverridesF
       p.label = label;
       p.size = nccl_tests_size(published, label);
       p.published_busbw_GBps = published.as_number();
-      const coll::CollectiveSpec spec = all_reduce(machine, p.size);
+      const coll::CollectiveSpec spec = record_spec(record, machine, p.size);
       const coll::CollectiveResult r = sim.run(spec, published.path());
+      p.ranks = static_cast<int>(spec.ranks.size());
       p.predicted_busbw_GBps = busbw_GBps(spec, r.time);
       p.algorithm = std::string(to_string(r.algorithm)) + "/" + coll::to_string(r.protocol);
       points.push_back(std::move(p));

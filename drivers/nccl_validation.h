@@ -1,6 +1,8 @@
-// NCCL all-reduce bus bandwidth on single nodes against published measurements
-// (configs/validation/nccl-single-node.json): every size of every record that has a
-// busbw_GBps_by_size table, simulated with `auto` (NCCL's choice) on the record's bundled cluster.
+// NCCL bus bandwidth against published measurements (configs/validation/nccl-single-node.json,
+// nccl-multi-node.json): every size of every record that has a busbw_GBps_by_size table,
+// simulated on the record's bundled cluster, changed by the record's "cluster_overrides" (the
+// node count of a multi-node record), with the record's "op" (default all_reduce), "ranks" (the
+// first n GPUs; default all) and "algorithm" (what NCCL_ALGO forced; default `auto`, NCCL's choice).
 // Records are `fit` (constants were fitted on them) or `check` (fitted on nothing); only check
 // points validate anything. refit_nccl reruns each fit and prints what it gives, so that every
 // fitted constant is reproducible from its records.
@@ -22,6 +24,7 @@ struct NcclPoint {
   std::string record;        // the record's id
   std::string use;           // "fit" or "check"
   std::string cluster;       // bundled cluster name
+  int ranks = 0;             // GPUs the collective ran on
   Bytes size{0};             // nccl-tests' S (binary: "1M" = 2^20 bytes)
   std::string label;         // "1M", as published
   double published_busbw_GBps = 0;

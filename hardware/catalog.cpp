@@ -197,12 +197,22 @@ Catalog Catalog::from_documents(
     if (auto nics = root.find("nics")) {
       for (const auto& [nic_name, node] : nics->members()) {
         check_new(c.nics_, nic_name, node, nic_file);
-        node.expect_only({"description", "bandwidth", "latency"});
+        node.expect_only({"description", "bandwidth", "latency", "packet"});
         if (auto d = node.find("description")) d->as_string();
         NicSpec n;
         n.name = nic_name;
         n.bandwidth = sourced_value_of(node.at("bandwidth")).as_bandwidth();
         n.latency = sourced_value_of(node.at("latency")).as_duration();
+        if (auto packet = node.find("packet")) {
+          packet->expect_only({"description", "payload", "overhead"});
+          if (auto d = packet->find("description")) d->as_string();
+          const ConfigNode payload = sourced_value_of(packet->at("payload"));
+          n.packet_payload = payload.as_bytes();
+          if (!(n.packet_payload.value() > 0)) payload.fail("a packet's payload must be positive");
+          const ConfigNode overhead = sourced_value_of(packet->at("overhead"));
+          n.packet_overhead = overhead.as_bytes();
+          if (n.packet_overhead.value() < 0) overhead.fail("a packet's overhead cannot be negative");
+        }
         c.nics_.emplace(nic_name, std::move(n));
       }
     }

@@ -69,10 +69,27 @@ struct NvlinkSpec {
   Bandwidth switch_reduction_per_gpu{0};
 };
 
+// A network adapter. `bandwidth` is the port's data rate after line coding and FEC (what the
+// standard names it: NDR 400 Gb/s, 400GbE); what of it carries payload depends on the packets of
+// the fabric's technology: `packet_payload` bytes of data per packet (the MTU the transport uses)
+// and `packet_overhead` bytes of headers, trailers and per-packet framing on the wire
+// (docs/network-model.md, "Per-NIC achievable bandwidth"). Both are zero when the catalog has no
+// packet format for the NIC; the collective model then falls back to its network class
+// efficiency.
 struct NicSpec {
   std::string name;         // "NDR-400G"
-  Bandwidth bandwidth{0};   // per direction
+  Bandwidth bandwidth{0};   // per direction, after line coding
   Duration latency{0};      // one NIC traversal
+  Bytes packet_payload{0};  // data bytes per packet
+  Bytes packet_overhead{0}; // wire bytes per packet beyond the payload
+  bool has_packet_format() const { return packet_payload.value() > 0; }
+  // The fraction of `bandwidth` that carries payload, payload / (payload + overhead), for a
+  // stream of full packets; 0 without a packet format.
+  double packet_efficiency() const {
+    if (!has_packet_format()) return 0;
+    return static_cast<double>(packet_payload.value()) /
+           static_cast<double>(packet_payload.value() + packet_overhead.value());
+  }
 };
 
 // One port configuration of a switch model: `ports` ports of `speed` each (per direction).

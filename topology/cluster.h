@@ -67,6 +67,10 @@ struct NodeInfo {
   // NVSwitch only: in-switch reduction (NVLS) throughput of the whole switch, bytes of input per
   // second; 0 = none. The collective model splits it equally over the GPUs cabled to the switch.
   Bandwidth reduction_bandwidth{0};
+  // NIC only: the fraction of its line rate that carries payload, from its catalog packet format
+  // (hw::NicSpec::packet_efficiency); 0 when unknown. The collective model's network layout uses
+  // it for the NIC's fabric links (docs/network-model.md, "Per-NIC achievable bandwidth").
+  double packet_efficiency = 0;
 };
 
 struct LinkInfo {

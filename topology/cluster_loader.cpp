@@ -193,6 +193,12 @@ ClusterSpec parse_cluster_spec(const ConfigDocument& doc, const hw::Catalog& cat
         const ConfigNode model = d.at("model");
         dev.gpu = catalog.gpu(model.as_string(), spec.file, model.path());
       }
+      if (dev.kind == NodeKind::kNic) {
+        // A NIC device named after a catalog NIC takes its packet format.
+        if (auto nic = catalog.nics().find(dev.model); nic != catalog.nics().end()) {
+          dev.packet_efficiency = nic->second.packet_efficiency();
+        }
+      }
       if (auto r = d.find("reduction_bandwidth")) {
         if (dev.kind != NodeKind::kNvSwitch) r->fail("only an nvswitch has a reduction bandwidth");
         dev.reduction_bandwidth = r->as_bandwidth();
@@ -305,6 +311,7 @@ Cluster build_unchecked(const ClusterSpec& spec) {
     info.model = d.gpu ? d.gpu->name : d.model;
     info.origin = d.origin;
     info.reduction_bandwidth = d.reduction_bandwidth;
+    info.packet_efficiency = d.packet_efficiency;
     const NodeId id = builder.add_node(std::move(info));
     if (d.gpu) builder.set_gpu_spec(id, *d.gpu);
   }

@@ -26,6 +26,7 @@ struct DeviceSpec {
   NodeKind kind = NodeKind::kStorage;
   std::string model;               // free text, or the catalog GPU name for a GPU
   std::optional<hw::GpuSpec> gpu;      // GPUs only
+  double packet_efficiency = 0;         // NICs named after a catalog NIC: its packet efficiency
   Bandwidth reduction_bandwidth{0};  // NVSwitches only
   std::string origin;              // "/devices/<i>"
 };

@@ -183,8 +183,10 @@ ServerDevices build_server(ClusterBuilder& builder, const ServerGroupSpec& spec,
   ServerDevices out;
   out.server = server_index;
   const std::string prefix = spec.name + std::to_string(server_index) + "/";
-  const auto add = [&](std::string suffix, NodeKind kind, int local, const std::string& model) {
+  const auto add = [&](std::string suffix, NodeKind kind, int local, const std::string& model,
+                       double packet_efficiency = 0) {
     NodeInfo info;
+    info.packet_efficiency = packet_efficiency;
     info.name = prefix + suffix;
     info.kind = kind;
     info.server = server_index;
@@ -202,7 +204,7 @@ ServerDevices build_server(ClusterBuilder& builder, const ServerGroupSpec& spec,
   }
   out.nics.reserve(static_cast<std::size_t>(spec.nics));
   for (int m = 0; m < spec.nics; ++m) {
-    out.nics.push_back(add("nic" + std::to_string(m), NodeKind::kNic, m, spec.nic->name));
+    out.nics.push_back(add("nic" + std::to_string(m), NodeKind::kNic, m, spec.nic->name, spec.nic->packet_efficiency()));
   }
   if (spec.nic) out.nic_bandwidth = spec.nic->bandwidth;
   const Duration nic_latency = spec.nic ? spec.nic->latency : Duration{0};

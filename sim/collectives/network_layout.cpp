@@ -7,8 +7,65 @@ namespace cs::coll {
 using topo::LinkId;
 using topo::NodeId;
 
+namespace {
+
+// The network class efficiency was replaced by a cluster file or a calibration profile.
+bool network_class_replaced(const ProtocolParams& p) {
+  const auto it = p.facts.find("/link_classes/network/efficiency");
+  return it != p.facts.end() && (it->second.kind == "user" || it->second.kind == "measured");
+}
+
+// The lowest packet efficiency among the cluster's NICs; 0 when none has a packet format.
+double fabric_packet_efficiency(const topo::Cluster& c) {
+  double lowest = 0;
+  for (std::uint32_t i = 0; i < c.node_count(); ++i) {
+    const topo::NodeInfo& n = c.node(NodeId{i});
+    if (n.kind != topo::NodeKind::kNic || !(n.packet_efficiency > 0)) continue;
+    lowest = lowest > 0 ? std::min(lowest, n.packet_efficiency) : n.packet_efficiency;
+  }
+  return lowest;
+}
+
+// The packet efficiency of a network link's NIC end; 0 when neither end is a NIC with one.
+double nic_end_efficiency(const topo::Cluster& c, const topo::LinkInfo& l) {
+  for (NodeId end : {l.src, l.dst}) {
+    const topo::NodeInfo& n = c.node(end);
+    if (n.kind == topo::NodeKind::kNic && n.packet_efficiency > 0) return n.packet_efficiency;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<double> link_efficiencies(const Machine& machine) {
+  const topo::Cluster& c = machine.cluster;
+  const bool replaced = network_class_replaced(machine.protocol);
+  const double fabric = replaced ? 0 : fabric_packet_efficiency(c);
+  std::vector<double> out(c.link_count());
+  for (std::uint32_t i = 0; i < c.link_count(); ++i) {
+    const topo::LinkInfo& l = c.link(LinkId{i});
+    double e = machine.protocol.of(l.link_class).efficiency;
+    if (l.link_class == hw::LinkClass::kNetwork && fabric > 0) {
+      const double nic = nic_end_efficiency(c, l);
+      e = nic > 0 ? nic : fabric;
+    }
+    out[i] = e;
+  }
+  return out;
+}
+
+bool uses_network_class_efficiency(const Machine& machine) {
+  const topo::Cluster& c = machine.cluster;
+  bool has_network = false;
+  for (std::uint32_t i = 0; i < c.link_count() && !has_network; ++i) {
+    has_network = c.link(LinkId{i}).link_class == hw::LinkClass::kNetwork;
+  }
+  if (!has_network) return false;
+  return network_class_replaced(machine.protocol) || !(fabric_packet_efficiency(c) > 0);
+}
+
 NetworkLayout::NetworkLayout(const Machine& machine)
-    : machine_(machine), schedules_(machine.cluster) {
+    : machine_(machine), schedules_(machine.cluster), efficiency_(link_efficiencies(machine)) {
   const topo::Cluster& cluster = machine.cluster;
   for (std::uint32_t i = 0; i < cluster.node_count(); ++i) {
     const NodeId sw{i};
@@ -34,8 +91,7 @@ NetworkLayout::NetworkLayout(const Machine& machine)
 }
 
 Bandwidth NetworkLayout::usable_bandwidth(LinkId id) const {
-  const topo::LinkInfo& l = cluster().link(id);
-  return scale(l.bandwidth, protocol().of(l.link_class).efficiency);
+  return scale(cluster().link(id).bandwidth, efficiency_.at(id.value));
 }
 
 std::vector<net::LinkCapacity> NetworkLayout::capacities() const {

@@ -1,7 +1,22 @@
-// The flow network's view of a machine: its links at their usable rate (line rate x the
-// protocol efficiency of the link's class), followed by the reduction engines of the
-// in-switch-reducing NVSwitches, and the schedules' facts about the cluster
-// (sim/collectives/schedule.h).
+// The flow network's view of a machine: its links at their usable rate (line rate x the link's
+// achievable fraction, below), followed by the reduction engines of the in-switch-reducing
+// NVSwitches, and the schedules' facts about the cluster (sim/collectives/schedule.h).
+//
+// Achievable fraction of a link (link_efficiencies; docs/network-model.md, "Per-NIC achievable
+// bandwidth"):
+//   nvlink, pcie   the efficiency of the link's class (ProtocolParams);
+//   network        the packet efficiency payload / (payload + overhead) of the NIC at either end
+//                  (topo::NodeInfo::packet_efficiency, from the catalog's packet format); a
+//                  network link without a NIC end (switch to switch, or a GPU endpoint) carries
+//                  the same packets, so it takes the fabric's: the lowest packet efficiency among
+//                  the cluster's NICs (one fabric runs one technology; the lowest is the
+//                  conservative choice for a cluster that mixes them).
+// The network class efficiency applies instead when the cluster has no NIC with a packet format,
+// or when it was replaced (a cluster file's "link_classes/network/efficiency", a calibration
+// profile's measured value: what the user or a measurement says wins over the derivation).
+// A NIC's PCIe links stay pcie: the NIC moves only payload over PCIe (it adds its headers on the
+// wire side), so the GPU-to-wire path runs at min(PCIe line rate x pcie efficiency, NIC rate x
+// packet efficiency), whichever binds.
 //
 // Reduction engines. An NVLS all-reduce's reduction (multimem.ld_reduce) is done in the switch
 // port of the GPU that issued it, so the switch's reduction throughput is a per-port quantity:
@@ -23,6 +38,12 @@
 
 namespace cs::coll {
 
+// The achievable fraction of line rate of every cluster link, by LinkId (the rule above).
+std::vector<double> link_efficiencies(const Machine& machine);
+// Whether some link of the machine runs at the network class efficiency (a network link and no
+// NIC packet format, or a replaced class value): what a prediction then rests on.
+bool uses_network_class_efficiency(const Machine& machine);
+
 class NetworkLayout {
  public:
   // The machine must outlive the layout.
@@ -31,8 +52,9 @@ class NetworkLayout {
   const ProtocolParams& protocol() const { return machine_.protocol; }
   const ScheduleContext& schedules() const { return schedules_; }
   std::vector<net::LinkCapacity> capacities() const;
-  // Usable rate of a cluster link: line rate x the efficiency of its class.
+  // Usable rate of a cluster link: line rate x its achievable fraction (link_efficiencies).
   Bandwidth usable_bandwidth(topo::LinkId id) const;
+  double efficiency(topo::LinkId id) const { return efficiency_.at(id.value); }
   // The reduction engine of `gpu`'s port on `nvswitch` (a flow-network link after the cluster's
   // links), if the switch reduces in-switch and the GPU is cabled to it.
   std::optional<topo::LinkId> reduction_engine(topo::NodeId nvswitch, topo::NodeId gpu) const;
@@ -47,6 +69,7 @@ class NetworkLayout {
   };
   const Machine& machine_;
   ScheduleContext schedules_;
+  std::vector<double> efficiency_;  // per cluster link
   std::vector<Engine> engines_;  // LinkId = cluster links + index
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> engine_index_;  // (switch, GPU)
 };

@@ -795,6 +795,25 @@ TEST(CliValidate, NcclReportsFitAndCheckRecordsApartAndChecksAreWithinTenPercent
   EXPECT_EQ(out["fit"]["points"], 7);
 }
 
+TEST(CliValidate, NcclTableReportsTheMultiNodeRecordsAsChecks) {
+  // configs/validation/nccl-multi-node.json: DGX A100 (HDR) and DGX H100 (NDR) rings on two
+  // servers, 16 ranks each; fitted on nothing, so every point is a check and none a fit. Their
+  // errors are pinned in tests/collectives/nccl_validation_test.cpp.
+  const std::vector<std::string> args{"validate", "nccl", "--table",
+                                      std::string(CS_SOURCE_DIR) + "/configs/validation/nccl-multi-node.json", "--json"};
+  const RunResult r = run_clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const json out = parse_json(r.out);
+  ASSERT_EQ(out["points"].size(), 2u) << out.dump(1);
+  for (const auto& p : out["points"]) {
+    EXPECT_EQ(p["use"], "check") << p.dump();
+    EXPECT_EQ(p["ranks"], 16) << p.dump();
+    EXPECT_EQ(p["algorithm"], "ring/simple") << p.dump();
+  }
+  EXPECT_EQ(out["check"]["points"], 2);
+  EXPECT_EQ(out["fit"]["points"], 0);
+}
+
 TEST(CliValidate, NcclRefitReproducesEveryFittedValueInUse) {
   // Each constant fitted on a record is what its procedure gives from that record, to the
   // precision it prints: an efficiency to 0.01, a step latency to 0.1 us, a rate to 1 GB/s.

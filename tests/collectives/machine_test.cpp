@@ -17,7 +17,9 @@ const std::string kClusters = std::string(CS_SOURCE_DIR) + "/configs/clusters/";
 TEST(ProtocolParams, BuiltinDefaults) {
   const ProtocolParams& p = ProtocolParams::builtin();
   EXPECT_DOUBLE_EQ(p.of(hw::LinkClass::kNvlink).efficiency, 0.80);
-  EXPECT_DOUBLE_EQ(p.of(hw::LinkClass::kPcie).efficiency, 0.80);
+  // Derived: 128b/130b coding x one SKP block in 371 x a 256-byte write in 256 + 4 (STP) + 16
+  // (4-DW header) + 4 (LCRC) + 2 DLLPs of 8 bytes (docs/network-model.md).
+  EXPECT_NEAR(p.of(hw::LinkClass::kPcie).efficiency, 128.0 / 130 * 370 / 371 * 256 / 296, 0.0005);
   EXPECT_DOUBLE_EQ(p.of(hw::LinkClass::kNetwork).efficiency, 0.92);
   EXPECT_EQ(p.of(hw::LinkClass::kNvlink).step_latency, nanoseconds(14100));  // fitted: validate nccl --refit
   EXPECT_EQ(p.of(hw::LinkClass::kPcie).step_latency, microseconds(12));

@@ -175,6 +175,48 @@ TEST(BuiltinCatalog, Nics) {
   }
 }
 
+TEST(BuiltinCatalog, EachNicsRateAndPacketEfficiencyFollowFromItsStandard) {
+  // The data rate: lanes x signalling x coding (docs/network-model.md, "Per-NIC achievable
+  // bandwidth"). 64b/66b for EDR, 25GbE, 10GbE, 100GBASE-R; RS(544,514) FEC with 256b/257b
+  // transcoding for the 50G/100G/200G PAM4 lanes of HDR, NDR, XDR and 200/400/800GbE; Omni-Path's
+  // link transfer packets carry 1024 data bits in 1056.
+  const double ethernet_64_66 = 64.0 / 66;
+  const double pam4 = 514.0 / 544 * 256 / 257;
+  struct Row {
+    const char* nic;
+    int lanes;
+    double lane_gbps;  // signalling
+    double coding;
+    double payload, overhead;  // bytes per packet
+  };
+  // InfiniBand: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 = 26 bytes on a 4096-byte MTU. RoCEv2: preamble
+  // and SFD 8 + Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 + inter-packet gap 12 = 82.
+  // TCP at a 1500-byte MTU: 1500 - 20 (IPv4) - 32 (TCP with timestamps) = 1448 bytes of payload,
+  // 8 + 14 + 20 + 32 + 4 + 12 = 90 bytes more on the wire. Omni-Path 9B: LRH, BTH, ICRC = 24.
+  const Row rows[] = {
+      {"EDR-100G", 4, 25.78125, ethernet_64_66, 4096, 26}, {"HDR-200G", 4, 53.125, pam4, 4096, 26},
+      {"NDR-400G", 4, 106.25, pam4, 4096, 26},             {"XDR-800G", 4, 212.5, pam4, 4096, 26},
+      {"OPA-100", 4, 25.78125, 1024.0 / 1056, 4096, 24},   {"100GbE", 4, 25.78125, ethernet_64_66, 4096, 82},
+      {"200GbE", 4, 53.125, pam4, 4096, 82},               {"400GbE", 8, 53.125, pam4, 4096, 82},
+      {"800GbE", 8, 106.25, pam4, 4096, 82},               {"25GbE", 1, 25.78125, ethernet_64_66, 1448, 90},
+      {"10GbE", 1, 10.3125, ethernet_64_66, 1448, 90}};
+  const Catalog& c = Catalog::builtin();
+  EXPECT_EQ(std::size(rows), c.nics().size());
+  for (const Row& r : rows) {
+    const NicSpec& nic = c.nic(r.nic, "test", "/");
+    EXPECT_NEAR(nic.bandwidth.value(), r.lanes * r.lane_gbps * 1e9 * r.coding / 8, 1e3) << r.nic;
+    EXPECT_EQ(nic.packet_payload, Bytes{static_cast<std::int64_t>(r.payload)}) << r.nic;
+    EXPECT_EQ(nic.packet_overhead, Bytes{static_cast<std::int64_t>(r.overhead)}) << r.nic;
+    EXPECT_DOUBLE_EQ(nic.packet_efficiency(), r.payload / (r.payload + r.overhead)) << r.nic;
+  }
+  // The families differ: InfiniBand 0.9937, RoCEv2 0.9804, TCP 0.9415.
+  EXPECT_NEAR(c.nic("NDR-400G", "", "").packet_efficiency(), 0.9937, 5e-5);
+  EXPECT_NEAR(c.nic("400GbE", "", "").packet_efficiency(), 0.9804, 5e-5);
+  EXPECT_NEAR(c.nic("25GbE", "", "").packet_efficiency(), 0.9415, 5e-5);
+  EXPECT_EQ(c.fact("/nics/NDR-400G/packet/overhead")->kind, "derived");
+  EXPECT_EQ(c.fact("/nics/OPA-100/packet/overhead")->kind, "assumed");
+}
+
 TEST(BuiltinCatalog, SwitchesAndTheirRadixPerPortSpeed) {
   // shared/reference/hardware-datasheets.md section 3.2; SN5600 from NVIDIA's SN5000 user manual.
   const Catalog& c = Catalog::builtin();
@@ -376,6 +418,24 @@ TEST(CatalogReader, LinkClassesHoldOnlyTheWireLatency) {
   EXPECT_EQ(c.wire_latency(LinkClass::kNvlink), Duration{0});
   EXPECT_EQ(error_of(R"({"link_classes": {"pcie": {"efficiency": {"value": 0.8, "source": "s", "status": "secondary"}}}})"),
             "config error in cat.json at /link_classes/pcie/efficiency: unknown key \"efficiency\" (allowed: description, latency)");
+}
+
+TEST(CatalogReader, ANicsPacketFormatIsOptionalAndChecked) {
+  const auto nic_doc = [](const std::string& packet) {
+    return std::string(R"({"nics": {"N": {"bandwidth": {"value": "100Gbps", "source": "s", "status": "secondary"},
+        "latency": {"value": "1us", "source": "s", "status": "assumed: a test"})") + packet + "}}}";
+  };
+  const Catalog none = Catalog::from_documents({{"cat.json", nic_doc("")}});
+  EXPECT_FALSE(none.nic("N", "", "").has_packet_format());
+  EXPECT_EQ(none.nic("N", "", "").packet_efficiency(), 0);
+  const std::string good = R"(, "packet": {"payload": {"value": "1000B", "source": "s", "status": "standard"},
+        "overhead": {"value": "25B", "source": "s", "status": "derived: a test"}})";
+  const Catalog packets = Catalog::from_documents({{"cat.json", nic_doc(good)}});
+  EXPECT_DOUBLE_EQ(packets.nic("N", "", "").packet_efficiency(), 1000.0 / 1025);
+  EXPECT_EQ(error_of(nic_doc(with(good, R"("1000B")", R"("0B")"))),
+            "config error in cat.json at /nics/N/packet/payload/value: a packet's payload must be positive");
+  EXPECT_EQ(error_of(nic_doc(with(good, R"("25B")", R"(25)"))),
+            "config error in cat.json at /nics/N/packet/overhead/value: expected a size such as \"80GiB\"; got the number 25");
 }
 
 }  // namespace
