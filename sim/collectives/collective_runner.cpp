@@ -80,7 +80,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   };
   std::vector<Prepared> prepared;
   prepared.reserve(round.flows.size());
-  Duration step{0};
+  Duration step{0}, local_step{0};  // local: over the flows inside one server (Round::local_steps)
   const auto add = [&](std::span<const LinkId> path, Bytes data, std::uint32_t pipeline, std::uint32_t copies, bool wire,
                        bool shared) {
     Duration latency{0};
@@ -96,6 +96,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
                          : ll                                ? cls.ll_step_latency
                                                              : cls.step_latency;
     step = std::max(step, own + latency);
+    if (worst < static_cast<int>(hw::LinkClass::kNetwork)) local_step = std::max(local_step, own + latency);
     const Bytes on_wire = ll ? Bytes{static_cast<std::int64_t>(std::ceil(
                                    static_cast<double>(data.value()) * protocol.ll_wire_factor))}
                              : data;
@@ -160,7 +161,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // of weight w (a pipeline of w equal members), which gives each exactly the rate and the
   // delivery time it has alone: an all-to-all across servers then starts one flow per
   // connection instead of one per GPU pair.
-  const Duration tail = step * round.steps + launch;
+  const Duration tail = step * round.steps + local_step * round.local_steps + launch;
   std::map<std::uint32_t, std::vector<std::size_t>> pipelines;
   std::vector<std::size_t> singles;  // the first flow of each group of identical ones
   std::map<std::tuple<const LinkId*, std::size_t, std::int64_t>, std::size_t> single_index;

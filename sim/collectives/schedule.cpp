@@ -393,57 +393,53 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
   }
   const auto g = static_cast<std::int64_t>(sb.blocks[0].size());
   const auto m = static_cast<std::int64_t>(sb.blocks.size());
-  Schedule out;
-  auto intra = [&](std::int64_t num, std::int64_t den, int steps) {
-    if (g < 2) return;
-    Round ph;
-    ph.steps = steps;
-    std::uint32_t ring_id = 0;
+  // One pipelined round: every edge of every phase is a member of one pipeline, so the phases
+  // advance together, as NCCL pipelines its tree's intra-server chains with the inter-server
+  // tree (and CollNet its phases), chunk by chunk. Edges carry different volumes, so a member
+  // stands for `copies` units of u = S / (g m R) (R the server's rings: 1, or its rings of
+  // direct links), each edge's volume a whole number of units:
+  //   intra-server ring edge, reduce-scatter or all-gather: (g-1)/g S/R = (g-1) m u
+  //   inter-server edge of rail j's ring (slice S/g):  all-reduce 2(m-1)/m S/g = 2(m-1) R u,
+  //                                                   reduce-scatter, all-gather (m-1) R u
+  // The latency is the phases' steps: 2(m-1) network steps (all-reduce) and 2(g-1) steps of
+  // the intra-server flows (Round::local_steps).
+  const bool ar = s.op == CollectiveOp::kAllReduce;
+  const auto& rings0 = ctx.direct_rings(block_gpus(s, sb.blocks[0]));
+  const auto R = static_cast<std::int64_t>(std::max<std::size_t>(1, rings0.size()));
+  const Bytes unit = share(s.size, 1, g * m * R);
+  const std::int64_t intra_passes = ar ? 2 : 1;  // reduce-scatter and all-gather
+  Round ph;
+  ph.steps = static_cast<int>((ar ? 2 : 1) * (m - 1));
+  ph.local_steps = static_cast<int>(intra_passes * (g - 1));
+  const auto add_edges = [&](const std::vector<std::size_t>& order, std::int64_t copies, std::uint32_t channel) {
+    const std::size_t n = order.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      PlannedFlow f{s.ranks[order[i]], s.ranks[order[(i + 1) % n]], unit, channel, 0};
+      f.copies = static_cast<std::uint32_t>(copies);
+      ph.flows.push_back(f);
+    }
+  };
+  if (g > 1) {
     for (const auto& b : sb.blocks) {
-      // The server's rings of direct links (mesh servers), S/R each, or one ring in rank order.
       const auto& rings = ctx.direct_rings(block_gpus(s, b));
       if (rings.empty()) {
-        add_ring_edges(ph, s, b, share(s.size, num, den), 0, true, ring_id++);
+        add_edges(b, intra_passes * (g - 1) * m, 0);
         continue;
       }
-      const Bytes per_ring = share(share(s.size, num, den), 1, static_cast<std::int64_t>(rings.size()));
       for (std::size_t r = 0; r < rings.size(); ++r) {
         std::vector<std::size_t> o;
         for (std::size_t k : rings[r]) o.push_back(b[k]);
-        add_ring_edges(ph, s, o, per_ring, static_cast<std::uint32_t>(r), true, ring_id++);
+        add_edges(o, intra_passes * (g - 1) * m * R / static_cast<std::int64_t>(rings.size()), static_cast<std::uint32_t>(r));
       }
     }
-    out.rounds.push_back(std::move(ph));
-  };
-  auto inter = [&](std::int64_t num, std::int64_t den, int steps) {
-    Round ph;
-    ph.steps = steps;
-    const Bytes slice = share(s.size, 1, g);
-    for (std::int64_t j = 0; j < g; ++j) {
-      std::vector<std::size_t> rail;
-      for (const auto& b : sb.blocks) rail.push_back(b[static_cast<std::size_t>(j)]);
-      add_ring_edges(ph, s, rail, share(slice, num, den), static_cast<std::uint32_t>(j), true,
-                     static_cast<std::uint32_t>(j));
-    }
-    out.rounds.push_back(std::move(ph));
-  };
-  const int gs = static_cast<int>(g - 1), ms = static_cast<int>(m - 1);
-  switch (s.op) {
-    case CollectiveOp::kAllReduce:
-      intra(g - 1, g, gs);         // reduce-scatter inside each server
-      inter(2 * (m - 1), m, 2 * ms);  // all-reduce of each 1/g slice across servers, per rail
-      intra(g - 1, g, gs);         // all-gather inside each server
-      break;
-    case CollectiveOp::kReduceScatter:
-      intra(g - 1, g, gs);
-      inter(m - 1, m, ms);
-      break;
-    case CollectiveOp::kAllGather:
-      inter(m - 1, m, ms);
-      intra(g - 1, g, gs);
-      break;
-    default: break;
   }
+  for (std::int64_t j = 0; j < g; ++j) {
+    std::vector<std::size_t> rail;
+    for (const auto& b : sb.blocks) rail.push_back(b[static_cast<std::size_t>(j)]);
+    add_edges(rail, (ar ? 2 : 1) * (m - 1) * R, static_cast<std::uint32_t>(j));
+  }
+  Schedule out;
+  out.rounds.push_back(std::move(ph));
   return out;
 }
 

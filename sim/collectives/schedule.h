@@ -15,7 +15,10 @@
 //   halving-doubling AR      2 log2(n) a + 2(n-1)/n S/B     (n a power of two)
 //   direct all_to_all        a + (n-1)/n S/B                 (all pairs at once)
 //   hierarchical AR          intra-server ring RS, inter-server ring AR per local GPU index
-//                            (rail), intra-server ring AG: the sum of the three closed forms
+//                            (rail), intra-server ring AG, pipelined as one transfer (as NCCL
+//                            pipelines its tree's chains and CollNet's phases): the three
+//                            phases' latencies add, their bandwidth terms do not:
+//                            2(g-1) a1 + 2(m-1) a2 + max(2(g-1)/g S/B1, 2(m-1)/m (S/g)/B2)
 //   NVLS AR (in-switch)      b + a_nvls + (S + F) / min(k B/(k+1), R)   k GPUs of one NVSwitch
 //                            server; R: the reduction rate of one GPU's switch port; b, a_nvls:
 //                            NVLS's base and step latency (one step: a chunk's one pass through
@@ -83,6 +86,10 @@ struct Round {
   std::vector<PlannedFlow> flows;
   int steps = 1;
   StepLatency latency = StepLatency::kLinkClass;
+  // Further steps whose latency is that of the round's flows inside servers (a pipelined
+  // hierarchical schedule's intra-server phases): per-step latency as `steps` but over the
+  // flows whose path stays in one server only.
+  int local_steps = 0;
 };
 
 struct Schedule {

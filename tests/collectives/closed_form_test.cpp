@@ -195,19 +195,29 @@ Machine two_level(int m, int g, const Uniform& intra, const Uniform& inter) {
   return Machine{std::move(c).build(), protocol, {}};
 }
 
-TEST(ClosedForm, HierarchicalAllReduceIsTheSumOfItsThreeRings) {
-  // RS inside: (g-1) a1 + (g-1)/g S/B1; AR across per rail: 2(m-1) a2 + 2(m-1)/m (S/g)/B2;
-  // AG inside: as RS. a1 = s1 + 2 L1, a2 = s2 + 2 L2 (two links per path).
+TEST(ClosedForm, HierarchicalAllReducePipelinesItsThreeRings) {
+  // RS inside, AR across per rail, AG inside, pipelined as one transfer: the latencies add,
+  // 2(g-1) a1 + 2(m-1) a2 (a1 = s1 + 2 L1, a2 = s2 + 2 L2: two links per path), and the
+  // bandwidth term is the busiest link's: a GPU's NVLink carries its RS and AG edges,
+  // 2(g-1)/g S at B1, its rail link 2(m-1)/m (S/g) at B2.
   Uniform intra{gigabytes_per_second(300), nanoseconds(400), microseconds(3), nanoseconds(600)};
   Uniform inter{gigabytes_per_second(50), nanoseconds(900), microseconds(7), microseconds(2)};
-  const int m = 4, g = 8;
-  const Machine c = two_level(m, g, intra, inter);
   const double S = static_cast<double>(gibibytes(1).value());
   const double a1 = secs(intra.step + 2 * intra.latency), a2 = secs(inter.step + 2 * inter.latency);
-  const double rs = (g - 1) * a1 + (g - 1.0) / g * S / intra.bandwidth.value();
-  const double ar = 2 * (m - 1) * a2 + 2 * (m - 1.0) / m * (S / g) / inter.bandwidth.value();
-  const double expected = 2 * rs + ar;
-  EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kAllReduce, gibibytes(1)), CollectiveAlgorithm::kHierarchical), expected, expected * 1e-3);
+  for (const auto& [m, g] : {std::pair{4, 8}, std::pair{16, 4}}) {
+    SCOPED_TRACE(m);
+    const Machine c = two_level(m, g, intra, inter);
+    const double nvlink = 2 * (g - 1.0) / g * S / intra.bandwidth.value();
+    const double rail = 2 * (m - 1.0) / m * (S / g) / inter.bandwidth.value();
+    const double expected = 2 * (g - 1) * a1 + 2 * (m - 1) * a2 + std::max(nvlink, rail);
+    EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kAllReduce, gibibytes(1)), CollectiveAlgorithm::kHierarchical), expected, expected * 1e-3);
+  }
+  // Reduce-scatter: half of each (one intra pass, (m-1)/m across).
+  const int m = 4, g = 8;
+  const Machine c = two_level(m, g, intra, inter);
+  const double rs = (g - 1) * a1 + (m - 1) * a2 +
+                    std::max((g - 1.0) / g * S / intra.bandwidth.value(), (m - 1.0) / m * (S / g) / inter.bandwidth.value());
+  EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kReduceScatter, gibibytes(1)), CollectiveAlgorithm::kHierarchical), rs, rs * 1e-3);
 }
 
 TEST(Auto, IsTheFastestOfItsCandidatesAndNeverSlowerThanAnyOfThem) {
