@@ -256,8 +256,52 @@ void add_tree_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::s
   }
 }
 
-std::optional<Schedule> tree(const CollectiveSpec& s, std::string* why) {
+// NCCL's tree all-reduce across servers (src/graph/trees.cc, src/device/all_reduce.h): per
+// channel, a chain through each server's GPUs and a double binary tree over the servers, whose
+// edges join the chains' heads; reduce up and broadcast down, pipelined. Channel c (one per
+// local GPU, S/g each) enters every server at its c-th GPU by that GPU's NIC (rail c), and
+// chains through the others in rank order from there; its two trees over the servers carry
+// half of it each, tree 1 the mirror of tree 0 (server k of tree 1 is server m-1-k of tree 0,
+// heap-shaped), so that a server inner in one tree is a leaf in the other. Latency: 2(g-1)
+// intra-server steps and 2 floor(log2 m) network steps (NCCL's tree latency
+// 2((g-1) intraLat + log2(m) interLat)).
+std::optional<Schedule> server_trees(const ScheduleContext& ctx, const CollectiveSpec& s, const ServerBlocks& sb) {
+  const std::size_t g = sb.blocks[0].size(), m = sb.blocks.size();
+  Round ph;
+  ph.steps = 2 * floor_log2(m);
+  ph.local_steps = static_cast<int>(2 * (g - 1));
+  const Bytes per_tree = share(s.size, 1, static_cast<std::int64_t>(2 * g));
+  std::uint32_t pipeline = 0;
+  for (std::size_t c = 0; c < g; ++c) {
+    const std::int32_t rail = ctx.rail_of(s.ranks[sb.blocks[0][c]]);
+    for (int t = 0; t < 2; ++t, ++pipeline) {
+      const auto node = [&](std::size_t k) { return t == 0 ? k : m - 1 - k; };
+      const auto head = [&](std::size_t k) { return s.ranks[sb.blocks[node(k)][c]]; };
+      const auto both_ways = [&](NodeId a, NodeId b) {
+        for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+          PlannedFlow f{from, to, per_tree, static_cast<std::uint32_t>(c), pipeline};
+          f.rail = rail < 0 ? PlannedFlow::kDestinationRail : rail;
+          ph.flows.push_back(f);
+        }
+      };
+      for (std::size_t k = 0; k < m; ++k) {
+        const auto& b = sb.blocks[node(k)];
+        for (std::size_t i = 0; i + 1 < g; ++i) both_ways(s.ranks[b[(c + i) % g]], s.ranks[b[(c + i + 1) % g]]);
+        if (k > 0) both_ways(head(k), head((k - 1) / 2));
+      }
+    }
+  }
+  Schedule out;
+  out.rounds.push_back(std::move(ph));
+  return out;
+}
+
+std::optional<Schedule> tree(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
   const std::size_t n = s.ranks.size();
+  if (s.op == CollectiveOp::kAllReduce) {
+    const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
+    if (sb.blocks.size() > 1 && sb.uniform) return server_trees(ctx, s, sb);
+  }
   const int depth = floor_log2(n);
   Round ph;
   std::vector<std::size_t> order(n);
@@ -667,7 +711,7 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
   }
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: return ring(ctx, spec, why_not);
-    case CollectiveAlgorithm::kTree: return tree(spec, why_not);
+    case CollectiveAlgorithm::kTree: return tree(ctx, spec, why_not);
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling(spec, why_not);
     case CollectiveAlgorithm::kDirect: return direct(spec, why_not);
     case CollectiveAlgorithm::kHierarchical: return hierarchical(ctx, spec, why_not);

@@ -220,6 +220,24 @@ TEST(ClosedForm, HierarchicalAllReducePipelinesItsThreeRings) {
   EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kReduceScatter, gibibytes(1)), CollectiveAlgorithm::kHierarchical), rs, rs * 1e-3);
 }
 
+TEST(ClosedForm, TreeAcrossServersIsNcclsChainsAndDoubleBinaryTrees) {
+  // 4 servers of 4 GPUs: per channel c (4, S/4 each), a chain through each server from GPU c and
+  // two binary trees over the servers (tree 1 the mirror of tree 0), S/8 each, reduce up and
+  // broadcast down. The rail link of GPU c carries channel c's trees only: on server 0 tree 0
+  // (root, two children) sends 2 edges and tree 1 (a leaf) 1, on server 2 tree 0 sends 1 and
+  // tree 1 2, so with rates r0, r1: 2 r0 + r1 <= B2 and r0 + 2 r1 <= B2, r0 = r1 = B2/3, and each
+  // tree's S/8 takes 3 S/8 / B2. NVLink carries 4(g-1) edges per GPU at B2/3: 4 B2 < B1, not
+  // binding. Latency: 2(g-1) intra steps a1 and 2 floor(log2 m) network steps a2.
+  Uniform intra{gigabytes_per_second(300), nanoseconds(400), microseconds(3), nanoseconds(600)};
+  Uniform inter{gigabytes_per_second(50), nanoseconds(900), microseconds(7), microseconds(2)};
+  const int m = 4, g = 4;
+  const Machine c = two_level(m, g, intra, inter);
+  const double S = static_cast<double>(gibibytes(1).value());
+  const double a1 = secs(intra.step + 2 * intra.latency), a2 = secs(inter.step + 2 * inter.latency);
+  const double expected = 2 * (g - 1) * a1 + 2 * 2 * a2 + 3 * S / (2 * g) / inter.bandwidth.value();
+  EXPECT_NEAR(simulate(c, spec_for(c, CollectiveOp::kAllReduce, gibibytes(1)), CollectiveAlgorithm::kTree), expected, expected * 1e-3);
+}
+
 TEST(Auto, IsTheFastestOfItsCandidatesAndNeverSlowerThanAnyOfThem) {
   // auto = min over NCCL's algorithms for the situation (auto_candidates) x both protocols.
   const Uniform u;
