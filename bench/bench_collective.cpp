@@ -318,7 +318,7 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
   std::fprintf(stderr,
                "usage: bench_collective [--max-gpus N] [--repeat R] [--bytes B] [--cluster PATH]\n"
                "       bench_collective --gpus N --algo ALGO [--protocol simple|ll] [--bytes B] [--cluster PATH]\n"
-               "         ALGO: ring, tree, hd, direct, hierarchical, nvls (run_fixed) or auto (run)\n");
+               "         ALGO: ring, tree, hd, direct, hierarchical, nvls, collnet (run_fixed) or auto (run)\n");
   std::exit(2);
 }
 

@@ -20,7 +20,7 @@
 namespace cs {
 
 enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kReduce, kSendRecv };
-enum class CollectiveAlgorithm { kRing, kTree, kHalvingDoubling, kDirect, kHierarchical, kNvls, kAuto };
+enum class CollectiveAlgorithm { kRing, kTree, kHalvingDoubling, kDirect, kHierarchical, kNvls, kCollnet, kAuto };
 
 inline constexpr EnumName<CollectiveOp> kCollectiveOpNames[] = {
     {CollectiveOp::kAllReduce, "all_reduce"},     {CollectiveOp::kAllGather, "all_gather"},
@@ -32,14 +32,15 @@ inline constexpr EnumName<CollectiveAlgorithm> kCollectiveAlgorithmNames[] = {
     {CollectiveAlgorithm::kRing, "ring"},       {CollectiveAlgorithm::kTree, "tree"},
     {CollectiveAlgorithm::kHalvingDoubling, "hd"}, {CollectiveAlgorithm::kDirect, "direct"},
     {CollectiveAlgorithm::kHierarchical, "hierarchical"}, {CollectiveAlgorithm::kNvls, "nvls"},
-    {CollectiveAlgorithm::kAuto, "auto"}};
+    {CollectiveAlgorithm::kCollnet, "collnet"}, {CollectiveAlgorithm::kAuto, "auto"}};
 
 inline constexpr CollectiveOp kCollectiveOps[] = {
     CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll,
     CollectiveOp::kBroadcast, CollectiveOp::kReduce,    CollectiveOp::kSendRecv};
 inline constexpr CollectiveAlgorithm kFixedCollectiveAlgorithms[] = {
     CollectiveAlgorithm::kRing,   CollectiveAlgorithm::kTree,         CollectiveAlgorithm::kHalvingDoubling,
-    CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls};
+    CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls,
+    CollectiveAlgorithm::kCollnet};
 
 inline const char* to_string(CollectiveOp op) { return enum_name(kCollectiveOpNames, op); }
 inline const char* to_string(CollectiveAlgorithm a) { return enum_name(kCollectiveAlgorithmNames, a); }

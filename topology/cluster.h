@@ -64,8 +64,10 @@ struct NodeInfo {
   std::int32_t local = -1;   // index within the server (GPU i, NIC i: the rail) or -1
   std::string model;         // catalog name ("H100-SXM", "NDR-400G") or ""
   std::string origin;        // JSON path of the config entry that created it, for errors
-  // NVSwitch only: in-switch reduction (NVLS) throughput of the whole switch, bytes of input per
+  // NVSwitch: in-switch reduction (NVLS) throughput of the whole switch, bytes of input per
   // second; 0 = none. The collective model splits it equally over the GPUs cabled to the switch.
+  // Network switch: positive when it reduces in-network (SHARP, fabric in_network_reduction);
+  // the collnet algorithm takes its aggregation at the ports' line rate.
   Bandwidth reduction_bandwidth{0};
   // NIC only: the fraction of its line rate that carries payload, from its catalog packet format
   // (hw::NicSpec::packet_efficiency); 0 when unknown. The collective model's network layout uses

@@ -88,20 +88,20 @@ FabricSpec parse_fabric(const ConfigNode& node) {
   f.type = type.as_enum(kFabricTypeNames);
   switch (f.type) {
     case FabricType::kNone: node.expect_only({"type"}); break;
-    case FabricType::kStar:
+    case FabricType::kStar: node.expect_only({"type", "link", "in_network_reduction"}); break;
     case FabricType::kRing: node.expect_only({"type", "link"}); break;
     case FabricType::kLeafSpine:
-      node.expect_only({"type", "link", "endpoints_per_leaf", "spines", "oversubscription", "rail_aligned"});
+      node.expect_only({"type", "link", "endpoints_per_leaf", "spines", "oversubscription", "rail_aligned", "in_network_reduction"});
       f.endpoints_per_leaf = static_cast<int>(node.at("endpoints_per_leaf").as_int(1, 1 << 20));
       f.spines = static_cast<int>(node.at("spines").as_int(1, 1 << 16));
       break;
     case FabricType::kFatTree:
-      node.expect_only({"type", "link", "tiers", "radix", "oversubscription", "rail_aligned"});
+      node.expect_only({"type", "link", "tiers", "radix", "oversubscription", "rail_aligned", "in_network_reduction"});
       f.tiers = static_cast<int>(node.at("tiers").as_int(2, 3));
       f.radix = static_cast<int>(node.at("radix").as_int(4, 1 << 12));
       break;
     case FabricType::kRailOptimized:
-      node.expect_only({"type", "link", "nodes_per_leaf", "spines", "oversubscription"});
+      node.expect_only({"type", "link", "nodes_per_leaf", "spines", "oversubscription", "in_network_reduction"});
       f.nodes_per_leaf = static_cast<int>(node.at("nodes_per_leaf").as_int(1, 1 << 20));
       f.spines = static_cast<int>(node.at("spines").as_int(1, 1 << 16));
       break;
@@ -115,6 +115,7 @@ FabricSpec parse_fabric(const ConfigNode& node) {
   }
   if (auto o = node.find("oversubscription")) f.oversubscription = o->as_number();
   if (auto r = node.find("rail_aligned")) f.rail_aligned = r->as_bool();
+  if (auto r = node.find("in_network_reduction")) f.in_network_reduction = r->as_bool();
   return f;
 }
 

@@ -171,11 +171,16 @@ void build_fabric(ClusterBuilder& builder, const FabricSpec& spec, std::span<con
                   const std::string& file) {
   validate_fabric(spec, eps, file);
   if (spec.type == FabricType::kNone) return;
+  // In-network reduction (SHARP): the switch aggregates at its ports' line rate, so the model
+  // takes no rate of its own for it; a positive reduction_bandwidth marks the capability (the
+  // endpoint cables' rate, for the record).
+  const Bandwidth sharp = spec.in_network_reduction && !eps.empty() ? cable_bandwidth(spec, eps[0]) : Bandwidth{0};
   const auto add_switch = [&](std::string name, NodeKind kind) {
     NodeInfo info;
     info.name = std::move(name);
     info.kind = kind;
     info.origin = spec.origin;
+    info.reduction_bandwidth = sharp;
     return builder.add_node(std::move(info));
   };
   const auto cable = [&](NodeId a, NodeId b, Bandwidth bw, int tier) {

@@ -65,6 +65,9 @@ struct FabricSpec {
   int nodes_per_leaf = 0;           // rail_optimized
   std::vector<int> dims;            // torus
   bool rail_aligned = false;        // leaf_spine, fat_tree
+  // star, leaf_spine, fat_tree, rail_optimized: the switches reduce in-network (InfiniBand
+  // SHARP), which the collnet algorithm uses; each gets a positive reduction_bandwidth.
+  bool in_network_reduction = false;
   std::optional<Bandwidth> link_bandwidth;  // endpoint cables; default each endpoint's NIC rate
   Duration link_latency{0};
   hw::LinkClass link_class = hw::LinkClass::kNetwork;

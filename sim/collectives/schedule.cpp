@@ -487,6 +487,106 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
   return out;
 }
 
+// NCCL's CollNet all-reduce with in-network reduction (SHARP): inside each server a ring
+// reduce-scatter leaves GPU j with slice j (S/g); GPU j of every server sends its slice up the
+// rail's aggregation tree (its NIC's leaf switch, and when the rail spans several leaves one
+// switch above them all, the root), which reduces it and sends the result back down; a ring
+// all-gather inside each server spreads the slices. Pipelined as one transfer (NCCL pipelines
+// CollNet's phases), weighted as the hierarchical schedule: units u = S / (g m R), a ring edge
+// carries 2 (g-1) m units (reduce-scatter and all-gather), a tree edge S/g = m R units each way.
+// Every NIC sends S/g and receives S/g instead of a ring's 2 (m-1)/m S/g, so across servers
+//     t = 2(g-1) a1 + 2 h a2 + max(2(g-1)/g S/B1, (S/g)/B2)     (h levels of the tree: 1 or 2)
+// The switches aggregate at their ports' line rate (SHARPv3 streaming aggregation).
+std::optional<Schedule> collnet(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
+  const topo::Cluster& c = ctx.cluster();
+  const ServerBlocks sb = group_by_server(c, s.ranks);
+  if (s.op != CollectiveOp::kAllReduce) {
+    if (why) *why = std::string("collnet does not implement ") + to_string(s.op);
+    return std::nullopt;
+  }
+  if (sb.blocks.size() < 2 || !sb.uniform) {
+    if (why) *why = "collnet needs the same number of ranks on at least two servers";
+    return std::nullopt;
+  }
+  const auto reduces = [&](NodeId n) { return is_switch(c.node(n).kind) && c.node(n).reduction_bandwidth.value() > 0; };
+  // The in-network-reducing switch a GPU's NIC is cabled to.
+  const auto leaf_of = [&](NodeId gpu) -> NodeId {
+    const NodeId nic = ctx.nic_of(gpu);
+    if (!nic.valid()) return {};
+    for (topo::LinkId l : c.out_links(nic)) {
+      if (reduces(c.link(l).dst)) return c.link(l).dst;
+    }
+    return {};
+  };
+  const auto g = static_cast<std::int64_t>(sb.blocks[0].size());
+  const auto m = static_cast<std::int64_t>(sb.blocks.size());
+  const auto& rings0 = ctx.direct_rings(block_gpus(s, sb.blocks[0]));
+  const auto R = static_cast<std::int64_t>(std::max<std::size_t>(1, rings0.size()));
+  const Bytes unit = share(s.size, 1, g * m * R);
+  Round ph;
+  ph.local_steps = static_cast<int>(2 * (g - 1));
+  ph.steps = 2;
+  const auto edge = [&](NodeId a, NodeId b, std::int64_t copies, std::uint32_t channel) {
+    PlannedFlow f{a, b, unit, channel, 0};
+    f.copies = static_cast<std::uint32_t>(copies);
+    ph.flows.push_back(f);
+  };
+  for (std::size_t j = 0; j < static_cast<std::size_t>(g); ++j) {
+    std::vector<NodeId> leaves;
+    for (const auto& b : sb.blocks) {
+      const NodeId gpu = s.ranks[b[j]];
+      const NodeId leaf = leaf_of(gpu);
+      if (!leaf.valid()) {
+        if (why) *why = "collnet needs every GPU's NIC cabled to a switch that reduces in-network (fabric in_network_reduction)";
+        return std::nullopt;
+      }
+      edge(gpu, leaf, m * R, static_cast<std::uint32_t>(j));
+      edge(leaf, gpu, m * R, static_cast<std::uint32_t>(j));
+      if (std::find(leaves.begin(), leaves.end(), leaf) == leaves.end()) leaves.push_back(leaf);
+    }
+    if (leaves.size() == 1) continue;
+    // The root: a reducing switch cabled to every leaf, the (j mod count)-th of them so that the
+    // rails spread over the spines.
+    std::vector<NodeId> roots;
+    for (topo::LinkId l : c.out_links(leaves[0])) {
+      const NodeId up = c.link(l).dst;
+      if (!reduces(up) || c.link(l).tier < 2) continue;
+      const bool joins_all = std::all_of(leaves.begin(), leaves.end(), [&](NodeId leaf) { return c.find_link(leaf, up).has_value(); });
+      if (joins_all && std::find(roots.begin(), roots.end(), up) == roots.end()) roots.push_back(up);
+    }
+    if (roots.empty()) {
+      if (why) *why = "collnet needs one reducing switch above all the leaves of a rail (a two-level aggregation tree)";
+      return std::nullopt;
+    }
+    const NodeId root = roots[j % roots.size()];
+    for (NodeId leaf : leaves) {
+      edge(leaf, root, m * R, static_cast<std::uint32_t>(j));
+      edge(root, leaf, m * R, static_cast<std::uint32_t>(j));
+    }
+    ph.steps = 4;
+  }
+  if (g > 1) {
+    for (const auto& b : sb.blocks) {
+      const auto& rings = ctx.direct_rings(block_gpus(s, b));
+      std::vector<std::vector<std::size_t>> orders;
+      if (rings.empty()) orders.push_back(b);
+      for (const auto& ring : rings) {
+        std::vector<std::size_t> o;
+        for (std::size_t k : ring) o.push_back(b[k]);
+        orders.push_back(std::move(o));
+      }
+      for (std::size_t r = 0; r < orders.size(); ++r) {
+        for (std::size_t i = 0; i < orders[r].size(); ++i) {
+          edge(s.ranks[orders[r][i]], s.ranks[orders[r][(i + 1) % orders[r].size()]], 2 * (g - 1) * m, static_cast<std::uint32_t>(r));
+        }
+      }
+    }
+  }
+  Schedule out;
+  out.rounds.push_back(std::move(ph));
+  return out;
+}
+
 std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
   if (s.op != CollectiveOp::kAllReduce) {
     if (why) *why = std::string("nvls does not implement ") + to_string(s.op);
@@ -563,6 +663,7 @@ ScheduleContext::ScheduleContext(const topo::Cluster& cluster) : cluster_(cluste
   }
   for (std::uint32_t i = 0; i < cluster.node_count(); ++i) {
     const auto& n = cluster.node(topo::NodeId{i});
+    if (n.server < 0 && topo::is_switch(n.kind) && n.reduction_bandwidth.value() > 0) in_network_reduction_ = true;
     if (n.kind != topo::NodeKind::kNvSwitch || n.server < 0 || !(n.reduction_bandwidth.value() > 0)) continue;
     const auto s = static_cast<std::size_t>(n.server);
     if (reducing_switch_.size() <= s) reducing_switch_.resize(s + 1);
@@ -716,6 +817,7 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
     case CollectiveAlgorithm::kDirect: return direct(spec, why_not);
     case CollectiveAlgorithm::kHierarchical: return hierarchical(ctx, spec, why_not);
     case CollectiveAlgorithm::kNvls: return nvls(ctx, spec, why_not);
+    case CollectiveAlgorithm::kCollnet: return collnet(ctx, spec, why_not);
     case CollectiveAlgorithm::kAuto: break;
   }
   if (why_not) *why_not = "auto is not a fixed algorithm";
@@ -734,6 +836,7 @@ std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, con
       if (multi_server) {
         v.push_back(CollectiveAlgorithm::kTree);
         v.push_back(CollectiveAlgorithm::kHierarchical);
+        if (ctx.in_network_reduction()) v.push_back(CollectiveAlgorithm::kCollnet);
       } else {
         v.push_back(CollectiveAlgorithm::kNvls);
       }

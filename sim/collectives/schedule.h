@@ -131,6 +131,8 @@ class ScheduleContext {
   topo::NodeId rail_nic(std::int32_t server, std::int32_t rail) const;
   // Whether `gpu` reaches `nic` over PCIe alone: its own NIC, cabled to it, or on its PCIe switch.
   bool reaches_over_pcie(topo::NodeId gpu, topo::NodeId nic) const { return nic_of(gpu) == nic || shares_pcie_switch(gpu, nic); }
+  // Whether some fabric switch reduces in-network (SHARP): collnet applies.
+  bool in_network_reduction() const { return in_network_reduction_; }
   // The NVSwitch of a server that can reduce in-switch, if any.
   std::optional<topo::NodeId> reducing_switch(std::int32_t server) const;
   // Rings over the direct links among `gpus` (coll::mesh_rings), computed once per GPU set and
@@ -151,6 +153,7 @@ class ScheduleContext {
   bool shares_pcie_switch(topo::NodeId gpu, topo::NodeId nic) const;
   void find_nics();
   bool has_direct_gpu_links_ = false;          // some cable joins two GPUs of one server
+  bool in_network_reduction_ = false;
   std::unique_ptr<RingCache> ring_cache_ = std::make_unique<RingCache>();
 };
 

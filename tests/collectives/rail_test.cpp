@@ -176,6 +176,62 @@ TEST(AllToAllAggregation, MergedFlowsGiveTheUnmergedResult) {
   }
 }
 
+TEST(Collnet, InNetworkReductionSendsEachSliceOnceUpAndOnceDown) {
+  // 64 DGX H100 on the rail-optimized NDR fabric with SHARP switches (two leaves per rail): a
+  // ring reduce-scatter inside each server leaves GPU j with slice j (S/8), which goes up rail
+  // j's aggregation tree (its leaf, then one spine above both leaves) and comes back reduced, and
+  // a ring all-gather spreads the slices. Every NIC sends and receives S/8 (a ring would send
+  // 2(n-1)/n S/8), each of the 16 leaves sends S/8 to its rail's root and gets S/8 back, and a
+  // GPU's NVLink carries its ring edges, 2(g-1)/g S: at 0.8 x 450 GB/s that binds, so
+  // t = 2(g-1)/g S / B_nvlink + latency.
+  const Machine m = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json",
+                                 {"/servers/0/count=64", "/fabric/in_network_reduction=true"});
+  const topo::Cluster& c = m.cluster;
+  CollectiveSimulator sim(m);
+  const Bytes S = gibibytes(1);
+  std::vector<LinkActivity> activity;
+  std::string why;
+  const auto r = sim.run_fixed(spec_of(m, CollectiveOp::kAllReduce, S), CollectiveAlgorithm::kCollnet, Protocol::kSimple, &why, &activity);
+  ASSERT_TRUE(r) << why;
+  const double slice = static_cast<double>(S.value()) / 8;
+  int nic_up = 0, nic_down = 0, leaf_up = 0, spine_down = 0;
+  double nvlink_rate = 0, busiest_nvlink = 0;
+  for (const LinkActivity& a : activity) {
+    if (a.link.value >= c.link_count() || a.bytes.value() == 0) continue;
+    const topo::LinkInfo& l = c.link(a.link);
+    const double bytes = static_cast<double>(a.bytes.value());
+    const topo::NodeKind from = c.node(l.src).kind, to = c.node(l.dst).kind;
+    if (from == topo::NodeKind::kNic && to == topo::NodeKind::kLeafSwitch) {
+      EXPECT_EQ(bytes, slice);
+      ++nic_up;
+    } else if (from == topo::NodeKind::kLeafSwitch && to == topo::NodeKind::kNic) {
+      EXPECT_EQ(bytes, slice);
+      ++nic_down;
+    } else if (from == topo::NodeKind::kLeafSwitch && to == topo::NodeKind::kSpineSwitch) {
+      EXPECT_EQ(bytes, slice);
+      ++leaf_up;
+    } else if (from == topo::NodeKind::kSpineSwitch && to == topo::NodeKind::kLeafSwitch) {
+      EXPECT_EQ(bytes, slice);
+      ++spine_down;
+    } else if (from == topo::NodeKind::kGpu && to == topo::NodeKind::kNvSwitch) {
+      busiest_nvlink = std::max(busiest_nvlink, bytes);
+      nvlink_rate = sim.layout().usable_bandwidth(a.link).value();
+    }
+  }
+  EXPECT_EQ(nic_up, 512);
+  EXPECT_EQ(nic_down, 512);
+  EXPECT_EQ(leaf_up, 16);
+  EXPECT_EQ(spine_down, 16);
+  EXPECT_EQ(busiest_nvlink, 2 * 7.0 / 8 * static_cast<double>(S.value()));
+  const double bandwidth_term = busiest_nvlink / nvlink_rate;
+  EXPECT_GE(to_seconds(r->time), bandwidth_term);
+  EXPECT_LE(to_seconds(r->time), bandwidth_term + 1e-3);
+  // Without SHARP switches it does not apply.
+  CollectiveSimulator plain(rail_servers(4));
+  EXPECT_FALSE(plain.run_fixed(spec_of(rail_servers(4), CollectiveOp::kAllReduce, S), CollectiveAlgorithm::kCollnet, Protocol::kSimple, &why));
+  EXPECT_NE(why.find("in_network_reduction"), std::string::npos) << why;
+}
+
 TEST(GpuNicAffinity, EachGpuTakesTheNicOfItsPcieSwitchInTurn) {
   // DGX H100 template: 4 PCIe switches, GPUs 2k and 2k+1 and NICs 2k and 2k+1 on switch k: GPU i
   // takes NIC i. With 4 NICs for 8 GPUs (NIC m on the switch of GPUs 2m, 2m+1... the template's
