@@ -34,8 +34,8 @@ WeightedRoute weighted_path(std::span<const LinkId> path) {
   return r;
 }
 
-void add_route(WeightedRoute& sum, const WeightedRoute& part) {
-  if (part.links.empty()) return;
+void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t times) {
+  if (part.links.empty() || times == 0) return;
   const std::uint64_t lcm = std::lcm<std::uint64_t>(sum.scale, part.scale);
   const bool exact = lcm <= kMaxSpreadScale;
   const std::uint64_t scale = exact ? lcm : kMaxSpreadScale;
@@ -47,7 +47,11 @@ void add_route(WeightedRoute& sum, const WeightedRoute& part) {
   links.reserve(sum.links.size() + part.links.size());
   std::unordered_map<std::uint32_t, std::size_t> pos;
   for (const auto& [l, w] : sum.links) add_weight(links, pos, l, rescale(w, sum.scale));
-  for (const auto& [l, w] : part.links) add_weight(links, pos, l, rescale(w, part.scale));
+  for (const auto& [l, w] : part.links) {
+    const std::uint64_t one = rescale(w, part.scale);
+    if (one > UINT32_MAX / times) throw InternalError("add_route: a link's weight exceeds 2^32");
+    add_weight(links, pos, l, times * one);
+  }
   sum.links = std::move(links);
   sum.scale = static_cast<std::uint32_t>(scale);
   sum.exact = sum.exact && part.exact && exact;

@@ -72,12 +72,12 @@ struct WeightedRoute {
 // A single path as a WeightedRoute: scale 1, each link weighted by how often the path crosses it.
 WeightedRoute weighted_path(std::span<const LinkId> path);
 
-// Adds the load of `part` to `sum`, as for the segments of one flow (GPU -> NIC, NIC -> NIC,
-// NIC -> GPU) or the members of one pipeline: the shares of a link add. The common scale is
-// lcm(sum.scale, part.scale) and the weights are rescaled to it; when that lcm exceeds
-// kMaxSpreadScale, both are rounded up to kMaxSpreadScale (`exact` false). Links keep first-use
-// order. Cost O(|sum| + |part|).
-void add_route(WeightedRoute& sum, const WeightedRoute& part);
+// Adds `times` x the load of `part` to `sum`, as for the segments of one flow (GPU -> NIC,
+// NIC -> NIC, NIC -> GPU) or the members of one pipeline (`times`: a member's copies): the shares
+// of a link add. The common scale is lcm(sum.scale, part.scale) and the weights are rescaled to
+// it; when that lcm exceeds kMaxSpreadScale, both are rounded up to kMaxSpreadScale (`exact`
+// false). Links keep first-use order. Cost O(|sum| + |part|).
+void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t times = 1);
 
 // The adaptive-routing spread of flows from src to dst, cached per pair. The Cluster must outlive
 // the spreader. Not thread-safe.

@@ -333,6 +333,15 @@ TEST(WeightedRoute, PathsAndSumsOfRoutes) {
   add_route(sum, six);
   EXPECT_EQ(sum.scale, 12u);
   EXPECT_EQ(sum.links[2].second, 3u * 3 + 6 * 2);
+  // Three copies of a one-link part over K = 3: 3 x 1/3 of the rate, 12/12 on link 8.
+  WeightedRoute third;
+  third.scale = 3;
+  third.links = {{LinkId{8}, 1}};
+  add_route(sum, third, 3);
+  EXPECT_EQ(sum.scale, 12u);
+  EXPECT_EQ(sum.links.back(), (std::pair<LinkId, std::uint32_t>{LinkId{8}, 12}));
+  add_route(sum, third, 0);  // no copies: nothing
+  EXPECT_EQ(sum.links.size(), 4u);
   // A scale whose lcm with 12 exceeds 2^20: 2^20 - 3 = 1,048,573 is odd and not a multiple of 3.
   // Every share is rounded up to a multiple of 1/2^20: link 1 (the whole flow) 2^20, link 5
   // 21/12 x 2^20 = 1,835,008 exactly, link 7 ceil(2^20 / (2^20 - 3)) = 2.
@@ -344,7 +353,7 @@ TEST(WeightedRoute, PathsAndSumsOfRoutes) {
   EXPECT_EQ(sum.scale, kMaxSpreadScale);
   EXPECT_EQ(sum.links[0].second, kMaxSpreadScale);
   EXPECT_EQ(sum.links[2].second, 1'835'008u);
-  EXPECT_EQ(sum.links[3].second, 2u);  // ceil(2^20 / (2^20 - 3))
+  EXPECT_EQ(sum.links[4].second, 2u);  // ceil(2^20 / (2^20 - 3))
 }
 
 TEST(FabricRouting, FromTheClusterFile) {
