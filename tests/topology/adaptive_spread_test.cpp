@@ -133,6 +133,12 @@ TEST(AdaptiveSpread, CoversExactlyTheLinksEcmpCanHashOnto) {
   // Cached per pair: the same object, one entry.
   EXPECT_EQ(&spreader.spread(src, dst), &r);
   EXPECT_EQ(spreader.cached_routes(), 1u);
+  EXPECT_EQ(spreader.cached_links(), 10u);  // 2 x 4 spines + 2
+  const std::vector<std::pair<LinkId, std::uint32_t>> before = r.links;
+  spreader.clear();
+  EXPECT_EQ(spreader.cached_routes(), 0u);
+  EXPECT_EQ(spreader.cached_links(), 0u);
+  EXPECT_EQ(spreader.spread(src, dst).links, before);
 }
 
 TEST(AdaptiveSpread, ThreeTierFatTreeClosedForm) {
