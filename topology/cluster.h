@@ -57,6 +57,17 @@ inline constexpr EnumName<NodeKind> kNodeKindNames[] = {
 inline const char* to_string(NodeKind k) { return enum_name(kNodeKindNames, k); }
 bool is_switch(NodeKind k);
 
+// How the fabric's switches spread a flow over equal-cost shortest paths (the cluster file's
+// "fabric": {"routing": ...}; docs/network-model.md, "Routing: static ECMP and adaptive routing").
+//   ecmp      static hash per connection: one path per flow label (topo::Router); the Ethernet /
+//             RoCE default. Flows that hash onto one link collide.
+//   adaptive  per-packet adaptive routing (InfiniBand AR, Spectrum-X): a flow's bytes split evenly
+//             over the next hops of every switch (topo::adaptive_spread).
+enum class Routing : std::uint8_t { kEcmp, kAdaptive };
+inline constexpr EnumName<Routing> kRoutingNames[] = {{Routing::kEcmp, "ecmp"},
+                                                      {Routing::kAdaptive, "adaptive"}};
+inline const char* to_string(Routing r) { return enum_name(kRoutingNames, r); }
+
 struct NodeInfo {
   std::string name;          // unique: "node3/gpu5", "rail2/leaf0", "spine7"
   NodeKind kind = NodeKind::kGpu;
@@ -120,6 +131,10 @@ class Cluster {
   // GPUs in rank order.
   std::span<const NodeId> gpus() const { return gpus_; }
   const hw::GpuSpec& gpu_spec(NodeId gpu) const;
+  // How the fabric spreads flows over equal-cost paths (ClusterBuilder::set_routing; ECMP unless
+  // the cluster file says otherwise). The routes themselves are computed by the caller's choice
+  // of topo::Router or topo::adaptive_spread; the cluster only records which the fabric has.
+  Routing routing() const { return routing_; }
 
  private:
   friend class ClusterBuilder;
@@ -131,6 +146,7 @@ class Cluster {
   std::vector<LinkInfo> links_;
   Adjacency out_, in_;  // filled by ClusterBuilder::build
   std::vector<NodeId> gpus_;
+  Routing routing_ = Routing::kEcmp;
   std::vector<const hw::GpuSpec*> gpu_specs_;  // per node; null except for GPUs
   std::vector<std::unique_ptr<hw::GpuSpec>> owned_specs_;
   std::unordered_map<std::string, NodeId> by_name_;

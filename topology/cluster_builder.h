@@ -43,6 +43,8 @@ class ClusterBuilder {
   void set_link_latency(LinkId id, Duration latency);
   // Records the GPU's catalog entry (GPUs only). Specs are shared by name.
   void set_gpu_spec(NodeId gpu, const hw::GpuSpec& spec);
+  // The fabric's routing (Cluster::routing); ECMP by default.
+  void set_routing(Routing routing) { cluster_.routing_ = routing; }
 
   // What has been added so far.
   std::size_t node_count() const { return cluster_.node_count(); }

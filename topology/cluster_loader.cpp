@@ -87,26 +87,29 @@ FabricSpec parse_fabric(const ConfigNode& node) {
   const ConfigNode type = node.at("type");
   f.type = type.as_enum(kFabricTypeNames);
   switch (f.type) {
-    case FabricType::kNone: node.expect_only({"type"}); break;
-    case FabricType::kStar: node.expect_only({"type", "link", "in_network_reduction"}); break;
-    case FabricType::kRing: node.expect_only({"type", "link"}); break;
+    case FabricType::kNone: node.expect_only({"type", "routing"}); break;
+    case FabricType::kStar: node.expect_only({"type", "link", "routing", "in_network_reduction"}); break;
+    case FabricType::kRing: node.expect_only({"type", "link", "routing"}); break;
     case FabricType::kLeafSpine:
-      node.expect_only({"type", "link", "endpoints_per_leaf", "spines", "oversubscription", "rail_aligned", "in_network_reduction"});
+      node.expect_only({"type", "link", "endpoints_per_leaf", "spines", "oversubscription",
+                        "rail_aligned", "routing", "in_network_reduction"});
       f.endpoints_per_leaf = static_cast<int>(node.at("endpoints_per_leaf").as_int(1, 1 << 20));
       f.spines = static_cast<int>(node.at("spines").as_int(1, 1 << 16));
       break;
     case FabricType::kFatTree:
-      node.expect_only({"type", "link", "tiers", "radix", "oversubscription", "rail_aligned", "in_network_reduction"});
+      node.expect_only(
+          {"type", "link", "tiers", "radix", "oversubscription", "rail_aligned", "routing", "in_network_reduction"});
       f.tiers = static_cast<int>(node.at("tiers").as_int(2, 3));
       f.radix = static_cast<int>(node.at("radix").as_int(4, 1 << 12));
       break;
     case FabricType::kRailOptimized:
-      node.expect_only({"type", "link", "nodes_per_leaf", "spines", "oversubscription", "in_network_reduction"});
+      node.expect_only(
+          {"type", "link", "nodes_per_leaf", "spines", "oversubscription", "routing", "in_network_reduction"});
       f.nodes_per_leaf = static_cast<int>(node.at("nodes_per_leaf").as_int(1, 1 << 20));
       f.spines = static_cast<int>(node.at("spines").as_int(1, 1 << 16));
       break;
     case FabricType::kTorus: {
-      node.expect_only({"type", "link", "dims"});
+      node.expect_only({"type", "link", "dims", "routing"});
       for (const ConfigNode& d : node.at("dims").elements()) {
         f.dims.push_back(static_cast<int>(d.as_int(1, 1 << 20)));
       }
@@ -116,6 +119,7 @@ FabricSpec parse_fabric(const ConfigNode& node) {
   if (auto o = node.find("oversubscription")) f.oversubscription = o->as_number();
   if (auto r = node.find("rail_aligned")) f.rail_aligned = r->as_bool();
   if (auto r = node.find("in_network_reduction")) f.in_network_reduction = r->as_bool();
+  if (auto r = node.find("routing")) f.routing = r->as_enum(kRoutingNames);
   return f;
 }
 
@@ -289,6 +293,7 @@ NodeId resolve(const ClusterBuilder& builder, const std::string& file, const std
 
 Cluster build_unchecked(const ClusterSpec& spec) {
   ClusterBuilder builder(spec.name);
+  builder.set_routing(spec.fabric.routing);
 
   std::vector<ServerDevices> servers;
   std::int64_t total = 0;

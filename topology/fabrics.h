@@ -71,6 +71,7 @@ struct FabricSpec {
   std::optional<Bandwidth> link_bandwidth;  // endpoint cables; default each endpoint's NIC rate
   Duration link_latency{0};
   hw::LinkClass link_class = hw::LinkClass::kNetwork;
+  Routing routing = Routing::kEcmp;  // all types; recorded on the built Cluster
   std::string origin = "/fabric";   // JSON path, for errors
 };
 

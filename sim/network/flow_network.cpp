@@ -52,21 +52,45 @@ void FlowNetwork::start_pipeline(std::span<const std::span<const LinkId>> member
   activate(f);
 }
 
+void FlowNetwork::start_weighted(std::span<const WeightedLink> links, std::uint32_t scale,
+                                 Bytes bytes, Duration tail, sim::Callback on_delivered) {
+  if (scale == 0) throw InternalError("FlowNetwork: a weighted flow needs a scale > 0");
+  ++flows_started_;
+  scratch_hops_.clear();
+  ++epoch_;
+  for (const WeightedLink& l : links) {
+    if (l.link.value >= links_.size()) {
+      throw InternalError("FlowNetwork: unknown link " + std::to_string(l.link.value));
+    }
+    if (l.weight > 0) add_hop(scratch_hops_, l.link.value, l.weight);
+  }
+  if (bytes.value() <= 0 || scratch_hops_.empty()) {
+    sim_.schedule_after(tail, sim::Phase::kCompletion, std::move(on_delivered));
+    return;
+  }
+  const std::uint32_t f = new_flow(bytes, tail, std::move(on_delivered));
+  flows_[f].remaining /= scale;  // bytes per unit of weight
+  flows_[f].hops.assign(scratch_hops_.begin(), scratch_hops_.end());
+  activate(f);
+}
+
+void FlowNetwork::add_hop(std::vector<Hop>& hops, std::uint32_t link, std::uint32_t weight) {
+  Link& l = links_[link];
+  if (l.mark != epoch_) {
+    l.mark = epoch_;
+    l.unfrozen = hops.size();  // scratch: index of the hop for this link
+    hops.push_back(Hop{link, 0, 0});
+  }
+  hops[l.unfrozen].weight += weight;
+}
+
 void FlowNetwork::merge_hops(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies,
                              std::vector<Hop>& hops) {
   hops.clear();
   ++epoch_;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const std::uint32_t c = copies.empty() ? 1 : copies[i];
-    for (LinkId l : members[i]) {
-      Link& link = links_[l.value];
-      if (link.mark != epoch_) {
-        link.mark = epoch_;
-        link.unfrozen = hops.size();  // scratch: index of the hop for this link
-        hops.push_back(Hop{l.value, 0, 0});
-      }
-      hops[link.unfrozen].weight += c;
-    }
+    for (LinkId l : members[i]) add_hop(hops, l.value, c);
   }
 }
 

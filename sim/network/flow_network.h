@@ -25,6 +25,13 @@
 // into one solve in the engine's kRateUpdate phase. Remaining bytes are tracked in double
 // precision; completion times are rounded up to the next picosecond (core/units.h's rule).
 //
+// *Weighted flows* generalise the multiplicity w_l to any integer weight over a common scale K:
+// a flow that puts weight_l / K of its rate on link l, as a flow sprayed by adaptive routing over
+// equal-cost paths (topo::adaptive_spread) does. The solver runs it as a flow of B / K bytes at
+// the unit rate u = r / K crossing link l weight_l times: the constraint above holds with
+// w_{f,l} = weight_l and the flow moves B at r = K u; link l carries weight_l x B / K bytes. With
+// K = 1 and weights the members' multiplicities it is exactly a pipeline.
+//
 // Per link the model accumulates bytes carried and busy time (time with at least one active
 // flow); utilization = bytes / (capacity x elapsed) <= 1. Known limits: no packet effects
 // (queueing delay, head-of-line blocking, congestion control dynamics, incast collapse).
@@ -45,6 +52,12 @@ using topo::LinkId;
 struct LinkCapacity {
   Bandwidth bandwidth{0};  // usable rate (line rate x class efficiency)
   Duration latency{0};     // one traversal
+};
+
+// A link of a weighted flow and its weight: the flow puts weight / scale of its rate on it.
+struct WeightedLink {
+  LinkId link;
+  std::uint32_t weight = 0;
 };
 
 struct LinkStats {
@@ -77,6 +90,14 @@ class FlowNetwork {
   // links carry copies[i] x the common rate. Empty `copies`: one each.
   void start_pipeline(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies,
                       Bytes bytes_per_member, Duration tail, sim::Callback on_delivered);
+
+  // Starts a flow of `bytes` that puts weight_l / scale of its rate r on each link l: a flow
+  // spread over several paths (adaptive routing), or a pipeline (scale 1, each member moving
+  // `bytes`, weights the multiplicities). A link listed twice adds its weights; weight 0 is no
+  // load. Link l carries weight_l x bytes / scale in all. `on_delivered` runs `tail` after the
+  // last byte has left; no links or zero bytes skips the bandwidth phase. scale > 0.
+  void start_weighted(std::span<const WeightedLink> links, std::uint32_t scale, Bytes bytes,
+                      Duration tail, sim::Callback on_delivered);
 
   // The common rate a pipeline of these members would get alone on an idle network: the smallest
   // capacity / (members crossing the link) over its links, per member; 0 for no links.
@@ -155,6 +176,9 @@ class FlowNetwork {
   // The distinct links of `members` with their multiplicity, in first-use order (deterministic).
   void merge_hops(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies,
                   std::vector<Hop>& hops);
+  // Adds `weight` crossings of `link` to `hops` (a hop per distinct link, in first-use order);
+  // valid between one ++epoch_ and the next.
+  void add_hop(std::vector<Hop>& hops, std::uint32_t link, std::uint32_t weight);
   void attach(std::uint32_t f);
   void detach(std::uint32_t f);
   void request_solve();

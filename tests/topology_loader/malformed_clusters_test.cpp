@@ -52,6 +52,7 @@ const Case kCases[] = {
     {"mesh-full-too-many-gpus.json", "/servers/0/mesh", "GPU 0 would have 8 links, more than the 7 a GPU has on xGMI-MI300X", false},
     {"mesh-pair-three-gpus.json", "/servers/0/mesh/1/gpus", "two GPU indices, [a, b]", false},
     {"mesh-on-nvswitch.json", "/servers/0/mesh", "only the mesh template has a mesh", false},
+    {"unknown-routing.json", "/fabric/routing", "expected one of \"ecmp\", \"adaptive\"; got", false},
 };
 
 TEST(MalformedClusters, EachErrorNamesFileAndPath) {

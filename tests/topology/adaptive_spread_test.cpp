@@ -1,0 +1,387 @@
+// The fluid model of adaptive routing (topology/adaptive_spread.h): closed forms of the shares on
+// leaf-spine, fat-tree and rail-optimized fabrics, flow conservation on every cut, the widest-link
+// rule, the rounded fallback, and the cluster file's "fabric": {"routing": ...}.
+#include "topology/adaptive_spread.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/config.h"
+#include "core/errors.h"
+#include "tests/topology/test_clusters.h"
+#include "topology/cluster_loader.h"
+#include "topology/router.h"
+
+namespace cs::topo {
+namespace {
+
+using fixtures::add_device;
+
+NodeId node(const Cluster& c, const std::string& name) {
+  const auto id = c.find_node(name);
+  if (!id) ADD_FAILURE() << "no device " << name;
+  return id.value_or(NodeId{0});
+}
+
+// Weight of the link from -> to in the route (0 when absent).
+std::uint32_t weight(const Cluster& c, const WeightedRoute& r, const std::string& from,
+                     const std::string& to) {
+  const auto l = c.find_link(node(c, from), node(c, to));
+  if (!l) ADD_FAILURE() << "no link " << from << " -> " << to;
+  for (const auto& [link, w] : r.links) {
+    if (l && link == *l) return w;
+  }
+  return 0;
+}
+
+// The spread's invariants, whatever the fabric: every link lies on a shortest path (hops as the
+// router counts them), appears once with a positive weight; the links from hop i to hop i + 1
+// (a cut between src and dst) carry K in all, for every i < D; every vertex but the two ends
+// forwards what it receives (conservation). With the rounded fallback the cuts carry K or a
+// little more: each weight is rounded up by less than 1.
+void expect_flow_invariants(const Cluster& c, NodeId src, NodeId dst, const WeightedRoute& r) {
+  Router router(c);
+  const int d = router.hops(src, dst);
+  ASSERT_GT(d, 0);
+  std::map<int, std::uint64_t> cut;
+  std::map<std::uint32_t, std::int64_t> balance;  // in - out per vertex
+  std::set<std::uint32_t> seen;
+  for (const auto& [l, w] : r.links) {
+    const LinkInfo& info = c.link(l);
+    EXPECT_TRUE(seen.insert(l.value).second) << "link " << l.value << " twice";
+    EXPECT_GT(w, 0u);
+    const int before = router.hops(src, info.src);
+    EXPECT_EQ(before + 1 + router.hops(info.dst, dst), d) << "link off the shortest paths";
+    cut[before] += w;
+    balance[info.dst.value] += w;
+    balance[info.src.value] -= w;
+  }
+  for (int i = 0; i < d; ++i) {
+    if (r.exact) {
+      EXPECT_EQ(cut[i], r.scale) << "cut after hop " << i;
+    } else {
+      EXPECT_GE(cut[i], r.scale) << "cut after hop " << i;
+    }
+  }
+  if (!r.exact) return;
+  for (const auto& [v, b] : balance) {
+    const std::int64_t expected = v == src.value   ? -std::int64_t{r.scale}
+                                  : v == dst.value ? std::int64_t{r.scale}
+                                                   : 0;
+    EXPECT_EQ(b, expected) << c.node(NodeId{v}).name;
+  }
+}
+
+Cluster load(const std::string& json) {
+  return build_cluster(ConfigDocument::parse(json, "test.json"));
+}
+
+std::string single_servers(int count) {
+  return R"({"servers": [{"count": )" + std::to_string(count) +
+         R"(, "template": "single", "gpu": "H100-SXM", "nic": "NDR-400G"}], )";
+}
+
+TEST(AdaptiveSpread, LeafSpineClosedFormForSSpines) {
+  // NIC -> leaf0 carries the whole flow (S/S), each of the S uplinks leaf0 -> spine j and
+  // downlinks spine j -> leaf1 carries 1/S, leaf1 -> NIC all of it: 2S + 2 links, K = S.
+  for (int spines : {1, 2, 3, 4, 7, 8}) {
+    SCOPED_TRACE(spines);
+    const Cluster c = load(single_servers(4) + R"("fabric": {"type": "leaf_spine",
+        "endpoints_per_leaf": 2, "spines": )" +
+                           std::to_string(spines) + "}}");
+    const NodeId src = node(c, "node0/nic0"), dst = node(c, "node2/nic0");
+    const WeightedRoute r = adaptive_spread(c, src, dst);
+    EXPECT_TRUE(r.exact);
+    EXPECT_EQ(r.scale, static_cast<std::uint32_t>(spines));
+    ASSERT_EQ(r.links.size(), static_cast<std::size_t>(2 * spines + 2));
+    EXPECT_EQ(weight(c, r, "node0/nic0", "leaf0"), static_cast<std::uint32_t>(spines));
+    EXPECT_EQ(weight(c, r, "leaf1", "node2/nic0"), static_cast<std::uint32_t>(spines));
+    for (int j = 0; j < spines; ++j) {
+      const std::string spine = "spine" + std::to_string(j);
+      EXPECT_EQ(weight(c, r, "leaf0", spine), 1u);
+      EXPECT_EQ(weight(c, r, spine, "leaf1"), 1u);
+    }
+    expect_flow_invariants(c, src, dst, r);
+    // Two NICs of one leaf: one path, K = 1.
+    const WeightedRoute local = adaptive_spread(c, src, node(c, "node1/nic0"));
+    EXPECT_EQ(local.scale, 1u);
+    EXPECT_EQ(local.links.size(), 2u);
+  }
+}
+
+TEST(AdaptiveSpread, CoversExactlyTheLinksEcmpCanHashOnto) {
+  // leafspine-oversub (4 spines): the union of the router's ECMP paths over 64 flow labels is
+  // the spread's link set (the same hop count and widest-link rule decide both).
+  const Cluster c =
+      load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/leafspine-oversub.json");
+  Router router(c);
+  AdaptiveSpreader spreader(c);
+  const NodeId src = node(c, "node3/nic0"), dst = node(c, "node200/nic0");
+  std::set<std::uint32_t> ecmp;
+  for (std::uint64_t label = 0; label < 64; ++label) {
+    for (LinkId l : router.route(src, dst, label)) ecmp.insert(l.value);
+  }
+  const WeightedRoute& r = spreader.spread(src, dst);
+  std::set<std::uint32_t> spread;
+  for (const auto& [l, w] : r.links) spread.insert(l.value);
+  EXPECT_EQ(spread, ecmp);
+  EXPECT_EQ(r.scale, 4u);
+  expect_flow_invariants(c, src, dst, r);
+  // Cached per pair: the same object, one entry.
+  EXPECT_EQ(&spreader.spread(src, dst), &r);
+  EXPECT_EQ(spreader.cached_routes(), 1u);
+  EXPECT_EQ(spreader.cached_links(), 10u);  // 2 x 4 spines + 2
+  const std::vector<std::pair<LinkId, std::uint32_t>> before = r.links;
+  spreader.clear();
+  EXPECT_EQ(spreader.cached_routes(), 0u);
+  EXPECT_EQ(spreader.cached_links(), 0u);
+  EXPECT_EQ(spreader.spread(src, dst).links, before);
+}
+
+TEST(AdaptiveSpread, ThreeTierFatTreeClosedForm) {
+  // a100-superpod: fat-tree of radix k = 40, 3 tiers, rail-aligned leaves of 20 NICs (one rail of
+  // a block of 20 DGX). Between pods: leaf -> each of the k/2 = 20 aggs 1/20, each agg -> its
+  // 20 cores 1/400, each core -> the destination pod's agg 1/400, each agg -> leaf 1/20. K = 400:
+  // weights 400, 20 (x20), 1 (x400), 1 (x400), 20 (x20), 400: 842 links.
+  const Cluster c =
+      load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/a100-superpod.json");
+  AdaptiveSpreader spreader(c);
+  // Leaves in (block, rail) order, blocks of 20 servers, 20 leaves per pod: NIC r of server s is
+  // on leaf 8 (s / 20) + r, in pod (8 (s / 20) + r) / 20. node0/nic0: leaf 0, pod 0;
+  // node20/nic0: leaf 8, pod 0; node380/nic0: leaf 152, pod 7.
+  const NodeId src = node(c, "node0/nic0"), far = node(c, "node380/nic0");
+  const WeightedRoute& r = spreader.spread(src, far);
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.scale, 400u);
+  ASSERT_EQ(r.links.size(), 842u);
+  std::map<std::uint32_t, int> by_weight;  // weight -> links
+  for (const auto& [l, w] : r.links) ++by_weight[w];
+  EXPECT_EQ(by_weight, (std::map<std::uint32_t, int>{{1, 800}, {20, 40}, {400, 2}}));
+  expect_flow_invariants(c, src, far, r);
+  // Two leaves of one pod (rail 0 of blocks 0 and 1: leaves 0 and 8): leaf -> 20 aggs -> leaf,
+  // K = 20, 42 links.
+  const NodeId near = node(c, "node20/nic0");
+  const WeightedRoute& pod = spreader.spread(src, near);
+  EXPECT_EQ(pod.scale, 20u);
+  EXPECT_EQ(pod.links.size(), 42u);
+  expect_flow_invariants(c, src, near, pod);
+}
+
+TEST(AdaptiveSpread, RailOptimizedClosedForm) {
+  // Hand-built rail fabric: 64 DGX-like servers (2 blocks of 32 per leaf), 8 rails, 16 spines.
+  // NIC 3 of server 0 to NIC 3 of server 40 (other block, same rail): NIC -> leaf 1, leaf -> 16
+  // spines 1/16 each, back 1/16 each, leaf -> NIC 1: K = 16, 34 links. Same block: K = 1.
+  const fixtures::RailFabric f = fixtures::rail_fabric(64, 16);
+  const Cluster& c = f.cluster;
+  const NodeId src = node(c, "node0/nic3"), dst = node(c, "node40/nic3");
+  const WeightedRoute r = adaptive_spread(c, src, dst);
+  EXPECT_EQ(r.scale, 16u);
+  EXPECT_EQ(r.links.size(), 34u);
+  EXPECT_EQ(weight(c, r, "node0/nic3", "rail3/leaf0"), 16u);
+  EXPECT_EQ(weight(c, r, "rail3/leaf0", "spine5"), 1u);
+  EXPECT_EQ(weight(c, r, "spine5", "rail3/leaf1"), 1u);
+  expect_flow_invariants(c, src, dst, r);
+  const WeightedRoute same = adaptive_spread(c, src, node(c, "node31/nic3"));
+  EXPECT_EQ(same.scale, 1u);
+  EXPECT_EQ(same.links.size(), 2u);
+}
+
+TEST(AdaptiveSpread, TorusSplitsOverEveryMinimalDirection) {
+  // torus-4x4 (GPUs are the endpoints): (0,0) -> (2,2) is 4 hops, 2 in x either way round and 2
+  // in y either way: the first hop splits 4 ways (1/4 each), and every cut carries the whole.
+  const Cluster c = load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/torus-4x4.json");
+  const NodeId src = c.gpus()[0], dst = c.gpus()[10];  // (0,0) and (2,2)
+  const WeightedRoute r = adaptive_spread(c, src, dst);
+  EXPECT_TRUE(r.exact);
+  int first = 0;
+  for (const auto& [l, w] : r.links) {
+    if (c.link(l).src == src) {
+      ++first;
+      EXPECT_EQ(w * 4, r.scale);
+    }
+  }
+  EXPECT_EQ(first, 4);
+  expect_flow_invariants(c, src, dst, r);
+}
+
+// src -> a over `ab` parallel cables of width `wide`, src -> b (narrow), a, b -> dst.
+TEST(AdaptiveSpread, KeepsOnlyTheWidestNextHopsAndSplitsOverParallelCables) {
+  // The narrow branch through b carries nothing (ECMP would not hash onto it either); the two
+  // parallel cables src -> a carry 1/2 each: K = 2, a -> dst weight 2.
+  ClusterBuilder b("diamond");
+  const NodeId src = add_device(b, "src", NodeKind::kNic);
+  const NodeId a = add_device(b, "a", NodeKind::kLeafSwitch);
+  const NodeId n = add_device(b, "b", NodeKind::kLeafSwitch);
+  const NodeId dst = add_device(b, "dst", NodeKind::kNic);
+  const Bandwidth wide = gigabytes_per_second(50), narrow = gigabytes_per_second(25);
+  for (int i = 0; i < 2; ++i) b.add_cable(src, a, wide, Duration{0}, hw::LinkClass::kNetwork, 1);
+  b.add_cable(src, n, narrow, Duration{0}, hw::LinkClass::kNetwork, 1);
+  b.add_cable(a, dst, wide, Duration{0}, hw::LinkClass::kNetwork, 1);
+  b.add_cable(n, dst, wide, Duration{0}, hw::LinkClass::kNetwork, 1);
+  const Cluster c = std::move(b).build();
+  const WeightedRoute r = adaptive_spread(c, src, dst);
+  EXPECT_EQ(r.scale, 2u);
+  ASSERT_EQ(r.links.size(), 3u);
+  EXPECT_EQ(c.link(r.links[0].first).dst, a);
+  EXPECT_EQ(c.link(r.links[1].first).dst, a);
+  EXPECT_NE(r.links[0].first, r.links[1].first);
+  EXPECT_EQ(r.links[0].second, 1u);
+  EXPECT_EQ(r.links[1].second, 1u);
+  EXPECT_EQ(weight(c, r, "a", "dst"), 2u);
+  EXPECT_EQ(weight(c, r, "b", "dst"), 0u);
+  expect_flow_invariants(c, src, dst, r);
+}
+
+// src, then complete bipartite layers of the given sizes, then dst.
+Cluster layered(std::initializer_list<int> sizes) {
+  ClusterBuilder b("layered");
+  std::vector<NodeId> prev{add_device(b, "src", NodeKind::kNic)};
+  int layer = 0;
+  for (int size : sizes) {
+    std::vector<NodeId> cur;
+    for (int i = 0; i < size; ++i) {
+      cur.push_back(add_device(b, "l" + std::to_string(layer) + "/" + std::to_string(i),
+                               NodeKind::kLeafSwitch));
+      for (NodeId p : prev) {
+        b.add_link(p, cur.back(), gigabytes_per_second(50), Duration{0}, hw::LinkClass::kNetwork,
+                   1);
+      }
+    }
+    prev = std::move(cur);
+    ++layer;
+  }
+  const NodeId dst = add_device(b, "dst", NodeKind::kNic);
+  for (NodeId p : prev)
+    b.add_link(p, dst, gigabytes_per_second(50), Duration{0}, hw::LinkClass::kNetwork, 1);
+  return std::move(b).build();
+}
+
+TEST(AdaptiveSpread, ExactSharesOverTheLcmOfTheirDenominators) {
+  // Layers of 2, 3, 5, 7 vertices, complete between neighbours: by symmetry a vertex of a layer
+  // of size a holds 1/a, and each of its b out-links 1/(ab). Denominators 2, 6, 15, 35, 7:
+  // K = lcm = 210; weights 105 (src -> 2), 35 (2 -> 3), 14 (3 -> 5), 6 (5 -> 7), 30 (7 -> dst).
+  const Cluster c = layered({2, 3, 5, 7});
+  const NodeId src = node(c, "src"), dst = node(c, "dst");
+  const WeightedRoute r = adaptive_spread(c, src, dst);
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.scale, 210u);
+  std::map<std::uint32_t, int> by_weight;
+  for (const auto& [l, w] : r.links) ++by_weight[w];
+  EXPECT_EQ(by_weight,
+            (std::map<std::uint32_t, int>{{105, 2}, {35, 6}, {14, 15}, {6, 35}, {30, 7}}));
+  expect_flow_invariants(c, src, dst, r);
+}
+
+TEST(AdaptiveSpread, FallsBackToRoundedUpSharesAboveTheCap) {
+  // Layers 2, 3, 5, ..., 19: the exact K would be 2 x 3 x ... x 19 = 9,699,690 > 2^20. The
+  // fallback takes K = 2^20 and rounds each share up: the 19 x 1 last links carry
+  // ceil(2^20 / 19) = 55,189 each; every cut carries at least K and less than K + its links.
+  const Cluster c = layered({2, 3, 5, 7, 11, 13, 17, 19});
+  const NodeId src = node(c, "src"), dst = node(c, "dst");
+  const WeightedRoute r = adaptive_spread(c, src, dst);
+  EXPECT_FALSE(r.exact);
+  EXPECT_EQ(r.scale, kMaxSpreadScale);
+  Router router(c);
+  std::map<int, std::uint64_t> cut, links;
+  for (const auto& [l, w] : r.links) {
+    const int hop = router.hops(src, c.link(l).src);
+    cut[hop] += w;
+    ++links[hop];
+    if (c.link(l).dst == dst) {
+      EXPECT_EQ(w, 55'189u);
+    }
+  }
+  ASSERT_EQ(cut.size(), 9u);
+  for (const auto& [hop, sum] : cut) {
+    EXPECT_GE(sum, kMaxSpreadScale) << hop;
+    EXPECT_LT(sum, kMaxSpreadScale + links[hop]) << hop;
+  }
+  expect_flow_invariants(c, src, dst, r);
+}
+
+TEST(AdaptiveSpread, EndsAndErrors) {
+  const Cluster c = fixtures::star(3, gigabytes_per_second(50));
+  const WeightedRoute self = adaptive_spread(c, c.gpus()[0], c.gpus()[0]);
+  EXPECT_TRUE(self.links.empty());
+  EXPECT_EQ(self.scale, 1u);
+  ClusterBuilder b("apart");
+  add_device(b, "x", NodeKind::kGpu, 0, 0);
+  add_device(b, "y", NodeKind::kGpu, 1, 0);
+  const Cluster apart = std::move(b).build();
+  EXPECT_THROW(adaptive_spread(apart, NodeId{0}, NodeId{1}), TopologyError);
+  EXPECT_THROW(adaptive_spread(apart, NodeId{0}, NodeId{7}), InternalError);
+}
+
+TEST(WeightedRoute, PathsAndSumsOfRoutes) {
+  // A path crossing link 3 twice: weight 2 there, scale 1.
+  const std::vector<LinkId> path{LinkId{1}, LinkId{3}, LinkId{3}};
+  WeightedRoute sum = weighted_path(path);
+  EXPECT_EQ(sum.scale, 1u);
+  ASSERT_EQ(sum.links.size(), 2u);
+  EXPECT_EQ(sum.links[1], (std::pair<LinkId, std::uint32_t>{LinkId{3}, 2}));
+  // + a spread over K = 4 sharing link 3: scale lcm(1, 4) = 4; link 1: 1 x 4, link 3: 2 x 4 + 1.
+  WeightedRoute spread;
+  spread.scale = 4;
+  spread.links = {{LinkId{3}, 1}, {LinkId{5}, 3}};
+  add_route(sum, spread);
+  EXPECT_EQ(sum.scale, 4u);
+  EXPECT_TRUE(sum.exact);
+  const std::vector<std::pair<LinkId, std::uint32_t>> expected{
+      {LinkId{1}, 4}, {LinkId{3}, 9}, {LinkId{5}, 3}};
+  EXPECT_EQ(sum.links, expected);
+  // + a spread over K = 6: lcm(4, 6) = 12, every weight x 3, its own x 2.
+  WeightedRoute six;
+  six.scale = 6;
+  six.links = {{LinkId{5}, 6}};
+  add_route(sum, six);
+  EXPECT_EQ(sum.scale, 12u);
+  EXPECT_EQ(sum.links[2].second, 3u * 3 + 6 * 2);
+  // Three copies of a one-link part over K = 3: 3 x 1/3 of the rate, 12/12 on link 8.
+  WeightedRoute third;
+  third.scale = 3;
+  third.links = {{LinkId{8}, 1}};
+  add_route(sum, third, 3);
+  EXPECT_EQ(sum.scale, 12u);
+  EXPECT_EQ(sum.links.back(), (std::pair<LinkId, std::uint32_t>{LinkId{8}, 12}));
+  add_route(sum, third, 0);  // no copies: nothing
+  EXPECT_EQ(sum.links.size(), 4u);
+  // A scale whose lcm with 12 exceeds 2^20: 2^20 - 3 = 1,048,573 is odd and not a multiple of 3.
+  // Every share is rounded up to a multiple of 1/2^20: link 1 (the whole flow) 2^20, link 5
+  // 21/12 x 2^20 = 1,835,008 exactly, link 7 ceil(2^20 / (2^20 - 3)) = 2.
+  WeightedRoute odd;
+  odd.scale = kMaxSpreadScale - 3;
+  odd.links = {{LinkId{7}, 1}};
+  add_route(sum, odd);
+  EXPECT_FALSE(sum.exact);
+  EXPECT_EQ(sum.scale, kMaxSpreadScale);
+  EXPECT_EQ(sum.links[0].second, kMaxSpreadScale);
+  EXPECT_EQ(sum.links[2].second, 1'835'008u);
+  EXPECT_EQ(sum.links[4].second, 2u);  // ceil(2^20 / (2^20 - 3))
+}
+
+TEST(FabricRouting, FromTheClusterFile) {
+  // The default is ECMP; "routing": "adaptive" is recorded on the cluster, on any fabric type.
+  const std::string servers = single_servers(4);
+  EXPECT_EQ(load(servers + R"("fabric": {"type": "star"}})").routing(), Routing::kEcmp);
+  EXPECT_EQ(load(servers + R"("fabric": {"type": "star", "routing": "ecmp"}})").routing(),
+            Routing::kEcmp);
+  EXPECT_EQ(load(servers + R"("fabric": {"type": "leaf_spine", "endpoints_per_leaf": 2,
+      "spines": 2, "routing": "adaptive"}})")
+                .routing(),
+            Routing::kAdaptive);
+  EXPECT_EQ(std::string(to_string(Routing::kAdaptive)), "adaptive");
+  try {
+    load(servers + R"("fabric": {"type": "star", "routing": "spray"}})");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "config error in test.json at /fabric/routing: expected one of \"ecmp\", "
+              "\"adaptive\"; got the string \"spray\"");
+  }
+}
+
+}  // namespace
+}  // namespace cs::topo

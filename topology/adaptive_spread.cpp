@@ -1,0 +1,256 @@
+#include "topology/adaptive_spread.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "core/errors.h"
+
+namespace cs::topo {
+
+namespace {
+
+constexpr int kFwd = 0;  // the search from src, over out-links
+constexpr int kBwd = 1;  // the search from dst, over in-links
+
+// Adds `weight` to link `l` of `links`, appending it on first use; `pos` indexes `links`.
+void add_weight(std::vector<std::pair<LinkId, std::uint32_t>>& links,
+                std::unordered_map<std::uint32_t, std::size_t>& pos, LinkId l,
+                std::uint64_t weight) {
+  const auto [it, fresh] = pos.emplace(l.value, links.size());
+  if (fresh) links.emplace_back(l, 0);
+  const std::uint64_t total = links[it->second].second + weight;
+  if (total > UINT32_MAX) throw InternalError("add_route: a link's weight exceeds 2^32");
+  links[it->second].second = static_cast<std::uint32_t>(total);
+}
+
+}  // namespace
+
+WeightedRoute weighted_path(std::span<const LinkId> path) {
+  WeightedRoute r;
+  std::unordered_map<std::uint32_t, std::size_t> pos;
+  for (LinkId l : path) add_weight(r.links, pos, l, 1);
+  return r;
+}
+
+void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t times) {
+  if (part.links.empty() || times == 0) return;
+  const std::uint64_t lcm = std::lcm<std::uint64_t>(sum.scale, part.scale);
+  const bool exact = lcm <= kMaxSpreadScale;
+  const std::uint64_t scale = exact ? lcm : kMaxSpreadScale;
+  // w / from as a multiple of 1 / scale: exact when scale is a multiple of from, else rounded up.
+  const auto rescale = [&](std::uint32_t w, std::uint32_t from) -> std::uint64_t {
+    return exact ? w * (scale / from) : (std::uint64_t{w} * scale + from - 1) / from;
+  };
+  std::vector<std::pair<LinkId, std::uint32_t>> links;
+  links.reserve(sum.links.size() + part.links.size());
+  std::unordered_map<std::uint32_t, std::size_t> pos;
+  for (const auto& [l, w] : sum.links) add_weight(links, pos, l, rescale(w, sum.scale));
+  for (const auto& [l, w] : part.links) {
+    const std::uint64_t one = rescale(w, part.scale);
+    if (one > UINT32_MAX / times) throw InternalError("add_route: a link's weight exceeds 2^32");
+    add_weight(links, pos, l, times * one);
+  }
+  sum.links = std::move(links);
+  sum.scale = static_cast<std::uint32_t>(scale);
+  sum.exact = sum.exact && part.exact && exact;
+}
+
+// Per vertex: the marks of the two searches and, on the DAG, its share of the flow.
+struct AdaptiveSpreader::Mark {
+  std::uint32_t gen[2] = {0, 0};   // stamps of the forward and backward search
+  std::uint32_t dist[2] = {0, 0};  // hops from src / to dst, valid when stamped
+  std::uint32_t dag = 0;           // stamp: the vertex lies on a shortest path
+  std::uint32_t layer = 0;         // its hops from src, on the DAG
+  std::uint64_t num = 0, den = 1;  // x_v = num / den, reduced, while the shares are exact
+  double share = 0;                // x_v in floating point, for the fallback
+};
+
+AdaptiveSpreader::AdaptiveSpreader(const Cluster& cluster)
+    : cluster_(cluster), marks_(cluster.node_count()) {}
+
+AdaptiveSpreader::~AdaptiveSpreader() = default;
+
+// Bidirectional breadth-first search, one full level of the smaller frontier per round. As in
+// the router's search (router.cpp): before a round the two marked sets are exact up to their
+// depths and disjoint, so the first round that reaches a vertex marked by the other side finds
+// the distance D = depth_fwd + depth_bwd, and the vertices it so reaches are the shortest paths'
+// vertices at hop depth_fwd from src (left in meet_). Returns D, or -1 when dst is unreachable.
+int AdaptiveSpreader::search(std::uint32_t src, std::uint32_t dst) {
+  if (++generation_ == 0) {  // wrapped: forget every stale mark
+    std::fill(marks_.begin(), marks_.end(), Mark{});
+    generation_ = 1;
+  }
+  const std::uint32_t g = generation_;
+  const Adjacency* adjacency[2] = {&cluster_.out_adjacency(), &cluster_.in_adjacency()};
+  const std::uint32_t ends[2] = {src, dst};
+  std::uint32_t depth[2] = {0, 0};
+  for (int s : {kFwd, kBwd}) {
+    marks_[ends[s]].gen[s] = g;
+    marks_[ends[s]].dist[s] = 0;
+    front_[s].assign(1, ends[s]);
+  }
+  meet_.clear();
+  while (!front_[kFwd].empty() && !front_[kBwd].empty()) {
+    const int s = front_[kFwd].size() <= front_[kBwd].size() ? kFwd : kBwd;
+    const Adjacency& a = *adjacency[s];
+    next_.clear();
+    for (std::uint32_t u : front_[s]) {
+      for (std::uint32_t k = a.begin[u]; k < a.begin[u + 1]; ++k) {
+        Mark& m = marks_[a.node[k]];
+        if (m.gen[s] == g) continue;
+        m.gen[s] = g;
+        m.dist[s] = depth[s] + 1;
+        next_.push_back(a.node[k]);
+        if (m.gen[1 - s] == g) meet_.push_back(a.node[k]);
+      }
+    }
+    ++depth[s];
+    front_[s].swap(next_);
+    if (!meet_.empty()) return static_cast<int>(depth[kFwd] + depth[kBwd]);
+  }
+  return -1;
+}
+
+WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
+  const std::uint32_t g = generation_;
+  const auto d = static_cast<std::uint32_t>(distance);
+  const Adjacency& out = cluster_.out_adjacency();
+  const Adjacency& in = cluster_.in_adjacency();
+  if (layers_.size() < d + 1) layers_.resize(d + 1);
+  for (std::uint32_t i = 0; i <= d; ++i) layers_[i].clear();
+
+  // 1. The DAG's vertices by layer (hops from src): the middle layer, then back toward src
+  //    (in-neighbours one hop closer to src) and on toward dst (out-neighbours one hop closer
+  //    to dst). Discovery order, so the result depends on the adjacency order alone.
+  const auto enter = [&](std::uint32_t v, std::uint32_t layer) {
+    Mark& m = marks_[v];
+    m.dag = g;
+    m.layer = layer;
+    m.num = 0;
+    m.den = 1;
+    m.share = 0;
+    layers_[layer].push_back(v);
+  };
+  const std::uint32_t middle = marks_[meet_.front()].dist[kFwd];
+  for (std::uint32_t v : meet_) enter(v, middle);
+  for (std::uint32_t i = middle; i > 0; --i) {
+    for (std::uint32_t v : layers_[i]) {
+      for (std::uint32_t k = in.begin[v]; k < in.begin[v + 1]; ++k) {
+        const Mark& m = marks_[in.node[k]];
+        if (m.gen[kFwd] == g && m.dist[kFwd] == i - 1 && m.dag != g) enter(in.node[k], i - 1);
+      }
+    }
+  }
+  for (std::uint32_t i = middle; i < d; ++i) {
+    for (std::uint32_t v : layers_[i]) {
+      for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
+        const Mark& m = marks_[out.node[k]];
+        if (m.gen[kBwd] == g && m.dist[kBwd] == d - i - 1 && m.dag != g) enter(out.node[k], i + 1);
+      }
+    }
+  }
+
+  // 2. Shares, layer by layer: x_v split evenly over v's widest DAG out-links. Exact rationals
+  //    while every denominator (and their lcm K) stays within kMaxSpreadScale; doubles beside
+  //    them for the fallback. Bounds: den <= 2^20 and n < 2^32 keep den x n, and num, den <=
+  //    2^20 keep every lcm and sum below 2^42, so nothing overflows 64 bits.
+  struct Edge {
+    LinkId link;
+    std::uint64_t num, den;
+    double share;
+  };
+  std::vector<Edge> edges;
+  bool exact = true;
+  std::uint64_t scale = 1;
+  marks_[src].num = 1;
+  marks_[src].share = 1;
+  const auto on_dag = [&](std::uint32_t k, std::uint32_t layer) {
+    const Mark& m = marks_[out.node[k]];
+    return m.dag == g && m.layer == layer;
+  };
+  for (std::uint32_t i = 0; i < d; ++i) {
+    for (std::uint32_t v : layers_[i]) {
+      const Mark& mv = marks_[v];
+      if (mv.share == 0) continue;  // reached only through links narrower than their siblings
+      Bandwidth widest{0};
+      std::uint64_t n = 0;
+      for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
+        if (!on_dag(k, i + 1)) continue;
+        const Bandwidth bw = cluster_.link(out.link[k]).bandwidth;
+        n = bw > widest ? 1 : n + (bw == widest ? 1 : 0);
+        widest = std::max(widest, bw);
+      }
+      Edge e{LinkId{}, 0, 1, mv.share / static_cast<double>(n)};
+      if (exact) {
+        const std::uint64_t r = std::gcd(mv.num, mv.den * n);
+        e.num = mv.num / r;
+        e.den = mv.den * n / r;
+        scale = std::lcm(scale, e.den);
+        exact = scale <= kMaxSpreadScale;
+      }
+      for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
+        if (!on_dag(k, i + 1) || cluster_.link(out.link[k]).bandwidth != widest) continue;
+        e.link = out.link[k];
+        edges.push_back(e);
+        Mark& mu = marks_[out.node[k]];
+        mu.share += e.share;
+        if (!exact) continue;
+        const std::uint64_t den = std::lcm(mu.den, e.den);
+        exact = den <= kMaxSpreadScale;
+        mu.num = mu.num * (den / mu.den) + e.num * (den / e.den);
+        mu.den = den;
+        const std::uint64_t r = std::gcd(mu.num, mu.den);
+        mu.num /= r;
+        mu.den /= r;
+      }
+    }
+  }
+
+  // 3. Weights over K.
+  WeightedRoute route;
+  route.exact = exact;
+  route.scale = exact ? static_cast<std::uint32_t>(scale) : kMaxSpreadScale;
+  route.links.reserve(edges.size());
+  for (const Edge& e : edges) {
+    const auto up = static_cast<std::uint64_t>(std::ceil(e.share * kMaxSpreadScale));
+    const std::uint64_t w = exact ? e.num * (scale / e.den) : std::max<std::uint64_t>(1, up);
+    route.links.emplace_back(e.link, static_cast<std::uint32_t>(w));
+  }
+  return route;
+}
+
+const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
+  for (NodeId id : {src, dst}) {
+    if (id.value >= cluster_.node_count()) {
+      throw InternalError("AdaptiveSpreader: unknown node " + std::to_string(id.value));
+    }
+  }
+  const std::uint64_t key = std::uint64_t{src.value} << 32 | dst.value;
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  WeightedRoute route;
+  if (src != dst) {
+    const int distance = search(src.value, dst.value);
+    if (distance < 0) {
+      throw TopologyError(
+          "", cluster_.node(src).origin,
+          "no path from " + cluster_.node(src).name + " to " + cluster_.node(dst).name);
+    }
+    route = compute(src.value, distance);
+  }
+  cached_links_ += route.links.size();
+  return cache_.emplace(key, std::move(route)).first->second;
+}
+
+void AdaptiveSpreader::clear() {
+  cache_.clear();
+  cached_links_ = 0;
+}
+
+WeightedRoute adaptive_spread(const Cluster& cluster, NodeId src, NodeId dst) {
+  AdaptiveSpreader spreader(cluster);
+  return spreader.spread(src, dst);
+}
+
+}  // namespace cs::topo
