@@ -10,14 +10,34 @@
 namespace cs::net {
 
 FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> links)
-    : sim_(simulator), links_(links.size()) {
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    if (!(links[i].bandwidth.value() > 0)) {
+    : sim_(&simulator), original_(std::move(links)), links_(original_.size()) {
+  for (std::size_t i = 0; i < original_.size(); ++i) {
+    if (!(original_[i].bandwidth.value() > 0)) {
       throw InternalError("FlowNetwork: link " + std::to_string(i) + " has no capacity");
     }
-    links_[i].capacity = links[i].bandwidth.value();
-    links_[i].latency = links[i].latency;
+    links_[i].capacity = original_[i].bandwidth.value();
+    links_[i].latency = original_[i].latency;
   }
+}
+
+void FlowNetwork::reset(sim::Simulator& simulator) {
+  sim_ = &simulator;
+  for (std::uint32_t l : used_) {
+    links_[l] = Link{};
+    links_[l].capacity = original_[l].bandwidth.value();
+    links_[l].latency = original_[l].latency;
+  }
+  used_.clear();
+  intervals_.clear();
+  record_intervals_ = false;
+  flows_.clear();
+  free_flows_.clear();
+  dirty_links_.clear();
+  solve_pending_ = false;
+  epoch_ = 0;  // every mark is 0 again: the used links were rebuilt, the others never marked
+  active_flows_ = 0;
+  flows_started_ = 0;
+  solves_ = 0;
 }
 
 Duration FlowNetwork::path_latency(std::span<const LinkId> path) const {
@@ -39,7 +59,7 @@ void FlowNetwork::start_pipeline(std::span<const std::span<const LinkId>> member
   std::size_t links = 0;
   for (const auto& m : members) links += m.size();
   if (bytes_per_member.value() <= 0 || links == 0) {
-    sim_.schedule_after(tail, sim::Phase::kCompletion, std::move(on_delivered));
+    sim_->schedule_after(tail, sim::Phase::kCompletion, std::move(on_delivered));
     return;
   }
   const std::uint32_t f = new_flow(bytes_per_member, tail, std::move(on_delivered));
@@ -52,7 +72,7 @@ void FlowNetwork::merge_hops(std::span<const std::span<const LinkId>> members, s
   ++epoch_;
   for (const auto& m : members) {
     for (LinkId l : m) {
-      Link& link = links_[l.value];
+      Link& link = use(l.value);
       if (link.mark != epoch_) {
         link.mark = epoch_;
         link.unfrozen = hops.size();  // scratch: index of the hop for this link
@@ -85,7 +105,7 @@ std::uint32_t FlowNetwork::new_flow(Bytes bytes, Duration tail, sim::Callback on
   Flow& flow = flows_[f];
   flow.remaining = static_cast<double>(bytes.value());
   flow.rate = 0;
-  flow.updated = sim_.now();
+  flow.updated = sim_->now();
   flow.tail = tail;
   flow.completion = {};
   flow.on_delivered = std::move(on_delivered);
@@ -131,11 +151,11 @@ void FlowNetwork::detach(std::uint32_t f) {
 void FlowNetwork::request_solve() {
   if (solve_pending_) return;
   solve_pending_ = true;
-  sim_.schedule_after(Duration{0}, sim::Phase::kRateUpdate, [this] { solve(); });
+  sim_->schedule_after(Duration{0}, sim::Phase::kRateUpdate, [this] { solve(); });
 }
 
 void FlowNetwork::flush_link(Link& l) {
-  const SimTime now = sim_.now();
+  const SimTime now = sim_->now();
   const Duration dt = now - l.since;
   if (dt.count() > 0 && l.rate_sum > 0) {
     const double moved = l.rate_sum * to_seconds(dt);
@@ -156,7 +176,7 @@ void FlowNetwork::solve() {
   solve_pending_ = false;
   ++solves_;
   ++epoch_;
-  const SimTime now = sim_.now();
+  const SimTime now = sim_->now();
 
   // 1. The flows whose rates may change: those on changed links, and, transitively, those that
   //    share a link that can saturate with them. A link that cannot saturate constrains nobody,
@@ -261,11 +281,11 @@ void FlowNetwork::solve() {
   for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
     const std::uint32_t f = comp_flows_[k];
     Flow& flow = flows_[f];
-    if (flow.rate == old_rate_[k] && sim_.is_pending(flow.completion)) continue;
-    sim_.cancel(flow.completion);
+    if (flow.rate == old_rate_[k] && sim_->is_pending(flow.completion)) continue;
+    sim_->cancel(flow.completion);
     if (!(flow.rate > 0)) throw InternalError("FlowNetwork: an active flow got no bandwidth");
     const Duration left = drain_time(flow.remaining, Bandwidth{flow.rate});
-    flow.completion = sim_.schedule_after(left, sim::Phase::kCompletion,
+    flow.completion = sim_->schedule_after(left, sim::Phase::kCompletion,
                                           [this, f] { finish_bandwidth_phase(f); });
   }
 }
@@ -275,7 +295,7 @@ void FlowNetwork::update_busy(Link& link) {
   if (link.flows.empty() || link.rate_sum < link.capacity * 1e-12) link.rate_sum = 0;
   const bool busy = link.rate_sum > 0;
   if (busy == link.busy_now) return;
-  const SimTime now = sim_.now();
+  const SimTime now = sim_->now();
   if (busy) {
     link.busy_since = now;
     link.interval_bytes = 0;
@@ -298,7 +318,7 @@ void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
   flow.active = false;
   flow.remaining = 0;
   --active_flows_;
-  sim_.schedule_after(flow.tail, sim::Phase::kCompletion, std::move(flow.on_delivered));
+  sim_->schedule_after(flow.tail, sim::Phase::kCompletion, std::move(flow.on_delivered));
   flow.on_delivered.reset();
   flow.completion = {};
   free_flows_.push_back(f);
@@ -307,7 +327,8 @@ void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
 
 void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
   if (!(bandwidth.value() > 0)) throw InternalError("FlowNetwork: capacity must be positive");
-  links_.at(link.value).capacity = bandwidth.value();
+  (void)links_.at(link.value);  // range check
+  use(link.value).capacity = bandwidth.value();
   // The flows through it may have a new narrowest link: re-attach them with fresh bounds.
   std::vector<std::uint32_t> through;
   for (const FlowRef& r : links_[link.value].flows) through.push_back(r.flow);
@@ -318,7 +339,8 @@ void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
 }
 
 LinkStats FlowNetwork::link_stats(LinkId link) {
-  Link& l = links_.at(link.value);
+  (void)links_.at(link.value);  // range check
+  Link& l = use(link.value);
   flush_link(l);
   return LinkStats{Bytes{static_cast<std::int64_t>(l.bytes + 0.5)}, l.busy};
 }
