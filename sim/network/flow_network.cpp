@@ -10,22 +10,27 @@
 namespace cs::net {
 
 FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> links)
-    : sim_(&simulator), original_(std::move(links)), links_(original_.size()) {
-  for (std::size_t i = 0; i < original_.size(); ++i) {
-    if (!(original_[i].bandwidth.value() > 0)) {
+    : sim_(&simulator), links_(links.size()) {
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    if (!(links[i].bandwidth.value() > 0)) {
       throw InternalError("FlowNetwork: link " + std::to_string(i) + " has no capacity");
     }
-    links_[i].capacity = original_[i].bandwidth.value();
-    links_[i].latency = original_[i].latency;
+    links_[i].capacity = links[i].bandwidth.value();
+    links_[i].latency = links[i].latency;
   }
 }
 
 void FlowNetwork::reset(sim::Simulator& simulator) {
   sim_ = &simulator;
+  // Capacity and latency are all a new link holds; only set_capacity changes a capacity.
+  for (const auto& [l, capacity] : original_capacity_) links_[l].capacity = capacity;
+  original_capacity_.clear();
   for (std::uint32_t l : used_) {
+    const double capacity = links_[l].capacity;
+    const Duration latency = links_[l].latency;
     links_[l] = Link{};
-    links_[l].capacity = original_[l].bandwidth.value();
-    links_[l].latency = original_[l].latency;
+    links_[l].capacity = capacity;
+    links_[l].latency = latency;
   }
   used_.clear();
   intervals_.clear();
@@ -328,7 +333,11 @@ void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
 void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
   if (!(bandwidth.value() > 0)) throw InternalError("FlowNetwork: capacity must be positive");
   (void)links_.at(link.value);  // range check
-  use(link.value).capacity = bandwidth.value();
+  Link& changed = use(link.value);
+  if (std::none_of(original_capacity_.begin(), original_capacity_.end(), [&](const auto& o) { return o.first == link.value; })) {
+    original_capacity_.emplace_back(link.value, changed.capacity);
+  }
+  changed.capacity = bandwidth.value();
   // The flows through it may have a new narrowest link: re-attach them with fresh bounds.
   std::vector<std::uint32_t> through;
   for (const FlowRef& r : links_[link.value].flows) through.push_back(r.flow);

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/ids.h"
@@ -177,9 +178,9 @@ class FlowNetwork {
   }
 
   sim::Simulator* sim_;
-  std::vector<LinkCapacity> original_;  // what reset restores
   std::vector<Link> links_;
   std::vector<std::uint32_t> used_;
+  std::vector<std::pair<std::uint32_t, double>> original_capacity_;  // of links set_capacity changed, for reset
   std::vector<std::vector<BusyInterval>> intervals_;  // per link; empty unless recording
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
