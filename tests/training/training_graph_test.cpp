@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -807,32 +808,23 @@ void expect_grid_symmetries_are_the_coordinate_shifts(const Model& m, const Para
 }
 
 TEST(TrainingGraphSymmetry, GridShiftsAreTheCoordinateShiftsThatKeepEveryGroup) {
-  ParallelPlan plan;
-  plan.dp = 4;
-  plan.tp = 2;
-  plan.pp = 2;
-  plan.cp = 2;
-  plan.micro_batch = 1;
-  plan.global_batch = 8;
-  plan.sequence_length = 1024;
+  const auto plan_of = [](int dp, int tp, int pp, int cp, int global_batch) {
+    ParallelPlan p;
+    std::tie(p.dp, p.tp, p.pp, p.cp, p.global_batch) = std::tie(dp, tp, pp, cp, global_batch);
+    p.micro_batch = 1;
+    p.sequence_length = 1024;
+    return p;
+  };
+  ParallelPlan plan = plan_of(4, 2, 2, 2, 8);
   expect_grid_symmetries_are_the_coordinate_shifts(small_gpt(), plan);
   plan.order = {"dp", "pp", "tp", "cp"};  // another placement: other strides
   expect_grid_symmetries_are_the_coordinate_shifts(small_gpt(), plan);
-  ParallelPlan hybrid;  // ZeRO-3 hybrid sharding: dp as two digits (S_d = 2)
-  hybrid.dp = 8;
+  ParallelPlan hybrid = plan_of(8, 1, 1, 1, 8);  // ZeRO-3 hybrid sharding: dp as two digits (S_d = 2)
   hybrid.zero = ZeroStage::kParameters;
   hybrid.zero_shard = 2;
-  hybrid.micro_batch = 1;
-  hybrid.global_batch = 8;
-  hybrid.sequence_length = 1024;
   expect_grid_symmetries_are_the_coordinate_shifts(small_gpt(), hybrid);
-  ParallelPlan expert;  // EP 2 over DP 4 x CP 2: only the shifts that keep expert groups
-  expert.dp = 4;
-  expert.cp = 2;
+  ParallelPlan expert = plan_of(4, 1, 1, 2, 4);  // EP 4 over DP 4 x CP 2: only the shifts that keep expert groups
   expert.ep = 4;
-  expert.micro_batch = 1;
-  expert.global_batch = 4;
-  expert.sequence_length = 1024;
   expect_grid_symmetries_are_the_coordinate_shifts(small_mixture(4), expert);
 }
 
