@@ -39,7 +39,12 @@ void FlowNetwork::reset(sim::Simulator& simulator) {
   free_flows_.clear();
   dirty_links_.clear();
   solve_pending_ = false;
-  epoch_ = 0;  // every mark is 0 again: the used links were rebuilt, the others never marked
+  // Marks are compared with epoch_ for equality only, and it keeps counting, so the marks that
+  // merge_hops left on links no flow used are all stale. Long before it wraps, start afresh.
+  if (epoch_ > (1u << 31)) {
+    for (Link& l : links_) l.mark = 0;
+    epoch_ = 0;
+  }
   active_flows_ = 0;
   flows_started_ = 0;
   solves_ = 0;
@@ -77,7 +82,7 @@ void FlowNetwork::merge_hops(std::span<const std::span<const LinkId>> members, s
   ++epoch_;
   for (const auto& m : members) {
     for (LinkId l : m) {
-      Link& link = use(l.value);
+      Link& link = links_[l.value];
       if (link.mark != epoch_) {
         link.mark = epoch_;
         link.unfrozen = hops.size();  // scratch: index of the hop for this link
@@ -130,7 +135,7 @@ void FlowNetwork::attach(std::uint32_t f) {
   for (const Hop& h : flow.hops) flow.bound = std::min(flow.bound, links_[h.link].capacity / h.weight);
   for (std::uint32_t i = 0; i < flow.hops.size(); ++i) {
     Hop& h = flow.hops[i];
-    Link& link = links_[h.link];
+    Link& link = use(h.link);
     h.slot = static_cast<std::uint32_t>(link.flows.size());
     link.flows.push_back(FlowRef{f, i});
     link.bound_sum += flow.bound * h.weight;

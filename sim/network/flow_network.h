@@ -135,7 +135,7 @@ class FlowNetwork {
     std::uint64_t unfrozen = 0;     // weight of the unfrozen flows
     std::uint32_t mark = 0;
     bool busy_now = false;
-    bool used = false;              // changed since the last reset (listed in used_)
+    bool used = false;              // a flow or a caller changed it since the last reset (in used_)
   };
   // Busy intervals live apart from Link (one vector per link, allocated only when recording):
   // the tuner builds a network per candidate, and a small Link keeps that cheap
