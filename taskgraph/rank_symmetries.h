@@ -36,7 +36,6 @@ namespace cs::tg {
 struct GridAxis {
   std::uint32_t radix = 1;
   std::uint32_t stride = 1;
-  friend bool operator==(const GridAxis&, const GridAxis&) = default;
 };
 
 class RankSymmetries {
@@ -46,9 +45,9 @@ class RankSymmetries {
   // added with add_shift.
   RankSymmetries(std::vector<GridAxis> axes, std::vector<std::uint32_t> grid_index);
 
-  // One shift per axis, each below its radix (checked by validate).
+  // One shift per axis, each below its radix (check(), which TaskGraph::validate calls).
   void add_shift(std::vector<std::uint32_t> shift);
-  // The explicit form: a permutation of all ranks (checked by validate).
+  // The explicit form: a permutation of all ranks (check()).
   void add_permutation(std::vector<std::uint32_t> permutation);
 
   std::size_t size() const { return explicit_form() ? permutations_.size() : shifts_.size() / axes_.size(); }
@@ -71,9 +70,6 @@ class RankSymmetries {
   // permutations schema 1 wrote. from_config reads either (ConfigError at the node).
   nlohmann::json to_json() const;
   static RankSymmetries from_config(const ConfigNode& node);
-
-  const std::vector<GridAxis>& axes() const { return axes_; }
-  const std::vector<std::uint32_t>& grid_index() const { return grid_index_; }
 
  private:
   std::vector<GridAxis> axes_;
