@@ -1,8 +1,9 @@
 // Collective simulation cost at scale: a 1 GiB all_reduce over every GPU of the rail-optimized
 // h100-rail-512 cluster (4,096 GPUs; "--set /servers/0/count=N/8" gives 8k/16k/32k GPUs, the 64
-// spines kept), congestion-aware (max-min flow model) through CollectiveSimulator.
+// spines kept) and, for 65,536 and 131,072 GPUs, of the three-tier fat-tree h100-fat-tree-3tier
+// (radix 128, 16 and 32 pods), congestion-aware (max-min flow model) through CollectiveSimulator.
 //
-// One case = one (GPU count, algorithm): ring and hierarchical with the Simple protocol via
+// One case = one (GPU count, algorithm): ring, tree and hierarchical with the Simple protocol via
 // run_fixed, or `auto` (every candidate algorithm x protocol, through run()). Per case it measures
 //   load   wall time of topo::load_cluster (parse, validate, build the graph);
 //   sim    wall time of CollectiveSimulator construction (layout, router arrays) + the spec +
@@ -48,16 +49,18 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kClusterRel = "configs/clusters/h100-rail-512.json";
-constexpr int kGpusPerServer = 8;  // h100-rail-512's "gpus"
+constexpr const char* kThreeTierRel = "configs/clusters/h100-fat-tree-3tier.json";
+constexpr long kThreeTierFrom = 65536;  // GPU counts from here run on the three-tier fabric
+constexpr int kGpusPerServer = 8;  // both clusters' "gpus"
 constexpr double kSlowCase_s = 10;  // a case slower than this runs once
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// The cluster file: as given, else configs/... from the working directory or one of its
+// The cluster file: as given, else `rel` (configs/...) from the working directory or one of its
 // parents, else from the parents of this executable (build-*/bench/bench_collective).
-std::string find_cluster(const std::string& given) {
+std::string find_cluster(const std::string& given, const char* rel = kClusterRel) {
   if (!given.empty()) return given;
   std::vector<fs::path> roots;
   std::error_code ec;
@@ -73,9 +76,9 @@ std::string find_cluster(const std::string& given) {
     }
   }
   for (const fs::path& r : roots) {
-    if (fs::exists(r / kClusterRel, ec)) return (r / kClusterRel).string();
+    if (fs::exists(r / rel, ec)) return (r / rel).string();
   }
-  return kClusterRel;  // the loader names it in its error
+  return rel;  // the loader names it in its error
 }
 
 long peak_rss_kib() {
@@ -262,18 +265,23 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
     std::fprintf(stderr, "bench_collective: cannot find its own executable\n");
     return 1;
   }
-  const std::string cluster = find_cluster(cluster_arg);
+  const std::string rail = find_cluster(cluster_arg);
+  const std::string three_tier = find_cluster(cluster_arg, kThreeTierRel);
   struct Case {
     long gpus;
     const char* algo;
   };
+  // Ring and hierarchical at every doubling; tree and auto (the issue 11 curves) at 4k, 16k,
+  // 32k, 65k and 131k GPUs.
   std::vector<Case> cases;
-  for (long g : {4096L, 8192L, 16384L, 32768L}) {
+  for (long g : {4096L, 8192L, 16384L, 32768L, 65536L, 131072L}) {
     if (g > max_gpus) continue;
     cases.push_back({g, "ring"});
     cases.push_back({g, "hierarchical"});
+    if (g == 8192) continue;
+    cases.push_back({g, "tree"});
+    cases.push_back({g, "auto"});
   }
-  if (max_gpus >= 4096) cases.push_back({4096, "auto"});
 
   std::vector<CaseResult> results;
   int status = 0;
@@ -283,6 +291,7 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
     long rss_max = 0;
     for (int i = 0; i < repeat; ++i) {
       CaseResult r;
+      const std::string& cluster = c.gpus >= kThreeTierFrom ? three_tier : rail;
       if (!run_child(self, c.gpus, c.algo, bytes, cluster, r)) {
         std::fprintf(stderr, "bench_collective: case %ld %s failed\n", c.gpus, c.algo);
         status = 1;
@@ -298,9 +307,10 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
     results.push_back(best);
   }
 
-  std::printf("collective: all_reduce %lld bytes over all GPUs of h100-rail-512 (+ --set "
-              "/servers/0/count), max-min flow model; best of %d processes per case (1 if > 10 s)\n",
-              bytes, repeat);
+  std::printf("collective: all_reduce %lld bytes over all GPUs of h100-rail-512 (from %ld GPUs: "
+              "h100-fat-tree-3tier; + --set /servers/0/count), max-min flow model; best of %d "
+              "processes per case (1 if > 10 s)\n",
+              bytes, kThreeTierFrom, repeat);
   std::printf("%6s %-13s %-19s %4s %8s %8s %8s %8s %8s %8s %11s %9s %9s %10s\n", "gpus", "algo",
               "ran", "cand", "load_s", "sim_s", "total_s", "proc_s", "cpu_s", "rss_MiB", "simulated",
               "busbw", "flows", "events");
@@ -325,7 +335,7 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
 }  // namespace
 
 int main(int argc, char** argv) {
-  long gpus = 0, max_gpus = 32768;
+  long gpus = 0, max_gpus = 131072;
   int repeat = 3;
   long long bytes = 1LL << 30;
   std::string algo, cluster, protocol = "simple";

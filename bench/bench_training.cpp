@@ -1,6 +1,6 @@
 // Training-iteration benchmarks of issue 3: wall time and peak memory of one simulated
 // iteration per experiment, each in its own process (so the peak RSS is the case's own).
-// Usage: bench_training [EXPERIMENT.json ...]   (default: the four reference cases)
+// Usage: bench_training [EXPERIMENT.json ...]   (default: the reference cases of issues 3 and 11)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,19 +16,26 @@
 #ifndef CS_CONFIG_DIR
 #define CS_CONFIG_DIR "configs"
 #endif
+#ifndef CS_BENCH_DIR
+#define CS_BENCH_DIR "bench"
+#endif
 
 namespace {
 
 struct Case {
+  const char* dir;
   const char* file;
-  const char* target;  // from the issue
+  const char* target;  // from the issues
 };
 
 const Case kCases[] = {
-    {"resnet50-512.json", "<= 1 s"},
-    {"megatron-145b-1536.json", "<= 5 s, 2 GiB"},
-    {"megatron-1t-3072.json", "<= 30 s"},
-    {"llama3-405b-16384.json", "<= 60 s, 8 GiB"},
+    {CS_CONFIG_DIR "/examples/", "resnet50-512.json", "<= 1 s"},
+    {CS_CONFIG_DIR "/examples/", "megatron-145b-1536.json", "<= 5 s, 2 GiB"},
+    {CS_CONFIG_DIR "/examples/", "megatron-1t-3072.json", "<= 30 s"},
+    {CS_CONFIG_DIR "/examples/", "llama3-405b-16384.json", "<= 60 s, 8 GiB"},
+    // Issue 11: the 405B iteration at 32k and 65k GPUs (DP 256 and 512), x2.2 per doubling at most.
+    {CS_BENCH_DIR "/experiments/", "llama3-405b-32768.json", "x2.2 of 16,384"},
+    {CS_BENCH_DIR "/experiments/", "llama3-405b-65536.json", "<= 60 s"},
 };
 
 int run_one(const std::string& path) {
@@ -53,7 +60,7 @@ int main(int argc, char** argv) {
   if (argc > 1) {
     for (int i = 1; i < argc; ++i) cases.emplace_back(argv[i], "");
   } else {
-    for (const Case& c : kCases) cases.emplace_back(std::string(CS_CONFIG_DIR) + "/examples/" + c.file, c.target);
+    for (const Case& c : kCases) cases.emplace_back(std::string(c.dir) + c.file, c.target);
   }
   int status = 0;
   for (const auto& [path, target] : cases) {

@@ -15,10 +15,6 @@ std::uint32_t TaskGraph::simulated_members(std::uint32_t group) const {
   return n;
 }
 
-void TaskGraph::add_symmetry(std::vector<std::uint32_t> permutation) {
-  symmetries_.push_back(std::move(permutation));
-}
-
 std::uint32_t TaskGraph::add_group(ProcessGroup g) {
   groups_.push_back(std::move(g));
   return static_cast<std::uint32_t>(groups_.size() - 1);
@@ -143,13 +139,7 @@ void TaskGraph::validate(const std::string& file) const {
     }
     if (sorted.front() >= ranks_) fail(path + "/ranks", "a process group needs at least one simulated rank (below ranks = " + std::to_string(ranks_) + ")");
   }
-  for (std::size_t k = 0; k < symmetries_.size(); ++k) {
-    std::vector<std::uint32_t> sorted = symmetries_[k];
-    std::sort(sorted.begin(), sorted.end());
-    bool ok = sorted.size() == all_ranks();
-    for (std::uint32_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == i;
-    if (!ok) fail("/symmetries/" + std::to_string(k), "expected a permutation of the ranks 0.." + std::to_string(all_ranks() - 1));
-  }
+  if (const RankSymmetries::Problem p = symmetries_.check(all_ranks()); !p.message.empty()) fail("/symmetries" + p.path, p.message);
   // Collective members: for each instance, one op per group member, all with the same group,
   // op and size. Send/recv: every send has exactly one matching recv.
   std::map<std::uint64_t, std::vector<OpId>> instances;
@@ -208,10 +198,10 @@ std::uint32_t as_u32(const ConfigNode& n) {
 
 nlohmann::json TaskGraph::to_json() const {
   nlohmann::json j;
-  j["schema"] = "clustersim.taskgraph/1";
+  j["schema"] = "clustersim.taskgraph/2";
   j["ranks"] = ranks_;
   if (mirrored_ > 0) j["mirrored"] = mirrored_;
-  if (!symmetries_.empty()) j["symmetries"] = symmetries_;
+  if (!symmetries_.empty()) j["symmetries"] = symmetries_.to_json();
   j["groups"] = nlohmann::json::array();
   for (const auto& g : groups_) j["groups"].push_back({{"name", g.name}, {"stream", to_string(g.stream)}, {"ranks", g.ranks}});
   if (!gemm_mixes_.empty()) {
@@ -265,16 +255,14 @@ TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& fi
   const ConfigDocument doc = ConfigDocument::from_json(json, file);
   const ConfigNode root = doc.root();
   root.expect_only({"schema", "ranks", "mirrored", "symmetries", "groups", "gemm_mixes", "ops"});
-  if (root.at("schema").as_string() != "clustersim.taskgraph/1") root.at("schema").fail_expected("\"clustersim.taskgraph/1\"");
+  // Schema 1 differs only in its symmetries (dense permutations), which are still read.
+  const std::string schema = root.at("schema").as_string();
+  if (schema != "clustersim.taskgraph/2" && schema != "clustersim.taskgraph/1") {
+    root.at("schema").fail_expected("\"clustersim.taskgraph/2\" (or 1)");
+  }
   TaskGraph g(static_cast<std::uint32_t>(root.at("ranks").as_int(1, 1 << 24)),
               root.has("mirrored") ? static_cast<std::uint32_t>(root.at("mirrored").as_int(0, 1 << 24)) : 0);
-  if (auto sym = root.find("symmetries")) {
-    for (const ConfigNode& perm : sym->elements()) {
-      std::vector<std::uint32_t> p;
-      for (const ConfigNode& r : perm.elements()) p.push_back(as_u32(r));
-      g.add_symmetry(std::move(p));
-    }
-  }
+  if (auto sym = root.find("symmetries")) g.symmetries_ = RankSymmetries::from_config(*sym);
   if (auto mixes = root.find("gemm_mixes")) {
     for (const ConfigNode& mn : mixes->elements()) {
       std::vector<GemmShape> shapes;

@@ -6,7 +6,8 @@
 // ones and have no ops of their own: they take part in the transfers of the collectives whose
 // groups list them, arriving with the group's simulated members (symmetry: identical
 // data-parallel replicas and tensor-parallel ranks are simulated once). `symmetries` are
-// permutations of all ranks under which the job is invariant: every transfer a simulated op
+// permutations of all ranks under which the job is invariant, held as shifts over a rank grid
+// (rank_symmetries.h): every transfer a simulated op
 // makes is also made by each of its images (deduplicated), so the network carries what the full
 // job would; only the bookkeeping of ops is done once:
 //   - process groups: ordered rank lists that run collectives together (one per TP, DP, ... group);
@@ -36,6 +37,7 @@
 #include "core/collective_kind.h"
 #include "core/enum_names.h"
 #include "core/units.h"
+#include "taskgraph/rank_symmetries.h"
 
 namespace cs::tg {
 
@@ -104,9 +106,9 @@ class TaskGraph {
   std::uint32_t all_ranks() const { return ranks_ + mirrored_; }
   // How many of a group's ranks are simulated (the member ops a collective instance has).
   std::uint32_t simulated_members(std::uint32_t group) const;
-  // A permutation of all ranks that maps the job onto itself (see the header comment).
-  void add_symmetry(std::vector<std::uint32_t> permutation);
-  const std::vector<std::vector<std::uint32_t>>& symmetries() const { return symmetries_; }
+  // The permutations of all ranks that map the job onto itself (see the header comment).
+  void set_symmetries(RankSymmetries symmetries) { symmetries_ = std::move(symmetries); }
+  const RankSymmetries& symmetries() const { return symmetries_; }
   std::uint32_t add_group(ProcessGroup g);
   // A list of GEMM shapes compute ops can refer to; equal lists share one index.
   std::uint32_t add_gemm_mix(std::vector<GemmShape> shapes);
@@ -156,7 +158,7 @@ class TaskGraph {
 
   std::uint32_t ranks_;
   std::uint32_t mirrored_;
-  std::vector<std::vector<std::uint32_t>> symmetries_;
+  RankSymmetries symmetries_;
   std::vector<ProcessGroup> groups_;
   std::vector<std::vector<GemmShape>> gemm_mixes_;
   std::vector<Op> ops_;

@@ -9,6 +9,8 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
 
+#include "topology/gpu_diameter.h"
+
 namespace cs::topo {
 namespace {
 
@@ -26,45 +28,6 @@ int switch_level(NodeKind k) {
     default:
       return 0;
   }
-}
-
-// Exact GPU diameter: one BFS per GPU over the cluster's out-adjacency, each stopping once all
-// GPUs are reached.
-int gpu_diameter(const Cluster& c) {
-  const auto gpus = c.gpus();
-  if (gpus.size() < 2) return 0;
-  const auto n = static_cast<std::uint32_t>(c.node_count());
-  const std::vector<std::uint32_t>& begin = c.out_adjacency().begin;
-  const std::vector<std::uint32_t>& adj = c.out_adjacency().node;
-  std::vector<bool> is_gpu(n, false);
-  for (NodeId g : gpus) is_gpu[g.value] = true;
-
-  std::vector<std::uint32_t> stamp(n, 0), dist(n, 0), queue(n);
-  int diameter = 0;
-  std::uint32_t generation = 0;
-  for (NodeId source : gpus) {
-    ++generation;
-    std::size_t head = 0, tail = 0, gpus_left = gpus.size() - 1;
-    queue[tail++] = source.value;
-    stamp[source.value] = generation;
-    dist[source.value] = 0;
-    while (head < tail && gpus_left > 0) {
-      const std::uint32_t u = queue[head++];
-      for (std::uint32_t k = begin[u]; k < begin[u + 1]; ++k) {
-        const std::uint32_t v = adj[k];
-        if (stamp[v] == generation) continue;
-        stamp[v] = generation;
-        dist[v] = dist[u] + 1;
-        queue[tail++] = v;
-        if (is_gpu[v]) {
-          --gpus_left;
-          diameter = std::max(diameter, static_cast<int>(dist[v]));  // BFS order: last is farthest
-        }
-      }
-    }
-    if (gpus_left > 0) return -1;
-  }
-  return diameter;
 }
 
 // Max flow from the first floor(G/2) GPUs to the rest, capacities = line rates (bytes/s,

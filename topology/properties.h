@@ -6,9 +6,10 @@
 //                  link counts as one cable.
 //   diameter_hops  max over ordered GPU pairs (a, b) of the hop count of a shortest directed
 //                  path a -> b; -1 when some GPU cannot reach another; 0 with fewer than two
-//                  GPUs. Exact: one BFS per GPU over compressed adjacency arrays, stopping once
-//                  every GPU is reached: O(G * (V + E)) time, O(V + E) memory, no allocation per
-//                  search (4,096 GPUs on a ~9k-vertex fabric: well under a second).
+//                  GPUs. Exact, without one BFS per GPU (topology/gpu_diameter.h): one server
+//                  per class of twin servers (a verified automorphism exchanges them) is
+//                  searched, 64 GPUs per bit-parallel BFS: O(R/64 x levels x (V + E)) for R
+//                  searched GPUs, O(V + E) memory (32,768 GPUs: 0.5 s with the bisection).
 //   bisection      the maximum flow from the first half of the GPUs in rank order (the first
 //                  floor(G/2)) to the others, link capacities = line rates (push-relabel on a
 //                  copy of the graph with a super source and sink). This is the bisection for the

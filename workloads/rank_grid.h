@@ -26,6 +26,8 @@ class RankGrid {
   int size() const { return size_; }
   int rank(GridCoord c) const;
   GridCoord coord(int rank) const;
+  // Each dimension's stride: rank = dp x strides().dp + pp x strides().pp + ...
+  GridCoord strides() const { return {stride_[kDp], stride_[kPp], stride_[kCp], stride_[kTp]}; }
 
  private:
   enum Dim { kDp, kPp, kCp, kTp };

@@ -1,5 +1,6 @@
 #include "workloads/training_graph.h"
 
+#include <array>
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -892,12 +893,34 @@ TrainingGraph build_training_graph(const Model& model, const ParallelPlan& plan,
                     grid, stage_layers(model, plan), plan.micro_batches(), order};
   Builder b(model, plan, out, graph_rank_of);
   for (int r : simulated) b.build_rank(r);
-  for (std::size_t k = 1; k < shifts.size(); ++k) {
-    std::vector<std::uint32_t> sigma(static_cast<std::size_t>(grid.size()));
-    for (int r = 0; r < grid.size(); ++r) {
-      sigma[graph_rank_of[static_cast<std::size_t>(r)]] = graph_rank_of[static_cast<std::size_t>(image(r, shifts[k]))];
+  if (shifts.size() > 1) {
+    // The shifts as digit shifts over the grid (task_graph.h, rank_symmetries.h): the data-
+    // parallel coordinate as two digits (position in the shard group, then the group), the
+    // context- and tensor-parallel coordinates as one each; digits of radix 1 never move.
+    const GridCoord stride = grid.strides();
+    const std::array<tg::GridAxis, 4> all_axes = {
+        tg::GridAxis{static_cast<std::uint32_t>(group_dp), static_cast<std::uint32_t>(stride.dp)},
+        tg::GridAxis{static_cast<std::uint32_t>(plan.dp / group_dp), static_cast<std::uint32_t>(stride.dp * group_dp)},
+        tg::GridAxis{static_cast<std::uint32_t>(plan.cp), static_cast<std::uint32_t>(stride.cp)},
+        tg::GridAxis{static_cast<std::uint32_t>(plan.tp), static_cast<std::uint32_t>(stride.tp)}};
+    const auto digit_shifts = [&](const Shift& sh) {
+      return std::array<int, 4>{sh.dd % group_dp, sh.dd / group_dp, sh.cc, sh.tt};
+    };
+    std::vector<tg::GridAxis> axes;
+    for (const tg::GridAxis& a : all_axes) {
+      if (a.radix > 1) axes.push_back(a);
     }
-    out.graph.add_symmetry(std::move(sigma));
+    std::vector<std::uint32_t> grid_index(order.begin(), order.end());
+    tg::RankSymmetries symmetries(std::move(axes), std::move(grid_index));
+    for (std::size_t k = 1; k < shifts.size(); ++k) {
+      const std::array<int, 4> d = digit_shifts(shifts[k]);
+      std::vector<std::uint32_t> shift;
+      for (std::size_t i = 0; i < all_axes.size(); ++i) {
+        if (all_axes[i].radix > 1) shift.push_back(static_cast<std::uint32_t>(d[i]));
+      }
+      symmetries.add_shift(std::move(shift));
+    }
+    out.graph.set_symmetries(std::move(symmetries));
   }
   return out;
 }

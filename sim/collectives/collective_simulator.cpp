@@ -21,7 +21,15 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
   auto schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not);
   if (!schedule) return std::nullopt;
   sim::Simulator sim;
-  net::FlowNetwork net(sim, layout_.capacities());
+  // One network for every run, reset to new (O(links the last run used)), rather than one of
+  // all the machine's links per run: the tuner runs thousands of small candidates on a
+  // 100,000-GPU machine.
+  if (net_) {
+    net_->reset(sim);
+  } else {
+    net_.emplace(sim, layout_.capacities());
+  }
+  net::FlowNetwork& net = *net_;
   if (activity) net.enable_busy_intervals();
   CollectiveRunner runner(sim, net, router_, layout_);
   CollectiveOutcome outcome;

@@ -57,6 +57,7 @@ class CollectiveSimulator {
  private:
   NetworkLayout layout_;
   topo::Router router_;
+  std::optional<net::FlowNetwork> net_;  // reset for each run (FlowNetwork::reset)
 };
 
 }  // namespace cs::coll

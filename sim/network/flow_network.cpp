@@ -10,7 +10,7 @@
 namespace cs::net {
 
 FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> links)
-    : sim_(simulator), links_(links.size()) {
+    : sim_(&simulator), links_(links.size()) {
   for (std::size_t i = 0; i < links.size(); ++i) {
     if (!(links[i].bandwidth.value() > 0)) {
       throw InternalError("FlowNetwork: link " + std::to_string(i) + " has no capacity");
@@ -18,6 +18,36 @@ FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> li
     links_[i].capacity = links[i].bandwidth.value();
     links_[i].latency = links[i].latency;
   }
+}
+
+void FlowNetwork::reset(sim::Simulator& simulator) {
+  sim_ = &simulator;
+  // Capacity and latency are all a new link holds; only set_capacity changes a capacity.
+  for (const auto& [l, capacity] : original_capacity_) links_[l].capacity = capacity;
+  original_capacity_.clear();
+  for (std::uint32_t l : used_) {
+    const double capacity = links_[l].capacity;
+    const Duration latency = links_[l].latency;
+    links_[l] = Link{};
+    links_[l].capacity = capacity;
+    links_[l].latency = latency;
+  }
+  used_.clear();
+  intervals_.clear();
+  record_intervals_ = false;
+  flows_.clear();
+  free_flows_.clear();
+  dirty_links_.clear();
+  solve_pending_ = false;
+  // Marks are compared with epoch_ for equality only, and it keeps counting, so the marks that
+  // merge_hops left on links no flow used are all stale. Long before it wraps, start afresh.
+  if (epoch_ > (1u << 31)) {
+    for (Link& l : links_) l.mark = 0;
+    epoch_ = 0;
+  }
+  active_flows_ = 0;
+  flows_started_ = 0;
+  solves_ = 0;
 }
 
 Duration FlowNetwork::path_latency(std::span<const LinkId> path) const {
@@ -44,7 +74,7 @@ void FlowNetwork::start_pipeline(std::span<const std::span<const LinkId>> member
   std::size_t links = 0;
   for (const auto& m : members) links += m.size();
   if (bytes_per_member.value() <= 0 || links == 0) {
-    sim_.schedule_after(tail, sim::Phase::kCompletion, std::move(on_delivered));
+    sim_->schedule_after(tail, sim::Phase::kCompletion, std::move(on_delivered));
     return;
   }
   const std::uint32_t f = new_flow(bytes_per_member, tail, std::move(on_delivered));
@@ -116,7 +146,7 @@ std::uint32_t FlowNetwork::new_flow(Bytes bytes, Duration tail, sim::Callback on
   Flow& flow = flows_[f];
   flow.remaining = static_cast<double>(bytes.value());
   flow.rate = 0;
-  flow.updated = sim_.now();
+  flow.updated = sim_->now();
   flow.tail = tail;
   flow.completion = {};
   flow.on_delivered = std::move(on_delivered);
@@ -136,7 +166,7 @@ void FlowNetwork::attach(std::uint32_t f) {
   for (const Hop& h : flow.hops) flow.bound = std::min(flow.bound, links_[h.link].capacity / h.weight);
   for (std::uint32_t i = 0; i < flow.hops.size(); ++i) {
     Hop& h = flow.hops[i];
-    Link& link = links_[h.link];
+    Link& link = use(h.link);
     h.slot = static_cast<std::uint32_t>(link.flows.size());
     link.flows.push_back(FlowRef{f, i});
     link.bound_sum += flow.bound * h.weight;
@@ -162,11 +192,11 @@ void FlowNetwork::detach(std::uint32_t f) {
 void FlowNetwork::request_solve() {
   if (solve_pending_) return;
   solve_pending_ = true;
-  sim_.schedule_after(Duration{0}, sim::Phase::kRateUpdate, [this] { solve(); });
+  sim_->schedule_after(Duration{0}, sim::Phase::kRateUpdate, [this] { solve(); });
 }
 
 void FlowNetwork::flush_link(Link& l) {
-  const SimTime now = sim_.now();
+  const SimTime now = sim_->now();
   const Duration dt = now - l.since;
   if (dt.count() > 0 && l.rate_sum > 0) {
     const double moved = l.rate_sum * to_seconds(dt);
@@ -187,7 +217,7 @@ void FlowNetwork::solve() {
   solve_pending_ = false;
   ++solves_;
   ++epoch_;
-  const SimTime now = sim_.now();
+  const SimTime now = sim_->now();
 
   // 1. The flows whose rates may change: those on changed links, and, transitively, those that
   //    share a link that can saturate with them. A link that cannot saturate constrains nobody,
@@ -292,11 +322,11 @@ void FlowNetwork::solve() {
   for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
     const std::uint32_t f = comp_flows_[k];
     Flow& flow = flows_[f];
-    if (flow.rate == old_rate_[k] && sim_.is_pending(flow.completion)) continue;
-    sim_.cancel(flow.completion);
+    if (flow.rate == old_rate_[k] && sim_->is_pending(flow.completion)) continue;
+    sim_->cancel(flow.completion);
     if (!(flow.rate > 0)) throw InternalError("FlowNetwork: an active flow got no bandwidth");
     const Duration left = drain_time(flow.remaining, Bandwidth{flow.rate});
-    flow.completion = sim_.schedule_after(left, sim::Phase::kCompletion,
+    flow.completion = sim_->schedule_after(left, sim::Phase::kCompletion,
                                           [this, f] { finish_bandwidth_phase(f); });
   }
 }
@@ -306,7 +336,7 @@ void FlowNetwork::update_busy(Link& link) {
   if (link.flows.empty() || link.rate_sum < link.capacity * 1e-12) link.rate_sum = 0;
   const bool busy = link.rate_sum > 0;
   if (busy == link.busy_now) return;
-  const SimTime now = sim_.now();
+  const SimTime now = sim_->now();
   if (busy) {
     link.busy_since = now;
     link.interval_bytes = 0;
@@ -329,7 +359,7 @@ void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
   flow.active = false;
   flow.remaining = 0;
   --active_flows_;
-  sim_.schedule_after(flow.tail, sim::Phase::kCompletion, std::move(flow.on_delivered));
+  sim_->schedule_after(flow.tail, sim::Phase::kCompletion, std::move(flow.on_delivered));
   flow.on_delivered.reset();
   flow.completion = {};
   free_flows_.push_back(f);
@@ -338,7 +368,12 @@ void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
 
 void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
   if (!(bandwidth.value() > 0)) throw InternalError("FlowNetwork: capacity must be positive");
-  links_.at(link.value).capacity = bandwidth.value();
+  (void)links_.at(link.value);  // range check
+  Link& changed = use(link.value);
+  if (std::none_of(original_capacity_.begin(), original_capacity_.end(), [&](const auto& o) { return o.first == link.value; })) {
+    original_capacity_.emplace_back(link.value, changed.capacity);
+  }
+  changed.capacity = bandwidth.value();
   // The flows through it may have a new narrowest link: re-attach them with fresh bounds.
   std::vector<std::uint32_t> through;
   for (const FlowRef& r : links_[link.value].flows) through.push_back(r.flow);
@@ -349,7 +384,8 @@ void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
 }
 
 LinkStats FlowNetwork::link_stats(LinkId link) {
-  Link& l = links_.at(link.value);
+  (void)links_.at(link.value);  // range check
+  Link& l = use(link.value);
   flush_link(l);
   return LinkStats{Bytes{static_cast<std::int64_t>(l.bytes + 0.5)}, l.busy};
 }

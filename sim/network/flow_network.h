@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/ids.h"
@@ -76,6 +77,12 @@ class FlowNetwork {
   FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> links);
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
+
+  // Makes this network what a new FlowNetwork(simulator, the same links) would be: no flows, the
+  // links' original capacities, no statistics, busy intervals off. Costs O(links used since the
+  // last reset + flows), not O(links): a caller that simulates many short runs on a large
+  // machine (the tuner's candidates) reuses one network instead of building one per run.
+  void reset(sim::Simulator& simulator);
 
   // Starts a flow of `bytes` along `path` now. `on_delivered` runs when the receiver has the
   // last byte: path latency + extra latency after the bandwidth phase. An empty path
@@ -153,6 +160,7 @@ class FlowNetwork {
     std::uint64_t unfrozen = 0;     // weight of the unfrozen flows
     std::uint32_t mark = 0;
     bool busy_now = false;
+    bool used = false;              // a flow or a caller changed it since the last reset (in used_)
   };
   // Busy intervals live apart from Link (one vector per link, allocated only when recording):
   // the tuner builds a network per candidate, and a small Link keeps that cheap
@@ -188,8 +196,20 @@ class FlowNetwork {
   void update_busy(Link& l);  // opens or closes a busy interval after rate changes
   static bool can_saturate(const Link& l);
 
-  sim::Simulator& sim_;
+  // The link `l`, noted as one reset must restore.
+  Link& use(std::uint32_t l) {
+    Link& link = links_[l];
+    if (!link.used) {
+      link.used = true;
+      used_.push_back(l);
+    }
+    return link;
+  }
+
+  sim::Simulator* sim_;
   std::vector<Link> links_;
+  std::vector<std::uint32_t> used_;
+  std::vector<std::pair<std::uint32_t, double>> original_capacity_;  // of links set_capacity changed, for reset
   std::vector<std::vector<BusyInterval>> intervals_;  // per link; empty unless recording
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;

@@ -131,10 +131,11 @@ std::vector<std::vector<std::uint32_t>> Executor::images(const std::vector<std::
   };
   std::vector<std::vector<std::uint32_t>> out{ranks};
   std::set<std::vector<std::uint32_t>> seen{key(ranks)};
-  for (const auto& sigma : graph_.symmetries()) {
+  const tg::RankSymmetries& symmetries = graph_.symmetries();
+  for (std::size_t k = 0; k < symmetries.size(); ++k) {
     std::vector<std::uint32_t> image;
     image.reserve(ranks.size());
-    for (std::uint32_t r : ranks) image.push_back(sigma[r]);
+    for (std::uint32_t r : ranks) image.push_back(symmetries.image(k, r));
     if (seen.insert(key(image)).second) out.push_back(std::move(image));
   }
   return out;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -751,6 +753,81 @@ TEST(TrainingGraphSymmetry, OneRankPerStageGivesTheFullSimulationsResult) {
   EXPECT_EQ(back.symmetries().size(), 3u);  // (dp, tp) shifts other than the identity
 }
 
+// The symmetries as grid shifts (taskgraph/rank_symmetries.h) against the dense permutations
+// they stand for, built here from grid coordinates: for each data-, context- and tensor-parallel
+// shift (dd, cc, tt) in that order, the identity left out, rank r goes to the graph rank at the
+// shifted coordinates (with hybrid sharding, dd = shard-group shift x S_d + position shift, each
+// part cyclic). The kept shifts must map every process group onto a process group of the same
+// stream as a set (the job is invariant), and there are as many as the shifts that do.
+void expect_grid_symmetries_are_the_coordinate_shifts(const Model& m, const ParallelPlan& plan) {
+  const TrainingGraph t = build_training_graph(m, plan, "test", "/plan", true);
+  const tg::RankSymmetries& sym = t.graph.symmetries();
+  const std::uint32_t n = t.graph.all_ranks();
+  std::vector<std::uint32_t> graph_rank(n);
+  for (std::uint32_t r = 0; r < n; ++r) graph_rank[static_cast<std::size_t>(t.grid_rank[r])] = r;
+  // The groups of the unfolded job (every rank simulated, graph rank = grid rank).
+  const TrainingGraph full = build_training_graph(m, plan, "test", "/plan", false);
+  std::set<std::pair<tg::Stream, std::vector<std::uint32_t>>> groups;
+  for (const tg::ProcessGroup& g : full.graph.groups()) {
+    std::vector<std::uint32_t> ranks = g.ranks;
+    std::sort(ranks.begin(), ranks.end());
+    groups.insert({g.stream, ranks});
+  }
+  const int sd = plan.hybrid_sharding() ? plan.shard_ways() / plan.cp : plan.dp;
+  std::size_t k = 0;
+  for (int dd = 0; dd < plan.dp; ++dd) {
+    for (int cc = 0; cc < plan.cp; ++cc) {
+      for (int tt = 0; tt < plan.tp; ++tt) {
+        std::vector<std::uint32_t> on_grid(n);  // grid rank -> grid rank
+        for (std::uint32_t g = 0; g < n; ++g) {
+          GridCoord c = t.grid.coord(static_cast<int>(g));
+          c.dp = (c.dp / sd + dd / sd) % (plan.dp / sd) * sd + (c.dp % sd + dd % sd) % sd;
+          c.cp = (c.cp + cc) % plan.cp;
+          c.tp = (c.tp + tt) % plan.tp;
+          on_grid[g] = static_cast<std::uint32_t>(t.grid.rank(c));
+        }
+        std::vector<std::uint32_t> sigma(n);  // graph rank -> graph rank
+        for (std::uint32_t r = 0; r < n; ++r) sigma[r] = graph_rank[on_grid[static_cast<std::size_t>(t.grid_rank[r])]];
+        bool invariant = true;
+        for (const auto& [stream, ranks] : groups) {
+          std::vector<std::uint32_t> image;
+          for (std::uint32_t g : ranks) image.push_back(on_grid[g]);
+          std::sort(image.begin(), image.end());
+          invariant = invariant && groups.count({stream, image}) > 0;
+        }
+        if (!invariant || (dd == 0 && cc == 0 && tt == 0)) continue;
+        ASSERT_LT(k, sym.size()) << "dd " << dd << " cc " << cc << " tt " << tt;
+        for (std::uint32_t r = 0; r < n; ++r) ASSERT_EQ(sym.image(k, r), sigma[r]) << "symmetry " << k << " rank " << r;
+        ++k;
+      }
+    }
+  }
+  EXPECT_EQ(k, sym.size());
+  EXPECT_GT(k, 0u);
+  EXPECT_FALSE(sym.explicit_form());
+}
+
+TEST(TrainingGraphSymmetry, GridShiftsAreTheCoordinateShiftsThatKeepEveryGroup) {
+  const auto plan_of = [](int dp, int tp, int pp, int cp, int global_batch) {
+    ParallelPlan p;
+    std::tie(p.dp, p.tp, p.pp, p.cp, p.global_batch) = std::tie(dp, tp, pp, cp, global_batch);
+    p.micro_batch = 1;
+    p.sequence_length = 1024;
+    return p;
+  };
+  ParallelPlan plan = plan_of(4, 2, 2, 2, 8);
+  expect_grid_symmetries_are_the_coordinate_shifts(small_gpt(), plan);
+  plan.order = {"dp", "pp", "tp", "cp"};  // another placement: other strides
+  expect_grid_symmetries_are_the_coordinate_shifts(small_gpt(), plan);
+  ParallelPlan hybrid = plan_of(8, 1, 1, 1, 8);  // ZeRO-3 hybrid sharding: dp as two digits (S_d = 2)
+  hybrid.zero = ZeroStage::kParameters;
+  hybrid.zero_shard = 2;
+  expect_grid_symmetries_are_the_coordinate_shifts(small_gpt(), hybrid);
+  ParallelPlan expert = plan_of(4, 1, 1, 2, 4);  // EP 4 over DP 4 x CP 2: only the shifts that keep expert groups
+  expert.ep = 4;
+  expect_grid_symmetries_are_the_coordinate_shifts(small_mixture(4), expert);
+}
+
 TEST(TrainingGraphSymmetry, ExpertParallelGroupsMapOntoExpertParallelGroups) {
   // DP 4 with EP 2 on 4 GPUs behind one switch: a shift by one data-parallel rank would replay
   // the all-to-alls of the group {0, 1} on GPUs {1, 2}, which form no group (on a real cluster
@@ -776,10 +853,11 @@ TEST(TrainingGraphSymmetry, ExpertParallelGroupsMapOntoExpertParallelGroups) {
     groups.push_back(r);
   }
   ASSERT_FALSE(groups.empty());
-  for (const auto& sigma : folded.graph.symmetries()) {
+  const tg::RankSymmetries& symmetries = folded.graph.symmetries();
+  for (std::size_t k = 0; k < symmetries.size(); ++k) {
     for (const auto& g : groups) {
       std::vector<std::uint32_t> image;
-      for (std::uint32_t r : g) image.push_back(sigma[r]);
+      for (std::uint32_t r : g) image.push_back(symmetries.image(k, r));
       std::sort(image.begin(), image.end());
       // The image is an expert-parallel group: grid ranks 2i and 2i + 1.
       EXPECT_EQ(std::abs(static_cast<int>(folded.grid_rank[image[0]]) - static_cast<int>(folded.grid_rank[image[1]])), 1);

@@ -1,0 +1,118 @@
+// RankSymmetries: images of the grid form against hand-computed permutations, its checks, and
+// the JSON of both forms inside a TaskGraph (schema 2 and schema 1's dense permutations).
+#include "taskgraph/rank_symmetries.h"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "taskgraph/task_graph.h"
+
+namespace cs::tg {
+namespace {
+
+std::vector<std::uint32_t> permutation(const RankSymmetries& s, std::size_t k, std::uint32_t n) {
+  std::vector<std::uint32_t> p;
+  for (std::uint32_t r = 0; r < n; ++r) p.push_back(s.image(k, r));
+  return p;
+}
+
+TEST(RankSymmetries, ShiftsMoveTheirDigitsCyclically) {
+  // A 2 x 3 x 2 grid (g = a + 2 b + 6 c), axes a (radix 2, stride 1) and c (radix 2, stride 6);
+  // b is never shifted. Ranks are the grid indices reversed: rank r has grid index 11 - r.
+  std::vector<std::uint32_t> grid_index;
+  for (std::uint32_t r = 0; r < 12; ++r) grid_index.push_back(11 - r);
+  RankSymmetries s({{2, 1}, {2, 6}}, grid_index);
+  s.add_shift({1, 0});  // a + 1 mod 2: g -> g ^ 1
+  s.add_shift({1, 1});  // and c + 1 mod 2: g -> (g ^ 1) +- 6
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_TRUE(s.check(12).message.empty());
+  // Rank r = 11 - g. Shift 0 maps g = 11 - r to g ^ 1, so rank r to 11 - ((11 - r) ^ 1):
+  // 0 (g 11) -> g 10 = rank 1, 1 -> 0, 2 (g 9) -> g 8 = rank 3, ...
+  EXPECT_EQ(permutation(s, 0, 12), (std::vector<std::uint32_t>{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10}));
+  // Shift 1 also moves c: g 11 (a 1, b 2, c 1) -> a 0, b 2, c 0 = g 4 = rank 7; g 0 -> g 7 = rank 4.
+  EXPECT_EQ(permutation(s, 1, 12), (std::vector<std::uint32_t>{7, 6, 9, 8, 11, 10, 1, 0, 3, 2, 5, 4}));
+}
+
+TEST(RankSymmetries, ChecksNameWhatIsWrong) {
+  RankSymmetries overlapping({{4, 1}, {2, 2}}, {0, 1, 2, 3, 4, 5, 6, 7});  // digit of stride 2 inside the radix-4 one
+  overlapping.add_shift({1, 0});
+  EXPECT_EQ(overlapping.check(8).path, "/axes/1");
+  RankSymmetries too_wide({{4, 1}, {4, 4}}, {0, 1, 2, 3, 4, 5, 6, 7});  // 4 x 4 = 16 does not divide 8
+  EXPECT_EQ(too_wide.check(8).path, "/axes");
+  RankSymmetries not_a_bijection({{2, 1}}, {0, 0, 1, 3});
+  EXPECT_EQ(not_a_bijection.check(4).path, "/grid_index");
+  RankSymmetries wrong_count({{2, 1}}, {0, 1, 2, 3});
+  EXPECT_EQ(wrong_count.check(6).path, "/grid_index");
+  RankSymmetries big_shift({{2, 1}}, {0, 1, 2, 3});
+  big_shift.add_shift({2});
+  EXPECT_EQ(big_shift.check(4).path, "/shifts/0/0");
+  EXPECT_THROW(big_shift.add_shift({1, 1}), InternalError);  // one entry per axis
+  RankSymmetries dense;
+  dense.add_permutation({1, 0, 2});
+  dense.add_permutation({1, 1, 2});
+  EXPECT_EQ(dense.check(3).path, "/1");
+}
+
+// Two ranks simulated, two mirrored, on a 2 x 2 grid: the job is invariant under shifting the
+// first digit (ranks 0 <-> 2, 1 <-> 3 with grid indices 0, 2, 1, 3).
+TaskGraph mirrored_graph() {
+  TaskGraph g(2, 2);
+  const std::uint32_t dp = g.add_group({"dp0", Stream::kDp, {0, 2}});
+  const std::uint32_t dp1 = g.add_group({"dp1", Stream::kDp, {1, 3}});
+  g.add_collective(0, dp, "grads", CollectiveOp::kAllReduce, mebibytes(1), 1);
+  g.add_collective(1, dp1, "grads", CollectiveOp::kAllReduce, mebibytes(1), 2);
+  RankSymmetries s({{2, 1}}, {0, 2, 1, 3});
+  s.add_shift({1});
+  g.set_symmetries(std::move(s));
+  return g;
+}
+
+TEST(RankSymmetries, GraphJsonRoundTripKeepsTheGrid) {
+  const TaskGraph g = mirrored_graph();
+  g.validate();
+  const nlohmann::json j = g.to_json();
+  EXPECT_EQ(j["schema"], "clustersim.taskgraph/2");
+  EXPECT_EQ(j["symmetries"].dump(), R"({"axes":[{"radix":2,"stride":1}],"grid_index":[0,2,1,3],"shifts":[[1]]})");
+  const TaskGraph back = TaskGraph::from_json(j, "g.json");
+  EXPECT_EQ(back.to_json().dump(), j.dump());
+  EXPECT_EQ(permutation(back.symmetries(), 0, 4), (std::vector<std::uint32_t>{2, 3, 0, 1}));
+}
+
+TEST(RankSymmetries, SchemaOneDensePermutationsAreStillRead) {
+  nlohmann::json j = mirrored_graph().to_json();
+  j["schema"] = "clustersim.taskgraph/1";
+  j["symmetries"] = {{2, 3, 0, 1}};
+  const TaskGraph back = TaskGraph::from_json(j, "old.json");
+  ASSERT_EQ(back.symmetries().size(), 1u);
+  EXPECT_TRUE(back.symmetries().explicit_form());
+  EXPECT_EQ(permutation(back.symmetries(), 0, 4), (std::vector<std::uint32_t>{2, 3, 0, 1}));
+  j["symmetries"] = {{2, 3, 0, 0}};
+  try {
+    TaskGraph::from_json(j, "old.json");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "config error in old.json at /symmetries/0: expected a permutation of the ranks 0..3");
+  }
+}
+
+TEST(RankSymmetries, BadGridsInJsonNameThePath) {
+  nlohmann::json j = mirrored_graph().to_json();
+  j["symmetries"]["shifts"] = {{2}};
+  try {
+    TaskGraph::from_json(j, "g.json");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("at /symmetries/shifts/0/0"), std::string::npos) << e.what();
+  }
+  j = mirrored_graph().to_json();
+  j["symmetries"]["grid_index"] = {0, 2, 1, 1};
+  try {
+    TaskGraph::from_json(j, "g.json");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "config error in g.json at /symmetries/grid_index: expected a permutation of the ranks 0..3 (each rank's grid index)");
+  }
+}
+
+}  // namespace
+}  // namespace cs::tg
