@@ -95,7 +95,7 @@ void FlowNetwork::start_weighted(std::span<const WeightedLink> links, std::uint3
     if (l.weight > 0) add_hop(scratch_hops_, l.link.value, l.weight);
   }
   if (bytes.value() <= 0 || scratch_hops_.empty()) {
-    sim_.schedule_after(tail, sim::Phase::kCompletion, std::move(on_delivered));
+    sim_->schedule_after(tail, sim::Phase::kCompletion, std::move(on_delivered));
     return;
   }
   const std::uint32_t f = new_flow(bytes, tail, std::move(on_delivered));
