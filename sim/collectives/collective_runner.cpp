@@ -22,8 +22,9 @@ struct CollectiveRunner::Run {
   std::size_t round = 0;
   std::size_t outstanding = 0;
   // Paths that are not in the router's cache, in chunks that never move (spans into them stay
-  // valid while the run lives).
+  // valid while the run lives), and the adaptive-routing spreads of the current round.
   std::deque<std::vector<LinkId>> owned_paths;
+  std::deque<topo::WeightedRoute> spreads;
   std::span<LinkId> allocate(std::size_t links) {
     constexpr std::size_t kChunk = 16384;
     if (owned_paths.empty() || owned_paths.back().capacity() - owned_paths.back().size() < links) {
@@ -37,7 +38,7 @@ struct CollectiveRunner::Run {
 
 CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
                                    const NetworkLayout& layout, bool merge_identical)
-    : sim_(sim), net_(net), router_(router), layout_(layout), merge_identical_(merge_identical) {}
+    : sim_(sim), net_(net), router_(router), layout_(layout), spreader_(layout.cluster()), merge_identical_(merge_identical) {}
 
 void CollectiveRunner::start(const CollectiveSpec& spec, Schedule schedule, CollectiveAlgorithm algorithm,
                              Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done) {
@@ -77,6 +78,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     std::uint32_t copies = 1;
     bool wire = true;                        // counted in CollectiveOutcome::wire_bytes
     bool shared = true;                      // the path is the router's (others never repeat)
+    // Adaptive routing: the flow's load per link (the path then gives its latency only).
+    const topo::WeightedRoute* spread = nullptr;
   };
   std::vector<Prepared> prepared;
   prepared.reserve(round.flows.size());
@@ -100,7 +103,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const Bytes on_wire = ll ? Bytes{static_cast<std::int64_t>(std::ceil(
                                    static_cast<double>(data.value()) * protocol.ll_wire_factor))}
                              : data;
-    prepared.push_back({path, latency, on_wire, pipeline, copies, wire, shared});
+    prepared.push_back({path, latency, on_wire, pipeline, copies, wire, shared, nullptr});
   };
   for (const PlannedFlow& pf : round.flows) {
     const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
@@ -146,6 +149,16 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
     if (split) add(router_.route(pf.src, nic->send_proxy, 0), pf.bytes, kNoPipeline, pf.copies, false, true);
     add(path, pf.bytes, pf.pipeline, pf.copies, true, false);
+    if (cluster.routing() == topo::Routing::kAdaptive) {
+      // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
+      // every equal-cost path as a fluid; the rest of its path is as above.
+      topo::WeightedRoute& w = run->spreads.emplace_back();
+      for (std::size_t k = 0; k < parts; ++k) {
+        const bool fabric = k + 2 == parts;  // send NIC -> receive NIC
+        topo::add_route(w, fabric ? spreader_.spread(nic->send_nic, nic->recv_nic) : topo::weighted_path(segments[k]));
+      }
+      prepared.back().spread = &w;
+    }
   }
   const Duration base = round.latency == StepLatency::kNvls ? protocol.nvls_base_latency : protocol.launch_latency;
   const Duration launch = run->round == 0 ? base : Duration{0};
@@ -183,17 +196,31 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     std::vector<std::span<const LinkId>> paths;
     std::vector<std::uint32_t> copies;
     const Bytes bytes = prepared[members.front()].bytes;
+    bool spread = false;
     for (std::size_t i : members) {
       if (prepared[i].bytes != bytes) throw InternalError("pipeline members carry different sizes");
       paths.push_back(prepared[i].path);
       copies.push_back(prepared[i].copies);
+      spread = spread || prepared[i].spread != nullptr;
       run->outcome.wire_bytes += Bytes{bytes.value() * prepared[i].copies};
+    }
+    if (spread) {
+      topo::WeightedRoute sum;
+      for (std::size_t i : members) {
+        topo::add_route(sum, prepared[i].spread ? *prepared[i].spread : topo::weighted_path(prepared[i].path), prepared[i].copies);
+      }
+      start_weighted(sum, 1, bytes, tail, run);
+      continue;
     }
     const Duration fill = round.latency == StepLatency::kNvls ? nvls_fill_time(run->spec, paths, copies, bytes) : Duration{0};
     net_.start_pipeline(paths, copies, bytes, tail + fill, [this, run] { on_delivered(run); });
   }
   for (std::size_t i : singles) {
     const Prepared& p = prepared[i];
+    if (p.spread) {
+      start_weighted(*p.spread, weight[i], p.bytes, tail, run);
+      continue;
+    }
     if (weight[i] == 1 || p.path.empty()) {
       net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
       continue;
@@ -201,6 +228,14 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::vector<std::span<const LinkId>> members(weight[i], p.path);
     net_.start_pipeline(members, p.bytes, tail, [this, run] { on_delivered(run); });
   }
+}
+
+void CollectiveRunner::start_weighted(const topo::WeightedRoute& route, std::uint32_t times, Bytes bytes, Duration tail,
+                                      const std::shared_ptr<Run>& run) {
+  std::vector<net::WeightedLink> links;
+  links.reserve(route.links.size());
+  for (const auto& [link, weight] : route.links) links.push_back({link, weight * times});
+  net_.start_weighted(links, route.scale, bytes, tail, [this, run] { on_delivered(run); });
 }
 
 Duration CollectiveRunner::nvls_fill_time(const CollectiveSpec& spec, std::span<const std::span<const LinkId>> members,

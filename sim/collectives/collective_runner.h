@@ -29,6 +29,7 @@
 #include "sim/collectives/schedule.h"
 #include "sim/engine/simulator.h"
 #include "sim/network/flow_network.h"
+#include "topology/adaptive_spread.h"
 #include "topology/router.h"
 
 namespace cs::coll {
@@ -56,6 +57,9 @@ class CollectiveRunner {
   struct Run;
   void start_round(const std::shared_ptr<Run>& run);
   void on_delivered(const std::shared_ptr<Run>& run);
+  // A flow of `times` x the route's per-link weights (topology/adaptive_spread.h).
+  void start_weighted(const topo::WeightedRoute& route, std::uint32_t times, Bytes bytes, Duration tail,
+                      const std::shared_ptr<Run>& run);
   // NVLS: the fill and drain of NCCL's pipeline (sim/collectives/nvls_pipeline.h) at the
   // pipeline's rate on the idle network (an approximation under contention).
   Duration nvls_fill_time(const CollectiveSpec& spec, std::span<const std::span<const topo::LinkId>> members,
@@ -65,6 +69,7 @@ class CollectiveRunner {
   net::FlowNetwork& net_;
   topo::Router& router_;
   const NetworkLayout& layout_;
+  topo::AdaptiveSpreader spreader_;  // adaptive routing's spreads, cached per NIC pair
   bool merge_identical_ = true;
 };
 
