@@ -227,8 +227,9 @@ TEST(Collnet, InNetworkReductionSendsEachSliceOnceUpAndOnceDown) {
   EXPECT_GE(to_seconds(r->time), bandwidth_term);
   EXPECT_LE(to_seconds(r->time), bandwidth_term + 1e-3);
   // Without SHARP switches it does not apply.
-  CollectiveSimulator plain(rail_servers(4));
-  EXPECT_FALSE(plain.run_fixed(spec_of(rail_servers(4), CollectiveOp::kAllReduce, S), CollectiveAlgorithm::kCollnet, Protocol::kSimple, &why));
+  const Machine no_sharp = rail_servers(4);  // outlives its simulator
+  CollectiveSimulator plain(no_sharp);
+  EXPECT_FALSE(plain.run_fixed(spec_of(no_sharp, CollectiveOp::kAllReduce, S), CollectiveAlgorithm::kCollnet, Protocol::kSimple, &why));
   EXPECT_NE(why.find("in_network_reduction"), std::string::npos) << why;
 }
 
