@@ -68,8 +68,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   const ProtocolParams& protocol = layout_.protocol();
   const bool ll = run->protocol == Protocol::kLowLatency;
 
-  // One flow to start: a planned flow, or one of the two parts of a planned flow that goes
-  // through a PXN proxy (route_flows).
+  // One flow to start: a planned flow, or one of the two parts (handover, send) of a planned
+  // flow outside a pipeline that goes through a PXN proxy.
   struct Prepared {
     std::span<const LinkId> path;
     Duration latency;
@@ -225,8 +225,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
       continue;
     }
-    const std::vector<std::span<const LinkId>> members(weight[i], p.path);
-    net_.start_pipeline(members, p.bytes, tail, [this, run] { on_delivered(run); });
+    const std::span<const LinkId> member[1] = {p.path};
+    const std::uint32_t copies[1] = {weight[i]};
+    net_.start_pipeline(member, copies, p.bytes, tail, [this, run] { on_delivered(run); });
   }
 }
 

@@ -51,6 +51,40 @@ std::vector<NodeId> block_gpus(const CollectiveSpec& s, const std::vector<std::s
   return out;
 }
 
+// The rings of direct links among one server block's ranks (mesh_rings.h), in rank indices;
+// empty when the block has none.
+std::vector<std::vector<std::size_t>> block_rings(const ScheduleContext& ctx, const CollectiveSpec& s,
+                                                  const std::vector<std::size_t>& b) {
+  std::vector<std::vector<std::size_t>> out;
+  for (const auto& ring : ctx.direct_rings(block_gpus(s, b))) {
+    std::vector<std::size_t>& o = out.emplace_back();
+    o.reserve(ring.size());
+    for (std::size_t k : ring) o.push_back(b[k]);
+  }
+  return out;
+}
+
+// A pipelined schedule's intra-server phases (hierarchical, collnet): every server's rings (its
+// rings of direct links, or one in rank order) as members of pipeline 0, each edge standing for
+// `copies` units when a server has R rings (R its count in the first server; a server with
+// another count splits the same volume over its own rings).
+void add_server_rings(Round& ph, const ScheduleContext& ctx, const CollectiveSpec& s, const ServerBlocks& sb, Bytes unit,
+                      std::int64_t copies, std::int64_t R) {
+  for (const auto& b : sb.blocks) {
+    auto orders = block_rings(ctx, s, b);
+    const auto rings = static_cast<std::int64_t>(orders.size());
+    if (orders.empty()) orders.push_back(b);
+    for (std::size_t r = 0; r < orders.size(); ++r) {
+      const std::size_t n = orders[r].size();
+      for (std::size_t i = 0; i < n; ++i) {
+        PlannedFlow f{s.ranks[orders[r][i]], s.ranks[orders[r][(i + 1) % n]], unit, static_cast<std::uint32_t>(r), 0};
+        f.copies = static_cast<std::uint32_t>(rings == 0 ? copies : copies * R / rings);
+        ph.flows.push_back(f);
+      }
+    }
+  }
+}
+
 // Ring orders: one per channel, with the rail its server-to-server hops take. Single server
 // (or non-uniform blocks): one channel in rank order, or, when the server's ranks are joined by
 // direct links, one channel per ring of direct links (mesh_rings.h); hops between servers then
@@ -95,13 +129,7 @@ RingOrders ring_orders(const ScheduleContext& ctx, const CollectiveSpec& s) {
   RingOrders out;
   auto& orders = out.orders;
   if (sb.blocks.size() == 1) {
-    const auto& rings = ctx.direct_rings(block_gpus(s, sb.blocks[0]));
-    for (const auto& ring : rings) {
-      std::vector<std::size_t> o;
-      o.reserve(ring.size());
-      for (std::size_t k : ring) o.push_back(sb.blocks[0][k]);
-      orders.push_back(std::move(o));
-    }
+    orders = block_rings(ctx, s, sb.blocks[0]);
     if (!orders.empty()) {
       out.rails.assign(orders.size(), PlannedFlow::kDestinationRail);
       return out;
@@ -463,20 +491,7 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
       ph.flows.push_back(f);
     }
   };
-  if (g > 1) {
-    for (const auto& b : sb.blocks) {
-      const auto& rings = ctx.direct_rings(block_gpus(s, b));
-      if (rings.empty()) {
-        add_edges(b, intra_passes * (g - 1) * m, 0);
-        continue;
-      }
-      for (std::size_t r = 0; r < rings.size(); ++r) {
-        std::vector<std::size_t> o;
-        for (std::size_t k : rings[r]) o.push_back(b[k]);
-        add_edges(o, intra_passes * (g - 1) * m * R / static_cast<std::int64_t>(rings.size()), static_cast<std::uint32_t>(r));
-      }
-    }
-  }
+  if (g > 1) add_server_rings(ph, ctx, s, sb, unit, intra_passes * (g - 1) * m, R);
   for (std::int64_t j = 0; j < g; ++j) {
     std::vector<std::size_t> rail;
     for (const auto& b : sb.blocks) rail.push_back(b[static_cast<std::size_t>(j)]);
@@ -565,23 +580,7 @@ std::optional<Schedule> collnet(const ScheduleContext& ctx, const CollectiveSpec
     }
     ph.steps = 4;
   }
-  if (g > 1) {
-    for (const auto& b : sb.blocks) {
-      const auto& rings = ctx.direct_rings(block_gpus(s, b));
-      std::vector<std::vector<std::size_t>> orders;
-      if (rings.empty()) orders.push_back(b);
-      for (const auto& ring : rings) {
-        std::vector<std::size_t> o;
-        for (std::size_t k : ring) o.push_back(b[k]);
-        orders.push_back(std::move(o));
-      }
-      for (std::size_t r = 0; r < orders.size(); ++r) {
-        for (std::size_t i = 0; i < orders[r].size(); ++i) {
-          edge(s.ranks[orders[r][i]], s.ranks[orders[r][(i + 1) % orders[r].size()]], 2 * (g - 1) * m, static_cast<std::uint32_t>(r));
-        }
-      }
-    }
-  }
+  if (g > 1) add_server_rings(ph, ctx, s, sb, unit, 2 * (g - 1) * m, R);
   Schedule out;
   out.rounds.push_back(std::move(ph));
   return out;
