@@ -68,8 +68,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   const ProtocolParams& protocol = layout_.protocol();
   const bool ll = run->protocol == Protocol::kLowLatency;
 
-  // One flow to start: a planned flow, or one of the two parts (handover, send) of a planned
-  // flow outside a pipeline that goes through a PXN proxy.
+  // One flow to start: a planned flow with its path.
   struct Prepared {
     std::span<const LinkId> path;
     Duration latency;
@@ -118,37 +117,32 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         owned.back() = *engine;
         path = owned;
       }
-      add(path, pf.bytes, pf.pipeline, pf.copies, true, !pf.reduction_port.valid());
+      add(path, pf.bytes, pf.pipeline, pf.copies, !pf.handover, !pf.reduction_port.valid());
       continue;
     }
     // Between servers: through the rail's NICs (schedule.h, NicRoute). Only the fabric between
-    // the two NICs is chosen by the ECMP hash, salted with the GPU pair: NCCL opens one
-    // connection (queue pair) per pair of ranks and channel, also when a PXN proxy's NIC carries
-    // it. Outside pipelines the proxy's handover (source -> proxy over NVLink) is a flow of its
-    // own, concurrent with the proxy's send: the handovers of one GPU to one proxy for every
-    // destination server share a path and start as one weighted flow (below).
-    const bool split = nic->send_proxy.valid() && pf.pipeline == kNoPipeline;
-    const NodeId sender = split ? nic->send_proxy : pf.src;
-    const std::uint64_t salt = hash_combine(hash_combine(label, pf.src.value), pf.dst.value);
+    // the two NICs is chosen by the ECMP hash, salted with the connection: NCCL opens one
+    // connection (queue pair) per pair of ranks and channel, which a PXN proxy shares among the
+    // local ranks it sends for (schedule.h, ProxyRelay), so the salt is the GPU that owns the
+    // connection (the proxy, else the sender) and the destination. Flows outside pipelines
+    // reach here from their proxy (build_schedule relays them); a pipeline's member carries its
+    // handover to the proxy inside its path.
+    const NodeId owner = nic->send_proxy.valid() ? nic->send_proxy : pf.src;
+    const std::uint64_t salt = hash_combine(hash_combine(label, owner.value), pf.dst.value);
     std::span<const LinkId> segments[4];
     std::size_t links = 0, parts = 0;
     const auto segment = [&](NodeId a, NodeId b, std::uint64_t l) {
       segments[parts] = router_.route(a, b, l);
       links += segments[parts++].size();
     };
-    NodeId from = sender;
-    if (nic->send_proxy.valid() && !split) {
-      segment(from, nic->send_proxy, 0);
-      from = nic->send_proxy;
-    }
-    segment(from, nic->send_nic, 0);
+    if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
+    segment(owner, nic->send_nic, 0);
     segment(nic->send_nic, nic->recv_nic, salt);
     segment(nic->recv_nic, pf.dst, 0);
     const std::span<LinkId> path = run->allocate(links);
     auto out = path.begin();
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
-    if (split) add(router_.route(pf.src, nic->send_proxy, 0), pf.bytes, kNoPipeline, pf.copies, false, true);
-    add(path, pf.bytes, pf.pipeline, pf.copies, true, false);
+    add(path, pf.bytes, pf.pipeline, pf.copies, !pf.handover, false);
     if (cluster.routing() == topo::Routing::kAdaptive) {
       // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
       // every equal-cost path as a fluid; the rest of its path is as above.
@@ -223,6 +217,14 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     }
     if (weight[i] == 1 || p.path.empty()) {
       net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
+      continue;
+    }
+    if (!merge_identical_) {
+      // One flow per copy (tests compare this with the weighted flow).
+      run->outstanding += weight[i] - 1;
+      for (std::uint32_t k = 0; k < weight[i]; ++k) {
+        net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
+      }
       continue;
     }
     const std::span<const LinkId> member[1] = {p.path};

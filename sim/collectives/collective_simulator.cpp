@@ -1,5 +1,7 @@
 #include "sim/collectives/collective_simulator.h"
 
+#include <algorithm>
+
 #include "core/errors.h"
 #include "sim/collectives/collective_runner.h"
 #include "sim/engine/simulator.h"
@@ -66,10 +68,21 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
   } else {
     algorithms = {spec.algorithm};
   }
+  // NCCL's tuner picks the protocol of collectives; point-to-point operations (send/recv, and
+  // all_to_all, which NCCL runs as grouped sends and receives) take LL when a peer's bytes per
+  // channel are at most NCCL_P2P_LL_THRESHOLD (16 KiB, src/enqueue.cc), else Simple. The
+  // direct schedules send each peer's bytes on one channel.
+  std::vector<Protocol> protocols{Protocol::kSimple, Protocol::kLowLatency};
+  if (spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kSendRecv) {
+    constexpr std::int64_t kP2pLLThreshold = 16384;
+    const auto peers = static_cast<std::int64_t>(spec.op == CollectiveOp::kAllToAll ? std::max<std::size_t>(spec.ranks.size(), 1) : 1);
+    const std::int64_t per_peer = (spec.size.value() + peers - 1) / peers;
+    protocols = {per_peer <= kP2pLLThreshold ? Protocol::kLowLatency : Protocol::kSimple};
+  }
   std::optional<CollectiveResult> best;
   std::string why;
   for (CollectiveAlgorithm a : algorithms) {
-    for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {
+    for (Protocol p : protocols) {
       // NCCL runs NVLS with the Simple protocol only.
       if (a == CollectiveAlgorithm::kNvls && p == Protocol::kLowLatency) continue;
       std::string reason;

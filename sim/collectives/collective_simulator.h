@@ -41,7 +41,8 @@ class CollectiveSimulator {
 
   // Simulates `spec` alone. A fixed algorithm runs with the faster protocol; `auto` tries every
   // candidate (algorithm, protocol) of NCCL's set (auto_candidates) and keeps the fastest, as
-  // NCCL's tuner picks per size.
+  // NCCL's tuner picks per size; send_recv and all_to_all take NCCL's point-to-point protocol
+  // rule instead (LL up to 16 KiB per peer, else Simple).
   // A fixed algorithm that does not apply is an InputError naming `spec_origin` (a JSON path or
   // a command-line option). `activity`, when given, receives the links that carried bytes.
   CollectiveResult run(const CollectiveSpec& spec, const std::string& spec_origin = "--algo",

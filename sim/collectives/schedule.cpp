@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
+#include "core/errors.h"
+#include "core/random.h"
 #include "sim/collectives/mesh_rings.h"
 
 namespace cs::coll {
@@ -400,18 +403,21 @@ std::optional<Schedule> halving_doubling(const CollectiveSpec& s, std::string* w
   return out;
 }
 
-std::optional<Schedule> direct(const CollectiveSpec& s, std::string* why) {
+std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
   const std::size_t n = s.ranks.size();
   const auto ni = static_cast<std::int64_t>(n);
   Schedule out;
+  // All pairs through the PXN relay as they are listed: O(n m) entries for m servers, never n^2.
   auto all_pairs = [&](Bytes bytes) {
-    Round ph;
-    ph.steps = 1;
+    ProxyRelay relay(ctx);
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
-        if (i != j) ph.flows.push_back({s.ranks[i], s.ranks[j], bytes, 0, kNoPipeline});
+        if (i != j) relay.add({s.ranks[i], s.ranks[j], bytes, 0, kNoPipeline});
       }
     }
+    Round ph;
+    ph.steps = 1;
+    ph.flows = relay.take();
     out.rounds.push_back(std::move(ph));
   };
   switch (s.op) {
@@ -645,9 +651,48 @@ std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s
 std::size_t Schedule::flow_count() const {
   std::size_t n = 0;
   for (const auto& p : rounds) {
-    for (const auto& f : p.flows) n += f.copies;
+    for (const auto& f : p.flows) n += f.handover ? 0 : f.copies;
   }
   return n;
+}
+
+std::size_t ProxyRelay::KeyHash::operator()(const Key& k) const {
+  std::uint64_t h = hash_combine(hash_combine(k.src, k.dst), k.channel);
+  h = hash_combine(hash_combine(h, static_cast<std::uint32_t>(k.rail)), static_cast<std::uint64_t>(k.bytes));
+  return static_cast<std::size_t>(hash_combine(h, k.handover ? 1 : 0));
+}
+
+void ProxyRelay::merge(const PlannedFlow& f) {
+  const Key key{f.src.value, f.dst.value, f.channel, f.rail, f.bytes.value(), f.handover};
+  const auto [it, inserted] = index_.try_emplace(key, flows_.size());
+  if (inserted) {
+    flows_.push_back(f);
+    return;
+  }
+  PlannedFlow& entry = flows_[it->second];
+  if (entry.copies > UINT32_MAX - f.copies) throw InternalError("more than 2^32 identical flows in one round");
+  entry.copies += f.copies;
+}
+
+void ProxyRelay::add(const PlannedFlow& f) {
+  if (f.pipeline != kNoPipeline) throw InternalError("ProxyRelay takes flows outside pipelines");
+  const auto nic = f.handover ? std::nullopt : ctx_.nic_route(f.src, f.dst, f.rail);
+  if (!nic || !nic->send_proxy.valid()) {
+    merge(f);
+    return;
+  }
+  PlannedFlow handover = f;
+  handover.dst = nic->send_proxy;
+  handover.handover = true;
+  merge(handover);
+  PlannedFlow send = f;
+  send.src = nic->send_proxy;
+  merge(send);
+}
+
+std::vector<PlannedFlow> ProxyRelay::take() {
+  index_.clear();
+  return std::exchange(flows_, {});
 }
 
 ScheduleContext::ScheduleContext(const topo::Cluster& cluster) : cluster_(cluster) {
@@ -809,18 +854,34 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
     if (why_not) *why_not = "send_recv uses the direct algorithm";
     return std::nullopt;
   }
+  std::optional<Schedule> out;
   switch (algorithm) {
-    case CollectiveAlgorithm::kRing: return ring(ctx, spec, why_not);
-    case CollectiveAlgorithm::kTree: return tree(ctx, spec, why_not);
-    case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling(spec, why_not);
-    case CollectiveAlgorithm::kDirect: return direct(spec, why_not);
-    case CollectiveAlgorithm::kHierarchical: return hierarchical(ctx, spec, why_not);
-    case CollectiveAlgorithm::kNvls: return nvls(ctx, spec, why_not);
-    case CollectiveAlgorithm::kCollnet: return collnet(ctx, spec, why_not);
-    case CollectiveAlgorithm::kAuto: break;
+    case CollectiveAlgorithm::kRing: out = ring(ctx, spec, why_not); break;
+    case CollectiveAlgorithm::kTree: out = tree(ctx, spec, why_not); break;
+    case CollectiveAlgorithm::kHalvingDoubling: out = halving_doubling(spec, why_not); break;
+    case CollectiveAlgorithm::kDirect: out = direct(ctx, spec, why_not); break;
+    case CollectiveAlgorithm::kHierarchical: out = hierarchical(ctx, spec, why_not); break;
+    case CollectiveAlgorithm::kNvls: out = nvls(ctx, spec, why_not); break;
+    case CollectiveAlgorithm::kCollnet: out = collnet(ctx, spec, why_not); break;
+    case CollectiveAlgorithm::kAuto:
+      if (why_not) *why_not = "auto is not a fixed algorithm";
+      return std::nullopt;
   }
-  if (why_not) *why_not = "auto is not a fixed algorithm";
-  return std::nullopt;
+  if (!out) return out;
+  // Every flow outside pipelines goes through the PXN relay (schedule.h, ProxyRelay); the
+  // pipelines' members stay first, in order. Relaying relayed flows changes nothing.
+  for (Round& round : out->rounds) {
+    if (std::all_of(round.flows.begin(), round.flows.end(), [](const PlannedFlow& f) { return f.pipeline != kNoPipeline; })) continue;
+    ProxyRelay relay(ctx);
+    std::vector<PlannedFlow> kept;
+    for (const PlannedFlow& f : round.flows) {
+      if (f.pipeline == kNoPipeline) relay.add(f);
+      else kept.push_back(f);
+    }
+    for (const PlannedFlow& f : relay.take()) kept.push_back(f);
+    round.flows = std::move(kept);
+  }
+  return out;
 }
 
 std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec) {

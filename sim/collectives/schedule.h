@@ -47,6 +47,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/collectives/collective.h"
@@ -67,14 +68,18 @@ struct PlannedFlow {
   // (the head rank that issued the multimem.ld_reduce); the flow also crosses that port's
   // reduction engine (NetworkLayout::reduction_engine). Invalid: no reduction.
   topo::NodeId reduction_port{};
-  // Pipeline members only: this entry stands for `copies` identical members (same path, same
-  // bytes), so a pipeline whose members repeat is listed in O(GPUs) entries.
+  // This entry stands for `copies` identical flows (same ends, bytes, channel and rail; in a
+  // pipeline: identical members), so a schedule whose flows repeat is listed in O(GPUs) entries.
   std::uint32_t copies = 1;
   // Between servers: the rail whose NICs the flow leaves and enters by (the same NIC index on
   // both sides), or kDestinationRail for the rail of the destination GPU's own NIC (NCCL's
   // PXN). See NicRoute below.
   std::int32_t rail = kDestinationRail;
   static constexpr std::int32_t kDestinationRail = -1;
+  // PXN: the handover of a flow's data over NVLink to the GPU that sends it on the rail's NIC
+  // (NicRoute::send_proxy; relay_through_proxies below). Not counted in the collective's flows or
+  // wire bytes: the transfer it is part of is counted once, as the proxy's send.
+  bool handover = false;
 };
 
 // Where the per-step latency of a round comes from (collective_runner.h): the link classes of
@@ -94,6 +99,7 @@ struct Round {
 
 struct Schedule {
   std::vector<Round> rounds;
+  // The transfers of the schedule, each entry counted `copies` times, handovers not counted.
   std::size_t flow_count() const;
 };
 
@@ -155,6 +161,46 @@ class ScheduleContext {
   bool has_direct_gpu_links_ = false;          // some cable joins two GPUs of one server
   bool in_network_reduction_ = false;
   std::unique_ptr<RingCache> ring_cache_ = std::make_unique<RingCache>();
+};
+
+// The flows of a round outside pipelines are sent between servers as NCCL's net transport does
+// with PXN (src/transport/net.cc): a sender that needs a proxy hands its data over NVLink to the
+// proxy (a handover flow), and the proxy sends it on the rail's NIC over one connection per
+// remote rank that every local rank shares (NCCL_NET_SHARED_COMMS, on by default: "let only one
+// localrank connect to a tpRemoteRank"), with the messages of all local ranks to that rank
+// grouped into one (the net plugin's grouped receives, up to 8 per request in net_ib). So the
+// sends of all local ranks to one remote GPU through one proxy are one connection (one ECMP hash:
+// collective_runner.cpp) and start as one flow of weight k; their handovers to one proxy
+// likewise. Pipelined flows keep their handover inside their path (the pipeline's members
+// advance together).
+//
+// ProxyRelay adds flows to a round outside pipelines as sent through PXN proxies: a flow whose
+// NicRoute has a send proxy becomes its handover (src -> proxy, PlannedFlow::handover) and the
+// proxy's send (proxy -> dst); flows with equal ends, bytes, channel, rail and kind become one
+// entry with their copies summed. Memory: one entry per distinct flow, so the n(n-1) sends of an
+// all-to-all over m servers take O(n m) entries.
+class ProxyRelay {
+ public:
+  explicit ProxyRelay(const ScheduleContext& ctx) : ctx_(ctx) {}
+  void add(const PlannedFlow& flow);
+  // The flows added so far, in the order their entries were first added; the relay is empty after.
+  std::vector<PlannedFlow> take();
+
+ private:
+  struct Key {
+    std::uint32_t src, dst, channel;
+    std::int32_t rail;
+    std::int64_t bytes;
+    bool handover;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+  void merge(const PlannedFlow& flow);
+  const ScheduleContext& ctx_;
+  std::vector<PlannedFlow> flows_;
+  std::unordered_map<Key, std::size_t, KeyHash> index_;
 };
 
 // The schedule of `spec` with a fixed algorithm, or nothing when the algorithm does not apply

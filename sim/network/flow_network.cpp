@@ -39,6 +39,8 @@ void FlowNetwork::reset(sim::Simulator& simulator) {
   free_flows_.clear();
   dirty_links_.clear();
   solve_pending_ = false;
+  only_removals_ = true;
+  removed_min_rate_ = std::numeric_limits<double>::infinity();
   // Marks are compared with epoch_ for equality only, and it keeps counting, so the marks that
   // merge_hops left on links no flow used are all stale. Long before it wraps, start afresh.
   if (epoch_ > (1u << 31)) {
@@ -154,6 +156,7 @@ std::uint32_t FlowNetwork::new_flow(Bytes bytes, Duration tail, sim::Callback on
 }
 
 void FlowNetwork::activate(std::uint32_t f) {
+  only_removals_ = false;
   flows_[f].active = true;
   attach(f);
   ++active_flows_;
@@ -218,6 +221,12 @@ void FlowNetwork::solve() {
   ++solves_;
   ++epoch_;
   const SimTime now = sim_->now();
+  // When flows only left since the last solve, the flows slower than the slowest of them keep
+  // their rates (flow_network.h, "Removals"): they stay as they are, a fixed load on their links.
+  const double fixed_below = only_removals_ ? removed_min_rate_ : 0;
+  only_removals_ = true;
+  removed_min_rate_ = std::numeric_limits<double>::infinity();
+  const auto fixed = [&](const Flow& flow) { return flow.rate < fixed_below; };
 
   // 1. The flows whose rates may change: those on changed links, and, transitively, those that
   //    share a link that can saturate with them. A link that cannot saturate constrains nobody,
@@ -235,7 +244,12 @@ void FlowNetwork::solve() {
     flush_link(link);
     link.residual = link.capacity;
     link.unfrozen = 0;
-    for (const FlowRef& r : link.flows) link.unfrozen += flows_[r.flow].hops[r.hop].weight;
+    for (const FlowRef& r : link.flows) {
+      const Flow& flow = flows_[r.flow];
+      const std::uint32_t w = flow.hops[r.hop].weight;
+      if (fixed(flow)) link.residual -= flow.rate * w;
+      else link.unfrozen += w;
+    }
     if (can_saturate(link)) {
       comp_links_.push_back(l);
       stack_.push_back(l);
@@ -251,7 +265,7 @@ void FlowNetwork::solve() {
     stack_.pop_back();
     for (const FlowRef& r : links_[l].flows) {
       Flow& flow = flows_[r.flow];
-      if (flow.mark == epoch_) continue;
+      if (flow.mark == epoch_ || fixed(flow)) continue;
       flow.mark = epoch_;
       comp_flows_.push_back(r.flow);
       for (const Hop& h : flow.hops) touch(h.link);
@@ -298,7 +312,7 @@ void FlowNetwork::solve() {
     const double rate = std::max(share, 0.0);
     for (const FlowRef& r : link.flows) {
       Flow& flow = flows_[r.flow];
-      if (flow.frozen) continue;
+      if (flow.frozen || flow.mark != epoch_) continue;  // frozen now, or fixed
       flow.frozen = true;
       flow.rate = rate;
       for (const Hop& h : flow.hops) {
@@ -354,6 +368,7 @@ void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
     flush_link(link);
     link.rate_sum -= flow.rate * h.weight;
   }
+  removed_min_rate_ = std::min(removed_min_rate_, flow.rate);
   flow.rate = 0;
   detach(f);
   flow.active = false;
@@ -374,6 +389,7 @@ void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
     original_capacity_.emplace_back(link.value, changed.capacity);
   }
   changed.capacity = bandwidth.value();
+  only_removals_ = false;
   // The flows through it may have a new narrowest link: re-attach them with fresh bounds.
   std::vector<std::uint32_t> through;
   for (const FlowRef& r : links_[link.value].flows) through.push_back(r.flow);

@@ -25,6 +25,14 @@
 // into one solve in the engine's kRateUpdate phase. Remaining bytes are tracked in double
 // precision; completion times are rounded up to the next picosecond (core/units.h's rule).
 //
+// *Removals.* When the only change since the last solve is that flows finished, every flow whose
+// rate is below the slowest finished flow's rate r keeps its rate, so the solve leaves those
+// flows alone (a fixed load on their links) and refills the others. Why: a finished flow
+// crossed no link that saturated below its own rate (else it would have frozen there), so
+// progressive filling without it runs exactly as before up to level r, and max-min allocations
+// are unique. An all-to-all over a fabric with ECMP collisions ends in many small steps, each
+// the departure of the fastest flows, and each now costs the flows still above it, not all.
+//
 // *Weighted flows* generalise the multiplicity w_l to any integer weight over a common scale K:
 // a flow that puts weight_l / K of its rate on link l, as a flow sprayed by adaptive routing over
 // equal-cost paths (topo::adaptive_spread) does. The solver runs it as a flow of B / K bytes at
@@ -38,6 +46,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -215,6 +224,10 @@ class FlowNetwork {
   std::vector<std::uint32_t> free_flows_;
   std::vector<std::uint32_t> dirty_links_;
   bool solve_pending_ = false;
+  // Since the last solve: only flows finished (no start, no capacity change), the slowest of
+  // them at removed_min_rate_ (the solve's "Removals" rule).
+  bool only_removals_ = true;
+  double removed_min_rate_ = std::numeric_limits<double>::infinity();
   bool record_intervals_ = false;
   std::uint32_t epoch_ = 0;
   std::vector<Hop> scratch_hops_;  // idle_rate's

@@ -239,7 +239,8 @@ TEST(ClosedForm, TreeAcrossServersIsNcclsChainsAndDoubleBinaryTrees) {
 }
 
 TEST(Auto, IsTheFastestOfItsCandidatesAndNeverSlowerThanAnyOfThem) {
-  // auto = min over NCCL's algorithms for the situation (auto_candidates) x both protocols.
+  // auto = min over NCCL's algorithms for the situation (auto_candidates) x both protocols;
+  // send_recv and all_to_all take NCCL's point-to-point protocol rule.
   const Uniform u;
   std::vector<Machine> clusters;
   clusters.push_back(testing::uniform_star(8, u));
@@ -252,6 +253,16 @@ TEST(Auto, IsTheFastestOfItsCandidatesAndNeverSlowerThanAnyOfThem) {
       for (Bytes size : {bytes(64), kibibytes(64), mebibytes(4), mebibytes(256)}) {
         CollectiveSpec s = spec_for(c, op, size, op == CollectiveOp::kSendRecv ? 2 : 0);
         const CollectiveResult best = sim.run(s);
+        if (op == CollectiveOp::kSendRecv || op == CollectiveOp::kAllToAll) {
+          // Point-to-point: NCCL's size rule, not its tuner: LL up to 16 KiB per peer.
+          const std::int64_t per_peer = op == CollectiveOp::kSendRecv ? size.value() : size.value() / static_cast<std::int64_t>(s.ranks.size());
+          const Protocol rule = per_peer <= 16384 ? Protocol::kLowLatency : Protocol::kSimple;
+          EXPECT_EQ(best.protocol, rule) << c.cluster.name() << " " << to_string(op) << " " << size.value();
+          const auto r = sim.run_fixed(s, CollectiveAlgorithm::kDirect, rule, nullptr);
+          ASSERT_TRUE(r);
+          EXPECT_EQ(best.time, r->time);
+          continue;
+        }
         Duration fastest = Duration::max();
         for (CollectiveAlgorithm a : auto_candidates(ctx, s)) {
           for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {

@@ -155,11 +155,11 @@ AllToAllRun all_to_all(const Machine& m, std::size_t ranks, bool merge) {
 }
 
 TEST(AllToAllAggregation, MergedFlowsGiveTheUnmergedResult) {
-  // 64 and 128 ranks (8 and 16 DGX H100): the flows of a round with the same path and size
-  // (the PXN handovers of one GPU to one proxy for every destination server, and its own share
-  // for that GPU) start as one weighted flow. Under max-min sharing identical flows get
-  // identical rates, so the time and every link's bytes are those of one flow per transfer, to
-  // rounding, with fewer flows.
+  // 64 and 128 ranks (8 and 16 DGX H100): the all-to-all's transfers through one PXN proxy's
+  // shared connection to one remote GPU (schedule.h, ProxyRelay) and flows of a round with the
+  // same path and size start as one weighted flow. Under max-min sharing identical flows get
+  // identical rates, so the time and every link's bytes equal those of one flow per transfer
+  // (merge off: every copy its own flow), to rounding, with fewer flows.
   for (int servers : {8, 16}) {
     SCOPED_TRACE(servers);
     const Machine m = rail_servers(servers);
@@ -168,11 +168,15 @@ TEST(AllToAllAggregation, MergedFlowsGiveTheUnmergedResult) {
     EXPECT_NEAR(merged.seconds, single.seconds, single.seconds * 1e-9);
     ASSERT_EQ(merged.link_bytes.size(), single.link_bytes.size());
     for (std::size_t l = 0; l < merged.link_bytes.size(); ++l) EXPECT_NEAR(merged.link_bytes[l], single.link_bytes[l], 1.0) << l;
-    // GPU i hands its shares for rail j (6 rails whose NIC is not on its PCIe switch) to GPU j
-    // of its server, once per other server, on the path of its own share for GPU j: those
-    // servers - 1 handovers and that share start as one flow, servers - 1 fewer per (i, j).
+    // One by one: the 56 pairs inside each server; per GPU, its handovers to the 6 proxies of
+    // rails whose NIC is not on its PCIe switch, once per other server; the 64 (s-1) sends of
+    // each server's GPUs to the other servers' GPUs.
     const auto s = static_cast<std::uint64_t>(servers);
-    EXPECT_EQ(single.flows - merged.flows, 8 * s * 6 * (s - 1));
+    EXPECT_EQ(single.flows, 56 * s + 8 * s * 6 * (s - 1) + 64 * s * (s - 1));
+    // Merged: a GPU's handovers to proxy j ride with its own share for GPU j (same path, same
+    // size); to each remote GPU a server sends on two connections: its proxy's (the proxy and
+    // the 6 GPUs that hand over to it) and the PCIe sibling's, which reaches the NIC itself.
+    EXPECT_EQ(merged.flows, 56 * s + 2 * 8 * s * (s - 1));
   }
 }
 
