@@ -403,13 +403,29 @@ std::optional<Schedule> halving_doubling(const CollectiveSpec& s, std::string* w
   return out;
 }
 
+// The flows of `round` outside pipelines through the PXN relay (schedule.h, ProxyRelay); the
+// pipelines' members stay first, in order.
+void relay_round(const ScheduleContext& ctx, Round& round) {
+  if (std::all_of(round.flows.begin(), round.flows.end(), [](const PlannedFlow& f) { return f.pipeline != kNoPipeline; })) return;
+  ProxyRelay relay(ctx);
+  std::vector<PlannedFlow> kept;
+  for (const PlannedFlow& f : round.flows) {
+    if (f.pipeline == kNoPipeline) relay.add(f);
+    else kept.push_back(f);
+  }
+  for (const PlannedFlow& f : relay.take()) kept.push_back(f);
+  round.flows = std::move(kept);
+}
+
 std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
   const std::size_t n = s.ranks.size();
   const auto ni = static_cast<std::int64_t>(n);
   Schedule out;
   // All pairs through the PXN relay as they are listed: O(n m) entries for m servers, never n^2.
+  const std::size_t servers = group_by_server(ctx.cluster(), s.ranks).blocks.size();
   auto all_pairs = [&](Bytes bytes) {
     ProxyRelay relay(ctx);
+    relay.reserve(2 * n * servers + n * 8);  // a few connections per (GPU, server), handovers
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
         if (i != j) relay.add({s.ranks[i], s.ranks[j], bytes, 0, kNoPipeline});
@@ -436,6 +452,7 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
         if (s.op == CollectiveOp::kBroadcast) ph.flows.push_back({s.ranks[s.root], s.ranks[i], s.size, 0, kNoPipeline});
         else ph.flows.push_back({s.ranks[i], s.ranks[s.root], s.size, 0, kNoPipeline});
       }
+      relay_round(ctx, ph);
       out.rounds.push_back(std::move(ph));
       break;
     }
@@ -446,6 +463,7 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
       Round ph;
       ph.flows.push_back({s.ranks[0], s.ranks[1], s.size, 0, kNoPipeline});
       for (std::size_t i = 1; n > 2 && i < n; ++i) ph.flows.push_back({s.ranks[i], s.ranks[(i + 1) % n], s.size, 0, kNoPipeline});
+      relay_round(ctx, ph);
       out.rounds.push_back(std::move(ph));
       break;
     }
@@ -656,22 +674,52 @@ std::size_t Schedule::flow_count() const {
   return n;
 }
 
-std::size_t ProxyRelay::KeyHash::operator()(const Key& k) const {
-  std::uint64_t h = hash_combine(hash_combine(k.src, k.dst), k.channel);
-  h = hash_combine(hash_combine(h, static_cast<std::uint32_t>(k.rail)), static_cast<std::uint64_t>(k.bytes));
-  return static_cast<std::size_t>(hash_combine(h, k.handover ? 1 : 0));
+namespace {
+
+std::uint64_t relay_key_hash(const PlannedFlow& f) {
+  std::uint64_t h = hash_combine(hash_combine(f.src.value, f.dst.value), f.channel);
+  h = hash_combine(hash_combine(h, static_cast<std::uint32_t>(f.rail)), static_cast<std::uint64_t>(f.bytes.value()));
+  return hash_combine(h, f.handover ? 1 : 0);
+}
+
+bool same_relay_key(const PlannedFlow& a, const PlannedFlow& b) {
+  return a.src == b.src && a.dst == b.dst && a.channel == b.channel && a.rail == b.rail && a.bytes == b.bytes &&
+         a.handover == b.handover;
+}
+
+}  // namespace
+
+void ProxyRelay::reserve(std::size_t entries) {
+  flows_.reserve(entries);
+  std::size_t slots = 16;
+  while (slots < 2 * entries) slots *= 2;
+  if (slots > slots_.size()) rehash(slots);
+}
+
+void ProxyRelay::rehash(std::size_t slots) {
+  slots_.assign(slots, 0);
+  const std::size_t mask = slots - 1;
+  for (std::size_t k = 0; k < flows_.size(); ++k) {
+    std::size_t at = relay_key_hash(flows_[k]) & mask;
+    while (slots_[at] != 0) at = (at + 1) & mask;
+    slots_[at] = static_cast<std::uint32_t>(k + 1);
+  }
 }
 
 void ProxyRelay::merge(const PlannedFlow& f) {
-  const Key key{f.src.value, f.dst.value, f.channel, f.rail, f.bytes.value(), f.handover};
-  const auto [it, inserted] = index_.try_emplace(key, flows_.size());
-  if (inserted) {
-    flows_.push_back(f);
+  if (2 * (flows_.size() + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+  if (flows_.size() >= UINT32_MAX - 1) throw InternalError("more than 2^32 distinct flows in one round");
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t at = relay_key_hash(f) & mask;
+  for (; slots_[at] != 0; at = (at + 1) & mask) {
+    PlannedFlow& entry = flows_[slots_[at] - 1];
+    if (!same_relay_key(entry, f)) continue;
+    if (entry.copies > UINT32_MAX - f.copies) throw InternalError("more than 2^32 identical flows in one round");
+    entry.copies += f.copies;
     return;
   }
-  PlannedFlow& entry = flows_[it->second];
-  if (entry.copies > UINT32_MAX - f.copies) throw InternalError("more than 2^32 identical flows in one round");
-  entry.copies += f.copies;
+  slots_[at] = static_cast<std::uint32_t>(flows_.size() + 1);
+  flows_.push_back(f);
 }
 
 void ProxyRelay::add(const PlannedFlow& f) {
@@ -691,7 +739,7 @@ void ProxyRelay::add(const PlannedFlow& f) {
 }
 
 std::vector<PlannedFlow> ProxyRelay::take() {
-  index_.clear();
+  slots_.clear();
   return std::exchange(flows_, {});
 }
 
@@ -867,19 +915,10 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
       if (why_not) *why_not = "auto is not a fixed algorithm";
       return std::nullopt;
   }
-  if (!out) return out;
-  // Every flow outside pipelines goes through the PXN relay (schedule.h, ProxyRelay); the
-  // pipelines' members stay first, in order. Relaying relayed flows changes nothing.
-  for (Round& round : out->rounds) {
-    if (std::all_of(round.flows.begin(), round.flows.end(), [](const PlannedFlow& f) { return f.pipeline != kNoPipeline; })) continue;
-    ProxyRelay relay(ctx);
-    std::vector<PlannedFlow> kept;
-    for (const PlannedFlow& f : round.flows) {
-      if (f.pipeline == kNoPipeline) relay.add(f);
-      else kept.push_back(f);
-    }
-    for (const PlannedFlow& f : relay.take()) kept.push_back(f);
-    round.flows = std::move(kept);
+  // Every flow outside pipelines goes through the PXN relay (schedule.h, ProxyRelay); direct
+  // relays its rounds as it lists them.
+  if (out && algorithm != CollectiveAlgorithm::kDirect) {
+    for (Round& round : out->rounds) relay_round(ctx, round);
   }
   return out;
 }

@@ -47,7 +47,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/collectives/collective.h"
@@ -183,24 +182,19 @@ class ProxyRelay {
  public:
   explicit ProxyRelay(const ScheduleContext& ctx) : ctx_(ctx) {}
   void add(const PlannedFlow& flow);
+  // Room for `entries` distinct flows (saves rehashing when their number is known roughly).
+  void reserve(std::size_t entries);
   // The flows added so far, in the order their entries were first added; the relay is empty after.
   std::vector<PlannedFlow> take();
 
  private:
-  struct Key {
-    std::uint32_t src, dst, channel;
-    std::int32_t rail;
-    std::int64_t bytes;
-    bool handover;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const;
-  };
   void merge(const PlannedFlow& flow);
+  void rehash(std::size_t slots);
   const ScheduleContext& ctx_;
   std::vector<PlannedFlow> flows_;
-  std::unordered_map<Key, std::size_t, KeyHash> index_;
+  // Open addressing over flows_: entry index + 1 per slot (0: free), linear probing, at most
+  // half full; a flow's key is (src, dst, channel, rail, bytes, handover).
+  std::vector<std::uint32_t> slots_;
 };
 
 // The schedule of `spec` with a fixed algorithm, or nothing when the algorithm does not apply

@@ -171,7 +171,7 @@ void FlowNetwork::attach(std::uint32_t f) {
     Hop& h = flow.hops[i];
     Link& link = use(h.link);
     h.slot = static_cast<std::uint32_t>(link.flows.size());
-    link.flows.push_back(FlowRef{f, i});
+    link.flows.push_back(FlowRef{f, i, h.weight, flow.rate});
     link.bound_sum += flow.bound * h.weight;
     dirty_links_.push_back(h.link);
   }
@@ -226,7 +226,7 @@ void FlowNetwork::solve() {
   const double fixed_below = only_removals_ ? removed_min_rate_ : 0;
   only_removals_ = true;
   removed_min_rate_ = std::numeric_limits<double>::infinity();
-  const auto fixed = [&](const Flow& flow) { return flow.rate < fixed_below; };
+  const auto fixed = [&](const FlowRef& r) { return r.rate < fixed_below; };
 
   // 1. The flows whose rates may change: those on changed links, and, transitively, those that
   //    share a link that can saturate with them. A link that cannot saturate constrains nobody,
@@ -242,18 +242,15 @@ void FlowNetwork::solve() {
     link.mark = epoch_;
     touched_.push_back(l);
     flush_link(link);
+    if (!can_saturate(link)) return;  // no constraint: its residual and unfrozen weight go unused
     link.residual = link.capacity;
     link.unfrozen = 0;
     for (const FlowRef& r : link.flows) {
-      const Flow& flow = flows_[r.flow];
-      const std::uint32_t w = flow.hops[r.hop].weight;
-      if (fixed(flow)) link.residual -= flow.rate * w;
-      else link.unfrozen += w;
+      if (fixed(r)) link.residual -= r.rate * r.weight;
+      else link.unfrozen += r.weight;
     }
-    if (can_saturate(link)) {
-      comp_links_.push_back(l);
-      stack_.push_back(l);
-    }
+    comp_links_.push_back(l);
+    stack_.push_back(l);
   };
   for (std::uint32_t l : dirty_links_) {
     touch(l);
@@ -264,8 +261,9 @@ void FlowNetwork::solve() {
     const std::uint32_t l = stack_.back();
     stack_.pop_back();
     for (const FlowRef& r : links_[l].flows) {
+      if (fixed(r)) continue;
       Flow& flow = flows_[r.flow];
-      if (flow.mark == epoch_ || fixed(flow)) continue;
+      if (flow.mark == epoch_) continue;
       flow.mark = epoch_;
       comp_flows_.push_back(r.flow);
       for (const Hop& h : flow.hops) touch(h.link);
@@ -311,14 +309,16 @@ void FlowNetwork::solve() {
     }
     const double rate = std::max(share, 0.0);
     for (const FlowRef& r : link.flows) {
+      if (fixed(r)) continue;  // fixed, or frozen now below the fixed rates
       Flow& flow = flows_[r.flow];
-      if (flow.frozen || flow.mark != epoch_) continue;  // frozen now, or fixed
+      if (flow.frozen || flow.mark != epoch_) continue;
       flow.frozen = true;
       flow.rate = rate;
       for (const Hop& h : flow.hops) {
         Link& m = links_[h.link];
         m.residual -= rate * h.weight;
         m.unfrozen -= h.weight;
+        m.flows[h.slot].rate = rate;
       }
     }
   }

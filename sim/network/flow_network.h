@@ -141,9 +141,13 @@ class FlowNetwork {
   const std::vector<BusyInterval>& busy_intervals(LinkId link);
 
  private:
+  // A flow on a link, with copies of its weight there and its rate, so that a solve scans a
+  // link's flows without visiting them (most are fixed after departures: "Removals").
   struct FlowRef {
     std::uint32_t flow;
-    std::uint32_t hop;  // index into the flow's hops
+    std::uint32_t hop;     // index into the flow's hops
+    std::uint32_t weight;  // = flows_[flow].hops[hop].weight
+    double rate;           // = flows_[flow].rate
   };
   struct Hop {
     std::uint32_t link;
