@@ -72,7 +72,7 @@ void add_collective_command(CLI::App& app, CollectiveOptions& o) {
   cmd->add_option("--bytes", o.bytes, "Size S as nccl-tests defines it, with a unit (1GiB)");
   cmd->add_option("--sweep", o.sweep, "Sizes MIN:MAX[:FACTOR], doubling by default (8B:8GiB)");
   cmd->add_option("--ranks", o.ranks, "Use the first N GPUs in rank order (default: all)");
-  cmd->add_option("--algo", o.algo, "ring, tree, hd, direct, hierarchical, nvls, collnet or auto");
+  cmd->add_option("--algo", o.algo, "ring, tree, hd, direct, hierarchical, nvls, nvls_tree, collnet or auto");
   cmd->add_option("--trace", o.trace, "Write a Chrome/Perfetto trace of the run(s) to this file");
   cmd->add_option("--set", o.overrides, "Override a cluster value: /json/pointer=value (repeatable)");
   cmd->add_option("--profile", o.profile, "Take link efficiencies and step latencies from a calibration profile");
@@ -84,7 +84,7 @@ int run_collective_command(const CollectiveOptions& o) {
   const auto op = parse_collective_op(o.op);
   if (!op) option_error("--op", "unknown collective \"" + o.op + "\" (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv)");
   const auto algo = parse_collective_algorithm(o.algo);
-  if (!algo) option_error("--algo", "unknown algorithm \"" + o.algo + "\" (ring, tree, hd, direct, hierarchical, nvls, collnet, auto)");
+  if (!algo) option_error("--algo", "unknown algorithm \"" + o.algo + "\" (ring, tree, hd, direct, hierarchical, nvls, nvls_tree, collnet, auto)");
   const std::vector<Bytes> sizes = sizes_of(o);
   coll::Machine machine = load_machine(o.cluster, o.overrides);
   const topo::Cluster& cluster = machine.cluster;

@@ -178,7 +178,7 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
     for (auto a : cs::coll::auto_candidates(ctx, spec)) {
       std::string why;
       if (!cs::coll::build_schedule(ctx, spec, a, &why)) continue;
-      r.candidates += a == cs::CollectiveAlgorithm::kNvls ? 1 : 2;
+      r.candidates += a == cs::CollectiveAlgorithm::kNvls || a == cs::CollectiveAlgorithm::kNvlsTree ? 1 : 2;
     }
   } else {
     r.candidates = 1;
@@ -328,7 +328,7 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
   std::fprintf(stderr,
                "usage: bench_collective [--max-gpus N] [--repeat R] [--bytes B] [--cluster PATH]\n"
                "       bench_collective --gpus N --algo ALGO [--protocol simple|ll] [--bytes B] [--cluster PATH]\n"
-               "         ALGO: ring, tree, hd, direct, hierarchical, nvls, collnet (run_fixed) or auto (run)\n");
+               "         ALGO: ring, tree, hd, direct, hierarchical, nvls, nvls_tree, collnet (run_fixed) or auto (run)\n");
   std::exit(2);
 }
 

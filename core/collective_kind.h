@@ -20,7 +20,7 @@
 namespace cs {
 
 enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kReduce, kSendRecv };
-enum class CollectiveAlgorithm { kRing, kTree, kHalvingDoubling, kDirect, kHierarchical, kNvls, kCollnet, kAuto };
+enum class CollectiveAlgorithm { kRing, kTree, kHalvingDoubling, kDirect, kHierarchical, kNvls, kNvlsTree, kCollnet, kAuto };
 
 inline constexpr EnumName<CollectiveOp> kCollectiveOpNames[] = {
     {CollectiveOp::kAllReduce, "all_reduce"},     {CollectiveOp::kAllGather, "all_gather"},
@@ -32,7 +32,8 @@ inline constexpr EnumName<CollectiveAlgorithm> kCollectiveAlgorithmNames[] = {
     {CollectiveAlgorithm::kRing, "ring"},       {CollectiveAlgorithm::kTree, "tree"},
     {CollectiveAlgorithm::kHalvingDoubling, "hd"}, {CollectiveAlgorithm::kDirect, "direct"},
     {CollectiveAlgorithm::kHierarchical, "hierarchical"}, {CollectiveAlgorithm::kNvls, "nvls"},
-    {CollectiveAlgorithm::kCollnet, "collnet"}, {CollectiveAlgorithm::kAuto, "auto"}};
+    {CollectiveAlgorithm::kNvlsTree, "nvls_tree"}, {CollectiveAlgorithm::kCollnet, "collnet"},
+    {CollectiveAlgorithm::kAuto, "auto"}};
 
 inline constexpr CollectiveOp kCollectiveOps[] = {
     CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll,
@@ -40,7 +41,7 @@ inline constexpr CollectiveOp kCollectiveOps[] = {
 inline constexpr CollectiveAlgorithm kFixedCollectiveAlgorithms[] = {
     CollectiveAlgorithm::kRing,   CollectiveAlgorithm::kTree,         CollectiveAlgorithm::kHalvingDoubling,
     CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls,
-    CollectiveAlgorithm::kCollnet};
+    CollectiveAlgorithm::kNvlsTree, CollectiveAlgorithm::kCollnet};
 
 inline const char* to_string(CollectiveOp op) { return enum_name(kCollectiveOpNames, op); }
 inline const char* to_string(CollectiveAlgorithm a) { return enum_name(kCollectiveAlgorithmNames, a); }

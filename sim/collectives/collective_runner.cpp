@@ -94,11 +94,11 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       }
     }
     const LinkClassProtocol& cls = protocol.of(static_cast<hw::LinkClass>(worst));
-    const Duration own = round.latency == StepLatency::kNvls ? protocol.nvls_step_latency
-                         : ll                                ? cls.ll_step_latency
-                                                             : cls.step_latency;
+    const Duration own_class = ll ? cls.ll_step_latency : cls.step_latency;
+    const Duration own = round.latency == StepLatency::kNvls ? protocol.nvls_step_latency : own_class;
+    const Duration own_local = round.local_latency == StepLatency::kNvls ? protocol.nvls_step_latency : own_class;
     step = std::max(step, own + latency);
-    if (worst < static_cast<int>(hw::LinkClass::kNetwork)) local_step = std::max(local_step, own + latency);
+    if (worst < static_cast<int>(hw::LinkClass::kNetwork)) local_step = std::max(local_step, own_local + latency);
     const Bytes on_wire = ll ? Bytes{static_cast<std::int64_t>(std::ceil(
                                    static_cast<double>(data.value()) * protocol.ll_wire_factor))}
                              : data;
@@ -154,7 +154,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       prepared.back().spread = &w;
     }
   }
-  const Duration base = round.latency == StepLatency::kNvls ? protocol.nvls_base_latency : protocol.launch_latency;
+  const bool nvls = round.latency == StepLatency::kNvls || (round.local_steps > 0 && round.local_latency == StepLatency::kNvls);
+  const Duration base = nvls ? protocol.nvls_base_latency : protocol.launch_latency;
   const Duration launch = run->round == 0 ? base : Duration{0};
   if (prepared.empty()) {
     ++run->round;

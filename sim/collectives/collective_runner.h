@@ -9,10 +9,11 @@
 // so a round on an idle uniform network takes exactly  steps x a + bytes / rate, the closed
 // forms listed in schedule.h. Protocols: Simple puts the data bytes on the wire; LL puts
 // ll_wire_factor times as many, with the smaller LL step latency. NVLS rounds
-// (StepLatency::kNvls) take NVLS's own step latency in place of the class's, and a schedule
-// that starts with one pays NVLS's base latency in place of the launch latency, as NCCL's cost
-// model does, and add the fill and drain of NCCL's NVLS pipeline (sim/collectives/nvls_pipeline.h)
-// at the pipeline's idle rate. All come from the cluster's protocol parameters
+// (StepLatency::kNvls, or local steps of that kind: NVLS-tree's in-server phase) take NVLS's own
+// step latency in place of the class's, and a schedule that starts with one pays NVLS's base
+// latency in place of the launch latency, as NCCL's cost model does; kNvls rounds also add the
+// fill and drain of NCCL's NVLS pipeline (sim/collectives/nvls_pipeline.h) at the pipeline's
+// idle rate (NVLS-tree's are not modelled). All come from the cluster's protocol parameters
 // (sim/collectives/protocol_params.h).
 #pragma once
 

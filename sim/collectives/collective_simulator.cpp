@@ -16,8 +16,8 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
                                                                CollectiveAlgorithm algorithm, Protocol protocol,
                                                                std::string* why_not,
                                                                std::vector<LinkActivity>* activity) {
-  if (algorithm == CollectiveAlgorithm::kNvls && protocol != Protocol::kSimple) {
-    if (why_not) *why_not = "nvls runs the Simple protocol only";
+  if ((algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree) && protocol != Protocol::kSimple) {
+    if (why_not) *why_not = std::string(to_string(algorithm)) + " runs the Simple protocol only";
     return std::nullopt;
   }
   auto schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not);
@@ -84,7 +84,7 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
   for (CollectiveAlgorithm a : algorithms) {
     for (Protocol p : protocols) {
       // NCCL runs NVLS with the Simple protocol only.
-      if (a == CollectiveAlgorithm::kNvls && p == Protocol::kLowLatency) continue;
+      if ((a == CollectiveAlgorithm::kNvls || a == CollectiveAlgorithm::kNvlsTree) && p == Protocol::kLowLatency) continue;
       std::string reason;
       auto r = run_fixed(spec, a, p, &reason);
       if (!r) {

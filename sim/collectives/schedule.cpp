@@ -610,6 +610,116 @@ std::optional<Schedule> collnet(const ScheduleContext& ctx, const CollectiveSpec
   return out;
 }
 
+// NCCL's NVLS-tree all-reduce across servers (src/device/all_reduce.h, NCCL_ALGO_NVLS_TREE;
+// trees from src/graph/connect.cc). Each server has H heads, one per NIC (its first GPU on each
+// rail); S is cut into H slices of S/H, one per head. Inside a server, as single-server NVLS
+// (nvls() below): every GPU's share of each slice goes to the switch and is reduced in the
+// head's port (multimem.ld_reduce), the switch returns the reduced slice to the head, and the
+// head stores the final slice into the switch, which writes it to every GPU (multimem.st).
+// Across servers, head h's slice goes up and comes down a tree over the servers of h's rail:
+// NCCL's channels alternate between the two trees of a double binary tree (c % 2), so each
+// carries S/2H (the mirrored pair of heap-shaped trees, as server_trees()). One pipelined
+// transfer: every member is a multiple of the unit u = S/2H. Per server and GPU (k GPUs):
+//   NVLink out  S (its share of every slice, to the heads' ports) + S/H (its store, if a head)
+//   NVLink in   S/H (its reduced slice, if a head) + S (every head's stored slice)
+//   port        k inputs of S/H (a head's)
+//   NIC         u per tree edge: up to its parent and down to each child, in both trees
+// so on DGX H100 servers (H = k = 8) the NICs bind: an inner node of one tree sends 3u or 4u
+// per NIC, about S/4, the ring's 2(n-1)/n S/8 x 2.
+// Latency, as NCCL's cost model (src/graph/tuning.cc): NVLS's base latency, one NVLS step
+// inside the server (hwLatencies[NVLINK][NVLS_TREE] = NVLS's 25 us) and 2 floor(log2 m) network
+// steps (NCCL counts its own NET latency for NVLS-tree, 20.9 us against the tree's 14; the
+// model takes the network class's step latency for both: an assumption).
+std::optional<Schedule> nvls_tree(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
+  if (s.op != CollectiveOp::kAllReduce) {
+    if (why) *why = std::string("nvls_tree does not implement ") + to_string(s.op);
+    return std::nullopt;
+  }
+  const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
+  if (sb.blocks.size() < 2) {
+    if (why) *why = "nvls_tree needs ranks on at least two servers (nvls runs inside one)";
+    return std::nullopt;
+  }
+  if (!sb.uniform) {
+    if (why) *why = "nvls_tree needs the same number of ranks on every server";
+    return std::nullopt;
+  }
+  // Heads: per server, the first rank on each rail, the rails in the first server's order.
+  std::vector<std::int32_t> rails;
+  for (std::size_t r : sb.blocks[0]) {
+    const std::int32_t rail = ctx.rail_of(s.ranks[r]);
+    if (rail >= 0 && std::find(rails.begin(), rails.end(), rail) == rails.end()) rails.push_back(rail);
+  }
+  if (rails.empty()) {
+    if (why) *why = "nvls_tree needs NICs on the servers";
+    return std::nullopt;
+  }
+  const std::size_t m = sb.blocks.size(), k = sb.blocks[0].size(), H = rails.size();
+  std::vector<std::vector<NodeId>> heads(m);  // [server][head]
+  std::vector<NodeId> switches(m);
+  for (std::size_t b = 0; b < m; ++b) {
+    const auto sw = ctx.reducing_switch(ctx.cluster().node(s.ranks[sb.blocks[b][0]]).server);
+    if (!sw) {
+      if (why) *why = "nvls_tree needs an NVSwitch that can reduce in-switch (NVLink4 or later) in every server";
+      return std::nullopt;
+    }
+    switches[b] = *sw;
+    for (std::int32_t rail : rails) {
+      const auto at = std::find_if(sb.blocks[b].begin(), sb.blocks[b].end(),
+                                   [&](std::size_t r) { return ctx.rail_of(s.ranks[r]) == rail; });
+      if (at == sb.blocks[b].end()) {
+        if (why) *why = "nvls_tree needs the same rails on every server";
+        return std::nullopt;
+      }
+      heads[b].push_back(s.ranks[*at]);
+    }
+  }
+  const auto h64 = static_cast<std::int64_t>(H);
+  const Bytes unit = share(s.size, 1, 2 * h64);
+  const auto slice = static_cast<std::uint32_t>(2);  // a slice, S/H, in units
+  Round ph;
+  ph.steps = 2 * floor_log2(m);
+  ph.local_steps = 1;
+  ph.local_latency = StepLatency::kNvls;
+  for (std::size_t b = 0; b < m; ++b) {
+    const NodeId sw = switches[b];
+    const auto member = [&](NodeId from, NodeId to, std::uint32_t copies, NodeId port = {}) {
+      PlannedFlow f{from, to, unit, 0, 0, port, copies};
+      ph.flows.push_back(f);
+    };
+    if (H == k) {
+      // Every GPU a head: its inputs to the k ports listed through its own (same load per link
+      // and port, O(k) entries), as nvls() does.
+      for (std::size_t r : sb.blocks[b]) member(s.ranks[r], sw, slice * static_cast<std::uint32_t>(k), s.ranks[r]);
+    } else {
+      for (NodeId head : heads[b]) {
+        for (std::size_t r : sb.blocks[b]) member(s.ranks[r], sw, slice, head);
+      }
+    }
+    for (NodeId head : heads[b]) {
+      member(sw, head, slice);  // its reduced slice
+      member(head, sw, slice);  // its store of the final slice
+    }
+    for (std::size_t r : sb.blocks[b]) member(sw, s.ranks[r], slice * static_cast<std::uint32_t>(H));  // every final slice
+  }
+  for (std::size_t h = 0; h < H; ++h) {
+    for (int t = 0; t < 2; ++t) {
+      const auto node = [&](std::size_t i) { return t == 0 ? i : m - 1 - i; };
+      for (std::size_t i = 1; i < m; ++i) {
+        const NodeId child = heads[node(i)][h], parent = heads[node((i - 1) / 2)][h];
+        for (const auto& [from, to] : {std::pair{child, parent}, std::pair{parent, child}}) {
+          PlannedFlow f{from, to, unit, static_cast<std::uint32_t>(2 * h + static_cast<std::size_t>(t)), 0};
+          f.rail = rails[h];
+          ph.flows.push_back(f);
+        }
+      }
+    }
+  }
+  Schedule out;
+  out.rounds.push_back(std::move(ph));
+  return out;
+}
+
 std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
   if (s.op != CollectiveOp::kAllReduce) {
     if (why) *why = std::string("nvls does not implement ") + to_string(s.op);
@@ -910,6 +1020,7 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
     case CollectiveAlgorithm::kDirect: out = direct(ctx, spec, why_not); break;
     case CollectiveAlgorithm::kHierarchical: out = hierarchical(ctx, spec, why_not); break;
     case CollectiveAlgorithm::kNvls: out = nvls(ctx, spec, why_not); break;
+    case CollectiveAlgorithm::kNvlsTree: out = nvls_tree(ctx, spec, why_not); break;
     case CollectiveAlgorithm::kCollnet: out = collnet(ctx, spec, why_not); break;
     case CollectiveAlgorithm::kAuto:
       if (why_not) *why_not = "auto is not a fixed algorithm";
@@ -925,7 +1036,7 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
 
 std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec) {
   // NCCL's algorithm set, as its tuner sees it: rings everywhere; in-switch reduction inside an
-  // NVLS-capable server; trees and the hierarchical (NVLink then per-rail) schedule only across
+  // NVLS-capable server, and NVLS-tree across such servers; trees and the hierarchical (NVLink then per-rail) schedule only across
   // servers, where NCCL builds its trees; direct sends for all_to_all and send/recv.
   // Halving-doubling and direct all-pairs reductions (MPI-style) are explicit choices only.
   const bool multi_server = group_by_server(ctx.cluster(), spec.ranks).blocks.size() > 1;
@@ -936,6 +1047,12 @@ std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, con
         v.push_back(CollectiveAlgorithm::kTree);
         v.push_back(CollectiveAlgorithm::kHierarchical);
         if (ctx.in_network_reduction()) v.push_back(CollectiveAlgorithm::kCollnet);
+        const ServerBlocks sb = group_by_server(ctx.cluster(), spec.ranks);
+        if (std::all_of(sb.blocks.begin(), sb.blocks.end(), [&](const auto& b) {
+              return ctx.reducing_switch(ctx.cluster().node(spec.ranks[b[0]]).server).has_value();
+            })) {
+          v.push_back(CollectiveAlgorithm::kNvlsTree);
+        }
       } else {
         v.push_back(CollectiveAlgorithm::kNvls);
       }

@@ -25,6 +25,10 @@
 //                            the switch); F: the pipeline's fill and drain
 //                            (sim/collectives/nvls_pipeline.h); derivation at nvls() in
 //                            schedule.cpp
+//   NVLS-tree AR (m servers) b + a_nvls + 2 floor(log2 m) a + max(S/R, (S + S/H)/B_nvlink,
+//                            busiest NIC's bytes / B_nic): NVLS inside each server to H heads
+//                            (one per rail), each head's S/H up and down a double binary tree
+//                            over the servers of its rail; derivation at nvls_tree()
 //
 // Pipelined schedules (ring channels, trees, chains, NVLS) run as one multi-path flow each, so
 // their edges advance at the pace of the slowest (net::FlowNetwork::start_pipeline).
@@ -92,8 +96,11 @@ struct Round {
   StepLatency latency = StepLatency::kLinkClass;
   // Further steps whose latency is that of the round's flows inside servers (a pipelined
   // hierarchical schedule's intra-server phases): per-step latency as `steps` but over the
-  // flows whose path stays in one server only.
+  // flows whose path stays in one server only, each of the kind `local_latency` (kNvls: NVLS's
+  // step latency, NVLS-tree's in-server phase). A schedule with kNvls steps of either kind pays
+  // NVLS's base latency in place of the launch latency.
   int local_steps = 0;
+  StepLatency local_latency = StepLatency::kLinkClass;
 };
 
 struct Schedule {

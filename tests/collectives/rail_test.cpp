@@ -4,6 +4,7 @@
 // servers of the bundled rail-optimized NDR cluster (configs/clusters/h100-rail-512.json: NIC r
 // of servers 0..31 on leaf rail<r>/leaf0, so with up to 32 servers every rail is one leaf and
 // nothing needs a spine).
+#include <algorithm>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -83,6 +84,100 @@ TEST(RailAlignedRings, ServerToServerHopsStayOnTheirRailAndEveryNicCarriesOneCha
                 nic_rate / 1e9, 8 * nic_rate / 1e9);
     EXPECT_NEAR(busbw, 8 * nic_rate, 8 * nic_rate * 0.01);
   }
+}
+
+TEST(NvlsTree, HeadsReduceInTheSwitchAndTheirSlicesCrossServersOnTheirRails) {
+  // NCCL's NVLS-tree all-reduce (schedule.cpp, nvls_tree) over 2 and 4 DGX H100: every GPU is the
+  // head of its NIC's rail (H = k = 8), S in units u = S/16 (a slice S/8 is 2u). Per GPU: NVLink
+  // out 16u (its share of every slice, to the heads' ports) + 2u (its store) = 18u, NVLink in
+  // 2u (its reduced slice) + 16u (every stored slice) = 18u, its port reduces 8 inputs of 2u.
+  // Across servers each head's slice goes up and down the two mirrored heap trees over the
+  // servers of its rail, u per tree edge and direction: with 2 servers each NIC sends u in each
+  // tree (2u), with 4 servers 3u (a root sends 2u down, an inner node u up and u down, a leaf
+  // u up; every server is one of those in tree 0 and the mirror in tree 1). Nothing crosses a
+  // spine. The time is the busiest of NIC, port and NVLink plus at most the latency.
+  for (int servers : {2, 4}) {
+    SCOPED_TRACE(servers);
+    const Machine m = rail_servers(servers);
+    const topo::Cluster& c = m.cluster;
+    CollectiveSimulator sim(m);
+    const Bytes S = gibibytes(4);
+    const double u = static_cast<double>(S.value()) / 16;
+    const CollectiveSpec s = spec_of(m, CollectiveOp::kAllReduce, S);
+    std::vector<LinkActivity> activity;
+    std::string why;
+    const auto r = sim.run_fixed(s, CollectiveAlgorithm::kNvlsTree, Protocol::kSimple, &why, &activity);
+    ASSERT_TRUE(r) << why;
+    const auto bytes = bytes_by_link(activity);
+    const double nic_share = servers == 2 ? 2 * u : 3 * u;
+    double bound = 0;
+    int nics = 0, uplinks = 0, downlinks = 0;
+    for (const auto& [id, b] : bytes) {
+      if (id >= c.link_count() || b == 0) continue;
+      const topo::LinkInfo& l = c.link(topo::LinkId{id});
+      const std::string name = c.node(l.src).name + " -> " + c.node(l.dst).name;
+      EXPECT_LT(l.tier, 2) << name;
+      const double rate = sim.layout().usable_bandwidth(topo::LinkId{id}).value();
+      bound = std::max(bound, b / rate);
+      if (is_kind(c, l.src, topo::NodeKind::kNic) && l.tier == 1) {
+        EXPECT_NEAR(b, nic_share, 2) << name;
+        ++nics;
+      } else if (is_kind(c, l.src, topo::NodeKind::kGpu) && is_kind(c, l.dst, topo::NodeKind::kNvSwitch)) {
+        EXPECT_NEAR(b, 18 * u, 18) << name;
+        ++uplinks;
+      } else if (is_kind(c, l.src, topo::NodeKind::kNvSwitch) && is_kind(c, l.dst, topo::NodeKind::kGpu)) {
+        EXPECT_NEAR(b, 18 * u, 18) << name;
+        ++downlinks;
+      }
+    }
+    EXPECT_EQ(nics, 8 * servers);
+    EXPECT_EQ(uplinks, 8 * servers);
+    EXPECT_EQ(downlinks, 8 * servers);
+    for (topo::NodeId g : s.ranks) {
+      topo::NodeId sw;
+      for (topo::LinkId l : c.out_links(g)) {
+        if (is_kind(c, c.link(l).dst, topo::NodeKind::kNvSwitch)) sw = c.link(l).dst;
+      }
+      const auto engine = sim.layout().reduction_engine(sw, g);
+      ASSERT_TRUE(engine);
+      ASSERT_TRUE(bytes.count(engine->value));
+      EXPECT_NEAR(bytes.at(engine->value), 16 * u, 16);
+      bound = std::max(bound, 16 * u / sim.layout().capacities()[engine->value].bandwidth.value());
+    }
+    const double t = to_seconds(r->time);
+    const double latency = to_seconds(m.protocol.nvls_step_latency) + 10e-6 +
+                           2 * (servers == 2 ? 1 : 2) * (to_seconds(m.protocol.of(hw::LinkClass::kNetwork).step_latency) + 10e-6);
+    EXPECT_GE(t, bound);
+    EXPECT_LE(t, bound + latency);
+    const auto n = static_cast<double>(s.ranks.size());
+    std::printf("%d servers: nvls_tree busbw %.1f GB/s (bound %.1f)\n", servers,
+                static_cast<double>(S.value()) / t * 2 * (n - 1) / n / 1e9,
+                static_cast<double>(S.value()) / bound * 2 * (n - 1) / n / 1e9);
+  }
+}
+
+TEST(NvlsTree, AppliesOnlyAcrossNvlsServersAndIsAnAutoCandidateThere) {
+  std::string why;
+  const Machine two = rail_servers(2);
+  CollectiveSimulator sim(two);
+  CollectiveSpec s = spec_of(two, CollectiveOp::kAllReduce, mebibytes(64));
+  EXPECT_FALSE(sim.run_fixed(s, CollectiveAlgorithm::kNvlsTree, Protocol::kLowLatency, &why));
+  EXPECT_EQ(why, "nvls_tree runs the Simple protocol only");
+  const auto candidates = auto_candidates(sim.layout().schedules(), s);
+  EXPECT_NE(std::find(candidates.begin(), candidates.end(), CollectiveAlgorithm::kNvlsTree), candidates.end());
+  s.ranks.resize(8);  // one server: nvls's case
+  EXPECT_FALSE(sim.run_fixed(s, CollectiveAlgorithm::kNvlsTree, Protocol::kSimple, &why));
+  EXPECT_EQ(why, "nvls_tree needs ranks on at least two servers (nvls runs inside one)");
+  s = spec_of(two, CollectiveOp::kAllGather, mebibytes(64));
+  EXPECT_FALSE(sim.run_fixed(s, CollectiveAlgorithm::kNvlsTree, Protocol::kSimple, &why));
+  EXPECT_EQ(why, "nvls_tree does not implement all_gather");
+  // A100 servers (NVLink3): no in-switch reduction, no candidate.
+  const Machine a100 = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/a100-4node-ib.json");
+  CollectiveSimulator a100_sim(a100);
+  s = spec_of(a100, CollectiveOp::kAllReduce, mebibytes(64));
+  EXPECT_FALSE(a100_sim.run_fixed(s, CollectiveAlgorithm::kNvlsTree, Protocol::kSimple, &why));
+  const auto none = auto_candidates(a100_sim.layout().schedules(), s);
+  EXPECT_EQ(std::find(none.begin(), none.end(), CollectiveAlgorithm::kNvlsTree), none.end());
 }
 
 TEST(Pxn, AllToAllAcrossServersUsesOneNicPerRailAndNvlinkInsideTheServer) {

@@ -36,7 +36,7 @@ TEST(EnumNames, OneTableReadBothWays) {
   EXPECT_EQ(parse_collective_op("all_to_all"), CollectiveOp::kAllToAll);
   EXPECT_FALSE(parse_collective_op("allreduce"));
   EXPECT_EQ(parse_collective_algorithm("hd"), CollectiveAlgorithm::kHalvingDoubling);
-  EXPECT_EQ(enum_name_list(kCollectiveAlgorithmNames), "ring, tree, hd, direct, hierarchical, nvls, collnet, auto");
+  EXPECT_EQ(enum_name_list(kCollectiveAlgorithmNames), "ring, tree, hd, direct, hierarchical, nvls, nvls_tree, collnet, auto");
   // Every table name parses back to its value.
   for (const auto& e : kCollectiveOpNames) EXPECT_EQ(parse_enum(kCollectiveOpNames, e.name), e.value) << e.name;
 }
