@@ -472,21 +472,27 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
   return out;
 }
 
+// The ranks by server for an algorithm across servers: nothing (and `why`) unless they are on at
+// least two servers, the same number on each.
+std::optional<ServerBlocks> servers_alike(const ScheduleContext& ctx, const CollectiveSpec& s, const char* algorithm,
+                                          std::string* why) {
+  ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
+  if (sb.blocks.size() < 2 || !sb.uniform) {
+    if (why) *why = std::string(algorithm) + (sb.blocks.size() < 2 ? " needs ranks on at least two servers" : " needs the same number of ranks on every server");
+    return std::nullopt;
+  }
+  return sb;
+}
+
 std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const CollectiveSpec& s,
                                      std::string* why) {
-  const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
   if (s.op != CollectiveOp::kAllReduce && s.op != CollectiveOp::kAllGather && s.op != CollectiveOp::kReduceScatter) {
     if (why) *why = std::string("hierarchical does not implement ") + to_string(s.op);
     return std::nullopt;
   }
-  if (sb.blocks.size() < 2) {
-    if (why) *why = "hierarchical needs ranks on at least two servers";
-    return std::nullopt;
-  }
-  if (!sb.uniform) {
-    if (why) *why = "hierarchical needs the same number of ranks on every server";
-    return std::nullopt;
-  }
+  const auto blocks = servers_alike(ctx, s, "hierarchical", why);
+  if (!blocks) return std::nullopt;
+  const ServerBlocks& sb = *blocks;
   const auto g = static_cast<std::int64_t>(sb.blocks[0].size());
   const auto m = static_cast<std::int64_t>(sb.blocks.size());
   // One pipelined round: every edge of every phase is a member of one pipeline, so the phases
@@ -635,15 +641,9 @@ std::optional<Schedule> nvls_tree(const ScheduleContext& ctx, const CollectiveSp
     if (why) *why = std::string("nvls_tree does not implement ") + to_string(s.op);
     return std::nullopt;
   }
-  const ServerBlocks sb = group_by_server(ctx.cluster(), s.ranks);
-  if (sb.blocks.size() < 2) {
-    if (why) *why = "nvls_tree needs ranks on at least two servers (nvls runs inside one)";
-    return std::nullopt;
-  }
-  if (!sb.uniform) {
-    if (why) *why = "nvls_tree needs the same number of ranks on every server";
-    return std::nullopt;
-  }
+  const auto blocks = servers_alike(ctx, s, "nvls_tree", why);
+  if (!blocks) return std::nullopt;
+  const ServerBlocks& sb = *blocks;
   // Heads: per server, the first rank on each rail, the rails in the first server's order.
   std::vector<std::int32_t> rails;
   for (std::size_t r : sb.blocks[0]) {
