@@ -57,6 +57,42 @@ void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t time
   sum.exact = sum.exact && part.exact && exact;
 }
 
+WeightedRoute sum_routes(std::span<const RoutePart> parts) {
+  std::uint64_t lcm = 1;
+  for (const RoutePart& p : parts) {
+    if (p.route->links.empty() || p.times == 0) continue;
+    lcm = std::lcm<std::uint64_t>(lcm, p.route->scale);
+    if (lcm > kMaxSpreadScale) {
+      // The rounded-up fallback: add_route's, one part at a time.
+      WeightedRoute sum;
+      for (const RoutePart& q : parts) add_route(sum, *q.route, q.times);
+      return sum;
+    }
+  }
+  WeightedRoute out;
+  out.scale = static_cast<std::uint32_t>(lcm);
+  std::unordered_map<std::uint32_t, std::size_t> pos;
+  std::vector<std::uint64_t> weight;
+  for (const RoutePart& p : parts) {
+    if (p.route->links.empty() || p.times == 0) continue;
+    out.exact = out.exact && p.route->exact;
+    const std::uint64_t factor = lcm / p.route->scale * p.times;
+    for (const auto& [l, w] : p.route->links) {
+      const auto [it, inserted] = pos.try_emplace(l.value, out.links.size());
+      if (inserted) {
+        out.links.emplace_back(l, 0);
+        weight.push_back(0);
+      }
+      weight[it->second] += w * factor;
+    }
+  }
+  for (std::size_t i = 0; i < weight.size(); ++i) {
+    if (weight[i] > UINT32_MAX) throw InternalError("sum_routes: a link's weight exceeds 2^32");
+    out.links[i].second = static_cast<std::uint32_t>(weight[i]);
+  }
+  return out;
+}
+
 // Per vertex: the marks of the two searches and, on the DAG, its share of the flow.
 struct AdaptiveSpreader::Mark {
   std::uint32_t gen[2] = {0, 0};   // stamps of the forward and backward search

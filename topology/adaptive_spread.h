@@ -81,6 +81,13 @@ WeightedRoute weighted_path(std::span<const LinkId> path);
 // it; when that lcm exceeds kMaxSpreadScale, both are rounded up to kMaxSpreadScale (`exact`
 // false). Links keep first-use order. Cost O(|sum| + |part|).
 void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t times = 1);
+// The sum of many parts (the members of one pipeline, each `times` over): what add_route gives
+// adding them one by one, in O(total links of the parts) instead of O(parts x links of the sum).
+struct RoutePart {
+  const WeightedRoute* route;
+  std::uint32_t times = 1;
+};
+WeightedRoute sum_routes(std::span<const RoutePart> parts);
 
 // The adaptive-routing spread of flows from src to dst, cached per pair. The Cluster must outlive
 // the spreader. Not thread-safe.

@@ -78,6 +78,7 @@ int Router::search(std::uint32_t src, std::uint32_t dst) {
   if (++generation_ == 0) {  // wrapped after 2^32 queries: forget every stale mark
     std::fill(marks_.begin(), marks_.end(), Mark{});
     generation_ = 1;
+    searched_src_ = UINT32_MAX;
   }
   const std::uint32_t g = generation_;
   marks_[src].gen_fwd = g;
@@ -266,11 +267,17 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   if (Slot* s = find_slot(src.value, dst.value, flow_label, h); s->src != kEmpty) {
     return {s->path, s->length};
   }
-  if (search(src.value, dst.value) < 0) {
+  // The marks of the last search still hold when it was for this pair (other labels of one
+  // connection's pair: a member's duplicated channels), so the walk needs no new search.
+  const bool searched = searched_src_ == src.value && searched_dst_ == dst.value && searched_gen_ == generation_;
+  if (!searched && search(src.value, dst.value) < 0) {
     throw TopologyError(
         "", cluster_.node(src).origin,
         "no path from " + cluster_.node(src).name + " to " + cluster_.node(dst).name);
   }
+  searched_src_ = src.value;
+  searched_dst_ = dst.value;
+  searched_gen_ = generation_;
   walk_path(src.value, dst.value, h);
   const std::uint64_t key = walk_branched_ ? flow_label : kAnyLabel;
   const LinkId* stored = store(path_);

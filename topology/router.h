@@ -64,6 +64,9 @@ class Router {
   int search(std::uint32_t src, std::uint32_t dst);
   void walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash);
   bool walk_branched_ = false;  // the last walk_path decided a tie by its hash
+  // The pair of the last search that found a path, and its generation: route() walks again on
+  // its marks for another label of the same pair.
+  std::uint32_t searched_src_ = UINT32_MAX, searched_dst_ = UINT32_MAX, searched_gen_ = 0;
   static constexpr std::uint64_t kAnyLabel = UINT64_MAX;  // cache key of label-independent routes
   const LinkId* store(std::span<const LinkId> path);
   Slot* find_slot(std::uint32_t src, std::uint32_t dst, std::uint64_t label, std::uint64_t h);

@@ -152,6 +152,24 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         topo::add_route(w, fabric ? spreader_.spread(nic->send_nic, nic->recv_nic) : topo::weighted_path(segments[k]));
       }
       prepared.back().spread = &w;
+    } else if (pf.connections > 1) {
+      // Static ECMP with the member's NCCL channels on connections of their own (schedule.h,
+      // PlannedFlow::connections): the fabric part is d hashed paths, each 1/d of the bytes.
+      topo::WeightedRoute& w = run->spreads.emplace_back();
+      for (std::size_t k = 0; k < parts; ++k) {
+        if (k + 2 != parts) {
+          topo::add_route(w, topo::weighted_path(segments[k]));
+          continue;
+        }
+        topo::WeightedRoute fabric;
+        for (std::uint32_t j = 0; j < pf.connections; ++j) {
+          const std::span<const LinkId> p = j == 0 ? segments[k] : router_.route(nic->send_nic, nic->recv_nic, hash_combine(salt, j));
+          topo::add_route(fabric, topo::weighted_path(p));
+        }
+        fabric.scale = pf.connections;
+        topo::add_route(w, fabric);
+      }
+      prepared.back().spread = &w;
     }
   }
   const bool nvls = round.latency == StepLatency::kNvls || (round.local_steps > 0 && round.local_latency == StepLatency::kNvls);
@@ -200,11 +218,15 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       run->outcome.wire_bytes += Bytes{bytes.value() * prepared[i].copies};
     }
     if (spread) {
-      topo::WeightedRoute sum;
+      std::deque<topo::WeightedRoute> paths_as_routes;
+      std::vector<topo::RoutePart> parts;
+      parts.reserve(members.size());
       for (std::size_t i : members) {
-        topo::add_route(sum, prepared[i].spread ? *prepared[i].spread : topo::weighted_path(prepared[i].path), prepared[i].copies);
+        const topo::WeightedRoute* r = prepared[i].spread;
+        if (!r) r = &paths_as_routes.emplace_back(topo::weighted_path(prepared[i].path));
+        parts.push_back({r, prepared[i].copies});
       }
-      start_weighted(sum, 1, bytes, tail, run);
+      start_weighted(topo::sum_routes(parts), 1, bytes, tail, run);
       continue;
     }
     const Duration fill = round.latency == StepLatency::kNvls ? nvls_fill_time(run->spec, paths, copies, bytes) : Duration{0};

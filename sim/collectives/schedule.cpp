@@ -226,6 +226,7 @@ void add_ring_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::s
   for (std::size_t i = 0; i + (wrap ? 0 : 1) < n; ++i) {
     PlannedFlow f{s.ranks[order[i]], s.ranks[order[(i + 1) % n]], per_edge, channel, pipeline};
     f.rail = rail;
+    f.connections = kDuplicatedChannels;
     ph.flows.push_back(f);
   }
 }
@@ -312,6 +313,7 @@ std::optional<Schedule> server_trees(const ScheduleContext& ctx, const Collectiv
         for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
           PlannedFlow f{from, to, per_tree, static_cast<std::uint32_t>(c), pipeline};
           f.rail = rail < 0 ? PlannedFlow::kDestinationRail : rail;
+          f.connections = kDuplicatedChannels;
           ph.flows.push_back(f);
         }
       };
@@ -518,6 +520,7 @@ std::optional<Schedule> hierarchical(const ScheduleContext& ctx, const Collectiv
     for (std::size_t i = 0; i < n; ++i) {
       PlannedFlow f{s.ranks[order[i]], s.ranks[order[(i + 1) % n]], unit, channel, 0};
       f.copies = static_cast<std::uint32_t>(copies);
+      f.connections = kDuplicatedChannels;
       ph.flows.push_back(f);
     }
   };

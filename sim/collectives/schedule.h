@@ -83,7 +83,17 @@ struct PlannedFlow {
   // (NicRoute::send_proxy; relay_through_proxies below). Not counted in the collective's flows or
   // wire bytes: the transfer it is part of is counted once, as the proxy's send.
   bool handover = false;
+  // Between servers: the NCCL channels this member stands for, each its own connection (queue
+  // pair) that static ECMP hashes onto its own path, the bytes split evenly over them
+  // (collective_runner.cpp). Adaptive routing spreads the member over every path anyway.
+  std::uint8_t connections = 1;
 };
+
+// NCCL runs every ring and tree channel twice: after building them it duplicates the channels
+// (src/graph/connect.cc, "Duplication should be complete now": nChannels x 2), each copy with
+// connections of its own. A ring or tree channel of these schedules crossing servers stands for
+// the two. (On Hopper with fewer than 16 channels NCCL doubles them again; not modelled.)
+inline constexpr std::uint8_t kDuplicatedChannels = 2;
 
 // Where the per-step latency of a round comes from (collective_runner.h): the link classes of
 // its flows, or NVLS's own step latency (ProtocolParams::nvls_step_latency); a schedule whose

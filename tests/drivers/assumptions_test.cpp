@@ -26,7 +26,7 @@ TEST(Assumptions, AnA100RunListsTheFittedGemmEfficiencyAndTheAssumedValues) {
   const SourcedFact* gemm = find(run.assumptions, "/gpus/A100-SXM-80GB/efficiency/gemm");
   ASSERT_NE(gemm, nullptr);
   EXPECT_EQ(gemm->kind, "fitted");
-  EXPECT_EQ(gemm->value, "0.82");
+  EXPECT_EQ(gemm->value, "0.81");
   EXPECT_EQ(gemm->file, "configs/hardware/gpus.json");
   ASSERT_NE(find(run.assumptions, "/collective_model/launch_latency"), nullptr);
   EXPECT_EQ(find(run.assumptions, "/link_classes/nvlink/step_latency")->kind, "fitted");

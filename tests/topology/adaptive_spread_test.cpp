@@ -362,6 +362,31 @@ TEST(WeightedRoute, PathsAndSumsOfRoutes) {
   EXPECT_EQ(sum.links[4].second, 2u);  // ceil(2^20 / (2^20 - 3))
 }
 
+TEST(WeightedRoute, SumOfManyPartsIsAddingThemOneByOne) {
+  // sum_routes (a pipeline's members at once) equals add_route part after part: the same links
+  // in the same order, the same weights, scale and exactness; with the 2^20 cap exceeded too.
+  WeightedRoute a = weighted_path(std::vector<LinkId>{LinkId{1}, LinkId{3}, LinkId{3}});
+  WeightedRoute b;
+  b.scale = 4;
+  b.links = {{LinkId{3}, 1}, {LinkId{5}, 3}};
+  WeightedRoute c;
+  c.scale = 6;
+  c.links = {{LinkId{5}, 6}, {LinkId{9}, 1}};
+  WeightedRoute odd;
+  odd.scale = kMaxSpreadScale - 3;
+  odd.links = {{LinkId{7}, 1}};
+  for (bool with_odd : {false, true}) {
+    std::vector<RoutePart> parts{{&a, 1}, {&b, 2}, {&c, 3}, {&a, 0}};
+    if (with_odd) parts.push_back({&odd, 1});
+    WeightedRoute one_by_one;
+    for (const RoutePart& p : parts) add_route(one_by_one, *p.route, p.times);
+    const WeightedRoute at_once = sum_routes(parts);
+    EXPECT_EQ(at_once.links, one_by_one.links) << with_odd;
+    EXPECT_EQ(at_once.scale, one_by_one.scale) << with_odd;
+    EXPECT_EQ(at_once.exact, one_by_one.exact) << with_odd;
+  }
+}
+
 TEST(FabricRouting, FromTheClusterFile) {
   // The default is ECMP; "routing": "adaptive" is recorded on the cluster, on any fabric type.
   const std::string servers = single_servers(4);
