@@ -22,9 +22,12 @@ struct CollectiveRunner::Run {
   std::size_t round = 0;
   std::size_t outstanding = 0;
   // Paths that are not in the router's cache, in chunks that never move (spans into them stay
-  // valid while the run lives), and the adaptive-routing spreads of the current round.
-  std::deque<std::vector<LinkId>> owned_paths;
-  std::deque<topo::WeightedRoute> spreads;
+  // valid while the run lives: a chunk's buffer stays put when the outer vector grows), and the
+  // weighted routes of the current round (one allocation each, none for a run without any: a
+  // deque allocates on construction, and every point-to-point transfer is a run).
+  std::vector<std::vector<LinkId>> owned_paths;
+  std::vector<std::unique_ptr<topo::WeightedRoute>> spreads;
+  topo::WeightedRoute& new_spread() { return *spreads.emplace_back(std::make_unique<topo::WeightedRoute>()); }
   std::span<LinkId> allocate(std::size_t links) {
     constexpr std::size_t kChunk = 16384;
     if (owned_paths.empty() || owned_paths.back().capacity() - owned_paths.back().size() < links) {
@@ -146,7 +149,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     if (cluster.routing() == topo::Routing::kAdaptive) {
       // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
       // every equal-cost path as a fluid; the rest of its path is as above.
-      topo::WeightedRoute& w = run->spreads.emplace_back();
+      topo::WeightedRoute& w = run->new_spread();
       for (std::size_t k = 0; k < parts; ++k) {
         const bool fabric = k + 2 == parts;  // send NIC -> receive NIC
         topo::add_route(w, fabric ? spreader_.spread(nic->send_nic, nic->recv_nic) : topo::weighted_path(segments[k]));
@@ -155,19 +158,24 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     } else if (pf.connections > 1) {
       // Static ECMP with the member's NCCL channels on connections of their own (schedule.h,
       // PlannedFlow::connections): the fabric part is d hashed paths, each 1/d of the bytes.
-      topo::WeightedRoute& w = run->spreads.emplace_back();
+      // Built in place (a few links, so a linear merge): the same route as add_route gives.
+      topo::WeightedRoute& w = run->new_spread();
+      w.scale = pf.connections;
+      const auto load = [&w](std::span<const LinkId> p, std::uint32_t weight) {
+        for (LinkId l : p) {
+          const auto it = std::find_if(w.links.begin(), w.links.end(), [l](const auto& e) { return e.first == l; });
+          if (it == w.links.end()) w.links.emplace_back(l, weight);
+          else it->second += weight;
+        }
+      };
       for (std::size_t k = 0; k < parts; ++k) {
         if (k + 2 != parts) {
-          topo::add_route(w, topo::weighted_path(segments[k]));
+          load(segments[k], pf.connections);
           continue;
         }
-        topo::WeightedRoute fabric;
         for (std::uint32_t j = 0; j < pf.connections; ++j) {
-          const std::span<const LinkId> p = j == 0 ? segments[k] : router_.route(nic->send_nic, nic->recv_nic, hash_combine(salt, j));
-          topo::add_route(fabric, topo::weighted_path(p));
+          load(j == 0 ? segments[k] : router_.route(nic->send_nic, nic->recv_nic, hash_combine(salt, j)), 1);
         }
-        fabric.scale = pf.connections;
-        topo::add_route(w, fabric);
       }
       prepared.back().spread = &w;
     }
@@ -218,7 +226,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       run->outcome.wire_bytes += Bytes{bytes.value() * prepared[i].copies};
     }
     if (spread) {
-      std::deque<topo::WeightedRoute> paths_as_routes;
+      std::vector<topo::WeightedRoute> paths_as_routes;
+      paths_as_routes.reserve(members.size());  // no reallocation: parts point into it
       std::vector<topo::RoutePart> parts;
       parts.reserve(members.size());
       for (std::size_t i : members) {

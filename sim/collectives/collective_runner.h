@@ -17,7 +17,6 @@
 // (sim/collectives/protocol_params.h).
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
