@@ -113,6 +113,26 @@ TEST(Router, DeterministicAcrossCallsAndRouters) {
   }
 }
 
+TEST(Router, AnotherLabelOfTheLastPairWalksItsSearchAsANewSearchWould) {
+  // route() walks a second label of the pair it searched last on that search's marks (a
+  // connection's duplicated channels); the path is the one a fresh router finds for that label,
+  // also after queries of other pairs and hop counts in between.
+  Cluster c = fixtures::leaf_spine(4, 4, 4, gigabytes_per_second(50), gigabytes_per_second(25));
+  Router reused(c);
+  const auto g = c.gpus();
+  for (std::uint64_t k = 0; k < 60; ++k) {
+    const NodeId src = g[k % g.size()], dst = g[(k * 5 + 3) % g.size()];
+    if (src == dst) continue;
+    if (k % 3 == 0) (void)reused.hops(g[(k + 1) % g.size()], dst);
+    for (std::uint64_t label : {k, k + 1000, k + 2000}) {
+      const auto a = reused.route(src, dst, label);
+      Router fresh(c);
+      const auto b = fresh.route(src, dst, label);
+      EXPECT_EQ(std::vector<LinkId>(a.begin(), a.end()), std::vector<LinkId>(b.begin(), b.end())) << k << " " << label;
+    }
+  }
+}
+
 // Hop counts by plain BFS, the reference for the bidirectional search.
 std::vector<int> bfs(const Cluster& c, NodeId src) {
   std::vector<int> dist(c.node_count(), -1);
