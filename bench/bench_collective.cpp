@@ -178,7 +178,7 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
     for (auto a : cs::coll::auto_candidates(ctx, spec)) {
       std::string why;
       if (!cs::coll::build_schedule(ctx, spec, a, &why)) continue;
-      r.candidates += a == cs::CollectiveAlgorithm::kNvls || a == cs::CollectiveAlgorithm::kNvlsTree ? 1 : 2;
+      r.candidates += cs::coll::simple_protocol_only(a) ? 1 : 2;
     }
   } else {
     r.candidates = 1;

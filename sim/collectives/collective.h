@@ -19,6 +19,11 @@ namespace cs::coll {
 enum class Protocol { kSimple, kLowLatency };
 inline constexpr EnumName<Protocol> kProtocolNames[] = {{Protocol::kSimple, "simple"}, {Protocol::kLowLatency, "ll"}};
 inline const char* to_string(Protocol p) { return enum_name(kProtocolNames, p); }
+// NCCL runs its NVLS algorithms (in-switch reduction, and NVLS-tree across servers) with the
+// Simple protocol only (src/graph/tuning.cc).
+inline bool simple_protocol_only(CollectiveAlgorithm a) {
+  return a == CollectiveAlgorithm::kNvls || a == CollectiveAlgorithm::kNvlsTree;
+}
 
 struct CollectiveSpec {
   CollectiveOp op = CollectiveOp::kAllReduce;

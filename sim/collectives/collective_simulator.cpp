@@ -16,7 +16,7 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
                                                                CollectiveAlgorithm algorithm, Protocol protocol,
                                                                std::string* why_not,
                                                                std::vector<LinkActivity>* activity) {
-  if ((algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree) && protocol != Protocol::kSimple) {
+  if (simple_protocol_only(algorithm) && protocol != Protocol::kSimple) {
     if (why_not) *why_not = std::string(to_string(algorithm)) + " runs the Simple protocol only";
     return std::nullopt;
   }
@@ -83,8 +83,7 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
   std::string why;
   for (CollectiveAlgorithm a : algorithms) {
     for (Protocol p : protocols) {
-      // NCCL runs NVLS with the Simple protocol only.
-      if ((a == CollectiveAlgorithm::kNvls || a == CollectiveAlgorithm::kNvlsTree) && p == Protocol::kLowLatency) continue;
+      if (simple_protocol_only(a) && p != Protocol::kSimple) continue;
       std::string reason;
       auto r = run_fixed(spec, a, p, &reason);
       if (!r) {

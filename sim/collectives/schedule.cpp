@@ -297,6 +297,18 @@ void add_tree_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::s
 // heap-shaped), so that a server inner in one tree is a leaf in the other. Latency: 2(g-1)
 // intra-server steps and 2 floor(log2 m) network steps (NCCL's tree latency
 // 2((g-1) intraLat + log2(m) interLat)).
+// Server k's node in tree t of the mirrored pair of heap-shaped trees over m servers (tree 1 is
+// tree 0 with server k at node m-1-k; a node's parent is node (k-1)/2): NCCL's double binary
+// tree over the servers, as server_trees and nvls_tree build it.
+std::size_t mirrored(int t, std::size_t k, std::size_t m) { return t == 0 ? k : m - 1 - k; }
+
+// Adds `f` and its reverse (an edge up and down a tree, or both ways along a chain).
+void add_both_ways(Round& ph, PlannedFlow f) {
+  ph.flows.push_back(f);
+  std::swap(f.src, f.dst);
+  ph.flows.push_back(f);
+}
+
 std::optional<Schedule> server_trees(const ScheduleContext& ctx, const CollectiveSpec& s, const ServerBlocks& sb) {
   const std::size_t g = sb.blocks[0].size(), m = sb.blocks.size();
   Round ph;
@@ -307,18 +319,15 @@ std::optional<Schedule> server_trees(const ScheduleContext& ctx, const Collectiv
   for (std::size_t c = 0; c < g; ++c) {
     const std::int32_t rail = ctx.rail_of(s.ranks[sb.blocks[0][c]]);
     for (int t = 0; t < 2; ++t, ++pipeline) {
-      const auto node = [&](std::size_t k) { return t == 0 ? k : m - 1 - k; };
-      const auto head = [&](std::size_t k) { return s.ranks[sb.blocks[node(k)][c]]; };
+      const auto head = [&](std::size_t k) { return s.ranks[sb.blocks[mirrored(t, k, m)][c]]; };
       const auto both_ways = [&](NodeId a, NodeId b) {
-        for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
-          PlannedFlow f{from, to, per_tree, static_cast<std::uint32_t>(c), pipeline};
-          f.rail = rail < 0 ? PlannedFlow::kDestinationRail : rail;
-          f.connections = kDuplicatedChannels;
-          ph.flows.push_back(f);
-        }
+        PlannedFlow f{a, b, per_tree, static_cast<std::uint32_t>(c), pipeline};
+        f.rail = rail < 0 ? PlannedFlow::kDestinationRail : rail;
+        f.connections = kDuplicatedChannels;
+        add_both_ways(ph, f);
       };
       for (std::size_t k = 0; k < m; ++k) {
-        const auto& b = sb.blocks[node(k)];
+        const auto& b = sb.blocks[mirrored(t, k, m)];
         for (std::size_t i = 0; i + 1 < g; ++i) both_ways(s.ranks[b[(c + i) % g]], s.ranks[b[(c + i + 1) % g]]);
         if (k > 0) both_ways(head(k), head((k - 1) / 2));
       }
@@ -707,14 +716,11 @@ std::optional<Schedule> nvls_tree(const ScheduleContext& ctx, const CollectiveSp
   }
   for (std::size_t h = 0; h < H; ++h) {
     for (int t = 0; t < 2; ++t) {
-      const auto node = [&](std::size_t i) { return t == 0 ? i : m - 1 - i; };
       for (std::size_t i = 1; i < m; ++i) {
-        const NodeId child = heads[node(i)][h], parent = heads[node((i - 1) / 2)][h];
-        for (const auto& [from, to] : {std::pair{child, parent}, std::pair{parent, child}}) {
-          PlannedFlow f{from, to, unit, static_cast<std::uint32_t>(2 * h + static_cast<std::size_t>(t)), 0};
-          f.rail = rails[h];
-          ph.flows.push_back(f);
-        }
+        const NodeId child = heads[mirrored(t, i, m)][h], parent = heads[mirrored(t, (i - 1) / 2, m)][h];
+        PlannedFlow f{child, parent, unit, static_cast<std::uint32_t>(2 * h + static_cast<std::size_t>(t)), 0};
+        f.rail = rails[h];
+        add_both_ways(ph, f);
       }
     }
   }
@@ -1042,7 +1048,8 @@ std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, con
   // NVLS-capable server, and NVLS-tree across such servers; trees and the hierarchical (NVLink then per-rail) schedule only across
   // servers, where NCCL builds its trees; direct sends for all_to_all and send/recv.
   // Halving-doubling and direct all-pairs reductions (MPI-style) are explicit choices only.
-  const bool multi_server = group_by_server(ctx.cluster(), spec.ranks).blocks.size() > 1;
+  const ServerBlocks sb = group_by_server(ctx.cluster(), spec.ranks);
+  const bool multi_server = sb.blocks.size() > 1;
   switch (spec.op) {
     case CollectiveOp::kAllReduce: {
       std::vector<CollectiveAlgorithm> v{CollectiveAlgorithm::kRing};
@@ -1050,7 +1057,6 @@ std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, con
         v.push_back(CollectiveAlgorithm::kTree);
         v.push_back(CollectiveAlgorithm::kHierarchical);
         if (ctx.in_network_reduction()) v.push_back(CollectiveAlgorithm::kCollnet);
-        const ServerBlocks sb = group_by_server(ctx.cluster(), spec.ranks);
         if (std::all_of(sb.blocks.begin(), sb.blocks.end(), [&](const auto& b) {
               return ctx.reducing_switch(ctx.cluster().node(spec.ranks[b[0]]).server).has_value();
             })) {

@@ -266,7 +266,7 @@ TEST(Auto, IsTheFastestOfItsCandidatesAndNeverSlowerThanAnyOfThem) {
         Duration fastest = Duration::max();
         for (CollectiveAlgorithm a : auto_candidates(ctx, s)) {
           for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {
-            if (a == CollectiveAlgorithm::kNvls && p == Protocol::kLowLatency) continue;
+            if (simple_protocol_only(a) && p != Protocol::kSimple) continue;
             auto r = sim.run_fixed(s, a, p, nullptr);
             if (!r) continue;
             EXPECT_LE(best.time, r->time) << c.cluster.name() << " " << to_string(op) << " " << to_string(a);
