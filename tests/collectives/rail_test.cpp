@@ -5,6 +5,7 @@
 // of servers 0..31 on leaf rail<r>/leaf0, so with up to 32 servers every rail is one leaf and
 // nothing needs a spine).
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -84,6 +85,45 @@ TEST(RailAlignedRings, ServerToServerHopsStayOnTheirRailAndEveryNicCarriesOneCha
                 nic_rate / 1e9, 8 * nic_rate / 1e9);
     EXPECT_NEAR(busbw, 8 * nic_rate, 8 * nic_rate * 0.01);
   }
+}
+
+TEST(DuplicatedChannels, ARingWithOneRankPerServerCrossesLeavesOnTwoConnections) {
+  // An all-gather over GPU 0 of 48 DGX H100 (a data-parallel group at TP 8): one ring on rail 0,
+  // servers 0-31 under leaf 0 and 32-47 under leaf 1, so the edges 31 -> 32 and 47 -> 0 cross
+  // the spines. Each edge carries E = (n-1)/n S; NCCL runs the channel twice on connections of
+  // their own (kDuplicatedChannels), hashed apart, so each crossing edge puts E/2 on each of two
+  // leaf-spine cables (E on one, should the two hashes meet): the spine links carry 2E in all, in
+  // halves. A cable (200 Gb/s) then carries half the edge's rate, and the NICs bind:
+  //     t <= E / B_nic + latency
+  // where a single connection would take E / B_cable, twice that.
+  const Machine m = rail_servers(48);
+  const topo::Cluster& c = m.cluster;
+  CollectiveSimulator sim(m);
+  CollectiveSpec s = spec_of(m, CollectiveOp::kAllGather, mebibytes(480));
+  std::vector<topo::NodeId> ranks;
+  for (std::size_t i = 0; i < s.ranks.size(); i += 8) ranks.push_back(s.ranks[i]);
+  s.ranks = ranks;
+  const auto n = static_cast<double>(s.ranks.size());
+  const double E = (n - 1) / n * static_cast<double>(s.size.value());
+  std::vector<LinkActivity> activity;
+  std::string why;
+  const auto r = sim.run_fixed(s, CollectiveAlgorithm::kRing, Protocol::kSimple, &why, &activity);
+  ASSERT_TRUE(r) << why;
+  double up = 0, nic_rate = 0;
+  for (const auto& [id, b] : bytes_by_link(activity)) {
+    if (id >= c.link_count() || b == 0) continue;
+    const topo::LinkInfo& l = c.link(topo::LinkId{id});
+    if (is_kind(c, l.src, topo::NodeKind::kNic) && l.tier == 1) nic_rate = sim.layout().usable_bandwidth(topo::LinkId{id}).value();
+    if (l.tier != 2 || c.node(l.src).name.find("leaf") == std::string::npos) continue;  // leaf -> spine
+    up += b;
+    const double halves = b / (E / 2);
+    EXPECT_NEAR(halves, std::round(halves), 1e-6) << c.node(l.src).name << " -> " << c.node(l.dst).name;
+  }
+  EXPECT_NEAR(up, 2 * E, 2);
+  ASSERT_GT(nic_rate, 0);
+  const double latency = to_seconds(m.protocol.launch_latency) +
+                         (n - 1) * (to_seconds(m.protocol.of(hw::LinkClass::kNetwork).step_latency) + 10e-6);
+  EXPECT_LE(to_seconds(r->time), E / nic_rate + latency);
 }
 
 TEST(NvlsTree, HeadsReduceInTheSwitchAndTheirSlicesCrossServersOnTheirRails) {
