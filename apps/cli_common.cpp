@@ -5,6 +5,7 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "core/errors.h"
 #include "drivers/config_paths.h"
 
 namespace cs::cli {
@@ -22,7 +23,7 @@ void print_warnings(const std::vector<Warning>& warnings) {
   for (const Warning& w : warnings) {
     if (std::find(printed.begin(), printed.end(), w) != printed.end()) continue;
     printed.push_back(w);
-    std::cerr << "clustersim: warning: " << to_string(w) << "\n";
+    std::cerr << "clustersim: warning: " << escape_control(to_string(w)) << "\n";
   }
   std::cerr << std::flush;
 }

@@ -1,5 +1,7 @@
 #include "apps/cmd_collective.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -7,8 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/cli_common.h"
-#include "core/atomic_file.h"
+#include "core/output_file.h"
 #include "core/errors.h"
+#include "core/limits.h"
 #include "core/unit_parse.h"
 #include "calibration/profile_model.h"
 #include "drivers/calibrated_protocol.h"
@@ -41,12 +44,12 @@ std::vector<Bytes> sizes_of(const CollectiveOptions& o) {
   const Bytes hi = parse_size_option("--sweep", o.sweep.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
   std::int64_t factor = 2;
   if (c2 != std::string::npos) {
-    try {
-      factor = std::stoll(o.sweep.substr(c2 + 1));
-    } catch (const std::exception&) {
-      factor = 0;
+    // The whole rest must be the integer: "2x" and "3:4" are refused, not read as 2 and 3.
+    const std::string text = o.sweep.substr(c2 + 1);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), factor);
+    if (ec != std::errc{} || end != text.data() + text.size() || factor < 2 || factor > (std::int64_t{1} << 40)) {
+      option_error("--sweep", "the step factor must be an integer >= 2; got \"" + text + "\"");
     }
-    if (factor < 2) option_error("--sweep", "the step factor must be an integer >= 2");
   }
   if (lo.value() <= 0 || hi < lo) option_error("--sweep", "expected 0 < MIN <= MAX; got \"" + o.sweep + "\"");
   std::vector<Bytes> sizes;
@@ -71,7 +74,8 @@ void add_collective_command(CLI::App& app, CollectiveOptions& o) {
   cmd->add_option("--op", o.op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv");
   cmd->add_option("--bytes", o.bytes, "Size S as nccl-tests defines it, with a unit (1GiB)");
   cmd->add_option("--sweep", o.sweep, "Sizes MIN:MAX[:FACTOR], doubling by default (8B:8GiB)");
-  cmd->add_option("--ranks", o.ranks, "Use the first N GPUs in rank order (default: all)");
+  cmd->add_option("--ranks", o.ranks, "Use the first N GPUs in rank order (default: all; send_recv: 2)")->check(CLI::Validator(
+      [](std::string& v) { return v == "0" ? std::string("expected at least 1 rank; got 0 (leave --ranks out for every GPU)") : std::string(); }, "N>=1"));
   cmd->add_option("--algo", o.algo, "ring, tree, hd, direct, hierarchical, nvls, nvls_tree, collnet or auto");
   cmd->add_option("--trace", o.trace, "Write a Chrome/Perfetto trace of the run(s) to this file");
   cmd->add_option("--set", o.overrides, "Override a cluster value: /json/pointer=value (repeatable)");
@@ -95,18 +99,37 @@ int run_collective_command(const CollectiveOptions& o) {
     machine.protocol = drv::calibrate_protocol(profile, machine.protocol).protocol;
   }
   const auto gpus = cluster.gpus();
-  const std::size_t n = o.ranks == 0 ? gpus.size() : o.ranks;
+  const bool send_recv = *op == CollectiveOp::kSendRecv;
+  // --ranks not given: every GPU (send_recv: the first two).
+  const std::size_t n = o.ranks == 0 ? (send_recv ? std::min<std::size_t>(2, gpus.size()) : gpus.size()) : o.ranks;
   if (n > gpus.size()) {
     option_error("--ranks", std::to_string(n) + " ranks but the cluster has " + std::to_string(gpus.size()) + " GPUs");
   }
-  if (n < 2 && *op == CollectiveOp::kSendRecv) option_error("--ranks", "send_recv needs 2 ranks");
+  if (n < 2) option_error("--ranks", "a collective over " + std::to_string(n) + " rank moves no data; give 2 ranks or more");
+  if (send_recv && n != 2) option_error("--ranks", "send_recv runs between 2 ranks; got " + std::to_string(n));
+  if (*op == CollectiveOp::kAllToAll) {
+    // Every rank's transfer to every other server's ranks: a connection each, before PXN
+    // aggregates them by proxy (docs/network-model.md). Beyond the limit the run would take
+    // many GB and minutes: refuse before building anything (docs/cli.md, "Limits").
+    std::int64_t servers = 0;
+    for (std::size_t r = 0, last = SIZE_MAX; r < n; ++r) {
+      const auto server = static_cast<std::size_t>(cluster.node(gpus[r]).server);
+      if (server != last) ++servers;
+      last = server;
+    }
+    const std::int64_t connections = static_cast<std::int64_t>(n) * (servers - 1);
+    if (connections > limits().connections) {
+      option_error("--ranks", "an all-to-all over " + std::to_string(n) + " ranks on " + std::to_string(servers) + " servers opens " +
+                                  std::to_string(connections) + " connections, more than the limit of " + std::to_string(limits().connections) +
+                                  "; " + limit_hint("connections"));
+    }
+  }
   print_warnings(machine.warnings);  // once the input is known to be good
 
   coll::CollectiveSpec spec;
   spec.op = *op;
   spec.algorithm = *algo;
   spec.ranks.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(n));
-  if (spec.op == CollectiveOp::kSendRecv) spec.ranks.resize(2);
 
   coll::CollectiveSimulator simulator(machine);
   results::ChromeTrace trace;
@@ -170,7 +193,8 @@ int run_collective_command(const CollectiveOptions& o) {
   }
   if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
 
-  if (tracing) write_file_atomically(o.trace, trace.dump());
+  if (tracing) write_output_file(o.trace, trace.dump(), "--trace");
+  if (o.trace == "-") return 0;  // standard output holds the trace alone
   if (o.json) {
     std::cout << (o.sweep.empty() ? rows[0] : rows).dump(2) << "\n";
     return 0;

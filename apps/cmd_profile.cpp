@@ -22,7 +22,8 @@ int run_profile_synthetic(const ProfileOptions& o) {
   const std::string command = "clustersim profile synthetic " + o.gpu + " --gpus " + std::to_string(o.gpus) + " --out " + o.out;
   const cal::Profile p = drv::synthetic_profile(o.gpu, o.gpus, command, "gpu");
   cal::save_profile(p, o.out);
-  std::cout << "clustersim profile synthetic: wrote a " << p.inventory.gpus.front().catalog_gpu << " profile (" << p.gemm.size()
+  std::ostream& summary = o.out == "-" ? std::cerr : std::cout;  // "--out -": the profile alone on stdout
+  summary << "clustersim profile synthetic: wrote a " << p.inventory.gpus.front().catalog_gpu << " profile (" << p.gemm.size()
             << " GEMM, " << p.memory.size() << " memory, " << p.collectives.size() << " collective points; "
             << p.models.collectives.size() << " collective fits) to " << o.out << "\n";
   return 0;

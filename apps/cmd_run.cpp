@@ -6,8 +6,9 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 
-#include "core/atomic_file.h"
+#include "core/output_file.h"
 #include "core/errors.h"
 #include "drivers/config_paths.h"
 #include "drivers/experiment.h"
@@ -115,7 +116,8 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
   cmd->add_option("--set-hardware", o.hardware,
                   "Override a hardware catalog value: /json/pointer=value, e.g. /gpus/H100-SXM/efficiency/gemm/value=0.8 (repeatable)");
-  cmd->add_option("--out", o.out, "Write summary.json, per_gpu.csv, links.csv and trace.json to this folder");
+  cmd->add_option("--out", o.out, "Write summary.json, per_gpu.csv, links.csv and trace.json to this folder (all or nothing)");
+  cmd->add_flag("--force", o.force, "Replace the --out folder when it already holds files");
   cmd->add_flag("--json", o.json, "Print the summary as JSON");
   cmd->add_flag("--allow-oom", o.allow_oom, "Simulate even when the memory estimate exceeds the GPU");
   cmd->add_option("--profile", o.profile, "Take compute and network parameters from a calibration profile (docs/calibration-profile.md)");
@@ -135,21 +137,19 @@ int run_experiment_command(const RunOptions& o) {
     e.profile = drv::resolve_profile(o.profile, "", "", "--profile");
     e.profile_where = "--profile";
   }
-  if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out)) {
-    throw ConfigError("", "--out", "\"" + o.out + "\" is not a folder");
-  }
+  // The folder is checked and staged before the simulation (a refusal comes at once) and put in
+  // place only when every file is written (core/output_file.h).
+  std::optional<OutputFolder> folder;
+  if (!o.out.empty()) folder.emplace(o.out, "--out", o.force);
   const results::TrainingRun s = drv::simulate_training(e);
   print_warnings(s.warnings);
   const nlohmann::json summary = results::summary_json(e.name, e.plan, s);
-  if (!o.out.empty()) {
-    // Created only once the simulation has succeeded: bad input leaves nothing behind.
-    std::error_code ec;
-    std::filesystem::create_directories(o.out, ec);
-    if (ec) throw ConfigError("", "--out", "cannot create the folder \"" + o.out + "\": " + ec.message());
-    write_file_atomically((std::filesystem::path(o.out) / "summary.json").string(), summary.dump(2) + "\n");
-    write_file_atomically((std::filesystem::path(o.out) / "per_gpu.csv").string(), results::per_gpu_csv(s));
-    write_file_atomically((std::filesystem::path(o.out) / "links.csv").string(), results::links_csv(s));
-    write_file_atomically((std::filesystem::path(o.out) / "trace.json").string(), results::training_trace_json(s));
+  if (folder) {
+    folder->write("summary.json", summary.dump(2) + "\n");
+    folder->write("per_gpu.csv", results::per_gpu_csv(s));
+    folder->write("links.csv", results::links_csv(s));
+    folder->write("trace.json", results::training_trace_json(s));
+    folder->commit();
   }
   if (o.json) {
     std::cout << summary.dump(2) << "\n";

@@ -14,6 +14,7 @@ struct RunOptions {
   std::vector<std::string> overrides;  // --set on the experiment file
   std::vector<std::string> hardware;   // --set-hardware on the hardware catalog
   std::string out;                     // --out DIR: write the output files there
+  bool force = false;                  // --force: replace an --out folder that holds files
   std::string model;                   // --model: replaces the experiment's model
   std::string profile;                 // --profile: a calibration profile (replaces options.profile)
   bool json = false;

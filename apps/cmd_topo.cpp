@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "apps/cli_common.h"
-#include "core/atomic_file.h"
+#include "core/output_file.h"
 #include "core/errors.h"
 #include "topology/export_dot.h"
 #include "topology/properties.h"
@@ -45,7 +45,7 @@ int run_topo_export(const TopoOptions& o) {
     print_warnings(machine.warnings);
     std::cout << dot;
   } else {
-    write_file_atomically(o.output, dot);
+    write_output_file(o.output, dot, "--output");
     print_warnings(machine.warnings);
   }
   return 0;

@@ -1,11 +1,14 @@
 // clustersim: the command line. Exit codes: 0 success, 2 bad input (one line naming the file and
 // the JSON path or option), 1 internal error.
 #include <exception>
+#include <filesystem>
+#include <new>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "apps/cli/strict.h"
 #include "apps/cmd_collective.h"
 #include "apps/cmd_gemm.h"
 #include "apps/cmd_plan.h"
@@ -65,13 +68,14 @@ int dispatch(int argc, char** argv) {
     const std::string first = argv[1];
     if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
         first != "plan" && first != "profile" && first != "gemm") {
-      std::cerr << "clustersim: command-line error: unknown command \"" << first
+      std::cerr << "clustersim: command-line error: unknown command \"" << cs::escape_control(first)
                 << "\" (run, scale, plan, collective, gemm, topo, validate, profile; see --help)\n";
       return 2;
     }
   }
   try {
     app.parse(argc, argv);
+    cs::cli::reject_empty_values(app);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -80,7 +84,7 @@ int dispatch(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Bad command line: one line, like every other input error.
-    std::cerr << "clustersim: command-line error: " << e.what() << " (see --help)\n";
+    std::cerr << "clustersim: command-line error: " << cs::escape_control(e.what()) << " (see --help)\n";
     return 2;
   }
   if (run->parsed()) return run_opts.experiment.empty() ? run_default() : cs::cli::run_experiment_command(run_opts);
@@ -105,11 +109,25 @@ int dispatch(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return dispatch(argc, argv);
+  } catch (const cs::RangeError& e) {
+    std::cerr << "clustersim: out of range: " << cs::escape_control(e.message()) << "\n";
+    return 2;
   } catch (const cs::InputError& e) {
-    std::cerr << "clustersim: " << e.what() << "\n";
+    std::cerr << "clustersim: " << cs::escape_control(e.what()) << "\n";
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that cannot be examined (too long, a loop of links, no permission).
+    std::string path = e.path1().string();
+    if (path.size() > 120) path = path.substr(0, 117) + "...";
+    std::cerr << "clustersim: cannot use the path \"" << cs::escape_control(path) << "\": " << cs::escape_control(e.code().message()) << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // The size checks (docs/cli.md, "Limits") refuse what is known to be too large; this is what
+    // they could not foresee on this machine. Output folders and files are all or nothing.
+    std::cerr << "clustersim: out of memory: the input needs more memory than this machine has (docs/cli.md, \"Limits\"); nothing was written\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "clustersim: internal error: " << e.what() << "\n";
+    std::cerr << "clustersim: internal error: " << cs::escape_control(e.what()) << "\n";
     return 1;
   }
 }

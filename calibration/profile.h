@@ -3,7 +3,7 @@
 //
 //   Profile p = load_profile("h200.json");     // ConfigError naming the JSON path on bad input
 //   p.models = fit_models(p, nominal);          // calibration/fit.h
-//   save_profile(p, "h200.json");               // atomic: temporary file, then rename
+//   save_profile(p, "h200.json");               // all or nothing: temporary file, then rename
 //
 // Times are Durations (picoseconds), sizes Bytes, rates Bandwidth / FlopRate; the JSON holds the
 // same values in SI units (seconds, bytes, bytes/s, FLOP/s).
@@ -263,8 +263,9 @@ Profile parse_profile(const nlohmann::json& doc, const std::string& file_name);
 // The JSON document (keys as docs/calibration-profile.md); the same profile always gives the
 // same text.
 nlohmann::json to_json(const Profile& p);
-// Writes atomically: a temporary file in the same folder, then a rename.
-void save_profile(const Profile& p, const std::string& path);
+// Writes as core/output_file.h does (a temporary file in the same folder, then a rename; "-" is
+// standard output); errors name `option`.
+void save_profile(const Profile& p, const std::string& path, const std::string& option = "--out");
 
 // The current UTC time as the profile writes it (provenance.created, provenance.refit):
 // ISO 8601, "2026-11-29T20:25:00Z".

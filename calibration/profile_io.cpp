@@ -12,7 +12,7 @@
 
 #include "calibration/profile.h"
 #include "calibration/profile_fields.h"
-#include "core/atomic_file.h"
+#include "core/output_file.h"
 #include "core/collective_kind.h"
 #include "core/config.h"
 
@@ -364,8 +364,8 @@ nlohmann::json to_json(const Profile& p) {
   return write_fields(p, std::span(kProfileFields));
 }
 
-void save_profile(const Profile& p, const std::string& path) {
-  write_file_atomically(path, to_json(p).dump(2) + "\n");
+void save_profile(const Profile& p, const std::string& path, const std::string& option) {
+  write_output_file(path, to_json(p).dump(2) + "\n", option);
 }
 
 }  // namespace cs::cal

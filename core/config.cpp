@@ -1,9 +1,13 @@
 #include "core/config.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/limits.h"
 #include "core/unit_parse.h"
 
 namespace cs {
@@ -160,8 +164,10 @@ Bytes ConfigNode::as_bytes() const {
 Bandwidth ConfigNode::as_bandwidth() const {
   return parse_unit_string(*this, "a bandwidth such as \"400Gbps\"", parse_bandwidth);
 }
-Duration ConfigNode::as_duration() const {
-  return parse_unit_string(*this, "a duration such as \"1.5us\"", parse_duration);
+Duration ConfigNode::as_duration(Duration max) const {
+  const Duration d = parse_unit_string(*this, "a duration such as \"1.5us\"", parse_duration);
+  if (d > max) fail("duration " + json().dump() + " is out of range (at most " + format_duration(max) + ")");
+  return d;
 }
 FlopRate ConfigNode::as_flop_rate() const {
   return parse_unit_string(*this, "a FLOP rate such as \"989TFLOP/s\"", parse_flop_rate);
@@ -198,19 +204,91 @@ ConfigDocument ConfigDocument::load(const std::string& path, const std::vector<s
   return from_json(std::move(json), path);
 }
 
+namespace {
+
+// Line and column (1-based) of byte `offset` of `text`, for people.
+std::string line_and_column(std::string_view text, std::size_t offset) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+// Where the parser is, for the JSON pointer of a duplicate key: one frame per open object or
+// array, holding the keys seen so far (objects) or the index of the current element (arrays).
+struct ParseFrame {
+  bool object = false;
+  std::vector<std::string> keys;
+  std::string key;
+  std::int64_t index = -1;
+};
+
+std::string pointer_of(const std::vector<ParseFrame>& frames) {
+  std::string p;
+  for (const ParseFrame& f : frames) {
+    if (f.object) {
+      if (!f.key.empty() || !f.keys.empty()) p = json_pointer_append(p, f.key);
+    } else if (f.index >= 0) {
+      p += "/" + std::to_string(f.index);
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
 ConfigDocument ConfigDocument::parse(std::string_view text, std::string name) {
+  // nlohmann's reader stops at a NUL byte as at the end of the text: refuse it instead.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    throw ConfigError(name, "/", "invalid JSON: a NUL byte at " + line_and_column(text, nul));
+  }
+  // Duplicate keys: nlohmann keeps the last; a file that says two things is refused.
+  std::vector<ParseFrame> frames;
+  std::string duplicate;
+  using Event = nlohmann::json::parse_event_t;
+  const auto element_starts = [&frames] {
+    if (!frames.empty() && !frames.back().object) ++frames.back().index;
+  };
+  nlohmann::json::parser_callback_t track = [&](int, Event event, nlohmann::json& value) {
+    switch (event) {
+      case Event::object_start:
+        element_starts();
+        frames.push_back({true, {}, {}, -1});
+        break;
+      case Event::array_start:
+        element_starts();
+        frames.push_back({false, {}, {}, -1});
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        if (!frames.empty()) frames.pop_back();
+        break;
+      case Event::key: {
+        ParseFrame& f = frames.back();
+        std::string key = value.get<std::string>();
+        if (duplicate.empty() && std::find(f.keys.begin(), f.keys.end(), key) != f.keys.end()) {
+          f.key = key;
+          duplicate = pointer_of(frames);
+        }
+        f.keys.push_back(key);
+        f.key = std::move(key);
+        break;
+      }
+      case Event::value:
+        element_starts();
+        break;
+    }
+    return true;
+  };
   try {
-    auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
+    auto j = nlohmann::json::parse(text.begin(), text.end(), track, /*allow_exceptions=*/true,
                                    /*ignore_comments=*/false);
+    if (!duplicate.empty()) throw ConfigError(name, duplicate, "duplicate key (JSON objects name each key once)");
     return from_json(std::move(j), std::move(name));
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann reports a byte offset; turn it into line and column for people.
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
-    }
-    throw ConfigError(name, "/", "invalid JSON at line " + std::to_string(line) + ", column " +
-                                     std::to_string(col));
+    throw ConfigError(name, "/", "invalid JSON at " + line_and_column(text, e.byte > 0 ? e.byte - 1 : 0));
   } catch (const nlohmann::json::out_of_range&) {
     // A number beyond the range of a double ("1e400"); nlohmann gives no position for it.
     throw ConfigError(name, "/", "invalid JSON: a number is out of range");
@@ -223,12 +301,24 @@ ConfigDocument ConfigDocument::from_json(nlohmann::json value, std::string name)
 }
 
 ConfigDocument ConfigDocument::load(const std::string& path) {
+  // Read at most the limit and one byte more, so that /dev/zero or a FIFO cannot run away.
+  const std::int64_t cap = limits().file_bytes.value();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "", "is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "cannot open the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::string text;
+  std::array<char, 65536> buf{};
+  while (in) {
+    in.read(buf.data(), buf.size());
+    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (static_cast<std::int64_t>(text.size()) > cap) {
+      throw ConfigError(path, "", "the file is larger than " + format_bytes(limits().file_bytes) +
+                                      ", the largest input clustersim reads (docs/cli.md, \"Limits\": CLUSTERSIM_LIMITS=file=...)");
+    }
+  }
   if (in.bad()) throw ConfigError(path, "", "cannot read the file");
-  return parse(ss.str(), path);
+  return parse(text, path);
 }
 
 ConfigNode ConfigDocument::root() const { return ConfigNode(value_.get(), file_, ""); }

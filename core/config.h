@@ -26,6 +26,7 @@
 
 #include "core/enum_names.h"
 #include "core/errors.h"
+#include "core/unit_parse.h"
 #include "core/units.h"
 
 namespace cs {
@@ -65,7 +66,9 @@ class ConfigNode {
   double as_number() const;
   Bytes as_bytes() const;
   Bandwidth as_bandwidth() const;
-  Duration as_duration() const;
+  // A latency by default: at most 1 s (unit_parse.h, kMaxLatency); other durations name their
+  // own maximum.
+  Duration as_duration(Duration max = kMaxLatency) const;
   FlopRate as_flop_rate() const;
   Flops as_flops() const;
   // One of `names`; the error lists them. Returns the index of the match.
@@ -93,7 +96,8 @@ class ConfigNode {
 // Owns a parsed JSON document and the file name errors report.
 class ConfigDocument {
  public:
-  // Reads and parses a file; unreadable files and broken JSON are ConfigErrors naming the line.
+  // Reads and parses a file; unreadable files, files larger than limits().file_bytes, broken JSON,
+  // a NUL byte and a duplicate key are ConfigErrors naming the line or the path.
   static ConfigDocument load(const std::string& path);
   // The same, then "--set /json/pointer=value" overrides applied in order (apply_override).
   static ConfigDocument load(const std::string& path, const std::vector<std::string>& overrides);

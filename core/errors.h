@@ -7,6 +7,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace cs {
 
@@ -34,6 +36,14 @@ class TopologyError : public InputError {
   using InputError::InputError;
 };
 
+// A value computed from valid input that leaves the range clustersim can represent: a simulated
+// time beyond the clock's 106 days, a count beyond 64 bits, a size beyond a documented limit
+// (docs/cli.md, "Limits"). The message says what overflowed and, where known, which input.
+class RangeError : public InputError {
+ public:
+  explicit RangeError(std::string message) : InputError("", "", std::move(message)) {}
+};
+
 // A string with a unit could not be read ("400", "12 parsecs"). Thrown without a location by
 // the unit parser; the config reader rethrows it as a ConfigError with file and path.
 class UnitParseError : public std::runtime_error {
@@ -46,5 +56,11 @@ class InternalError : public std::logic_error {
  public:
   using std::logic_error::logic_error;
 };
+
+// `text` made safe for one line on a terminal: newlines, tabs, ESC, BEL and every other control
+// byte are written as C escapes ("\n", "\x1b"), and a backslash as "\\". Every front end prints
+// errors and warnings through it, so a value from a file cannot break the one-line rule or reach
+// the terminal as a control sequence.
+std::string escape_control(std::string_view text);
 
 }  // namespace cs

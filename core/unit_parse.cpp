@@ -94,9 +94,10 @@ double parse_scaled(std::string_view text, const std::array<UnitFactor, N>& unit
 
 Bytes parse_bytes(std::string_view text) {
   const double v = parse_scaled(text, kByteUnits, "a size", "80GiB");
-  if (v >= 9.2e18) throw UnitParseError("size " + quoted(text) + " is out of range");
+  if (v > static_cast<double>(kMaxBytes.value())) throw UnitParseError("size " + quoted(text) + " is out of range (at most 1PiB)");
   const double whole = std::round(v);
-  if (std::fabs(v - whole) > 1e-6 * std::max(1.0, whole)) {
+  // Representation noise only ("0.1GB"): "1e-7B" or "0.4B" is not a whole number of bytes.
+  if (std::fabs(v - whole) > 1e-9 * std::max(1.0, whole)) {
     throw UnitParseError("expected a whole number of bytes; got " + quoted(text));
   }
   return Bytes{static_cast<std::int64_t>(whole)};
@@ -105,18 +106,22 @@ Bytes parse_bytes(std::string_view text) {
 Bandwidth parse_bandwidth(std::string_view text) {
   const double v = parse_scaled(text, kBandwidthUnits, "a bandwidth", "400Gbps");
   if (!(v > 0)) throw UnitParseError("expected a positive bandwidth; got " + quoted(text));
+  if (v < kMinBandwidth.value() || v > kMaxBandwidth.value()) {
+    throw UnitParseError("bandwidth " + quoted(text) + " is out of range (from 1Mbps to 8Pbps)");
+  }
   return Bandwidth{v};
 }
 
 Duration parse_duration(std::string_view text) {
   const double v = parse_scaled(text, kDurationUnits, "a duration", "1.5us");
-  if (v >= 9.2e6) throw UnitParseError("duration " + quoted(text) + " is out of range");
+  if (v > to_seconds(kMaxInputDuration)) throw UnitParseError("duration " + quoted(text) + " is out of range (at most 1h = 3600s)");
   return duration_from_seconds(v);
 }
 
 FlopRate parse_flop_rate(std::string_view text) {
   const double v = parse_scaled(text, kFlopRateUnits, "a FLOP rate", "989TFLOP/s");
   if (!(v > 0)) throw UnitParseError("expected a positive FLOP rate; got " + quoted(text));
+  if (v < 1e6 || v > 1e21) throw UnitParseError("FLOP rate " + quoted(text) + " is out of range (from 1MFLOP/s to 1e6PFLOP/s)");
   return FlopRate{v};
 }
 

@@ -8,10 +8,22 @@
 namespace cs {
 namespace {
 
-// Picoseconds for x seconds, rounded up; guards the int64 range.
-Duration ceil_picoseconds(double seconds) {
+std::string format_duration_seconds(double seconds) {
+  if (!(seconds < 1e300)) return "an unbounded time";
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.3g s", seconds);
+  return buf.data();
+}
+
+[[noreturn]] void too_long(double seconds, const std::string& what) {
+  throw RangeError(what + " of " + format_duration_seconds(seconds) + " is beyond the longest simulated duration (" +
+                   format_duration(kMaxDuration) + "); an input bandwidth, rate, size or latency is too extreme (docs/cli.md, \"Limits\")");
+}
+
+// Picoseconds for x seconds, rounded up; at most kMaxDuration.
+Duration ceil_picoseconds(double seconds, const char* what) {
   const double ps = std::ceil(seconds * 1e12 - 1e-6);  // absorb representation noise of exact values
-  if (!(ps < 9.2e18)) throw InternalError("duration out of range: " + std::to_string(seconds) + " s");
+  if (!(ps <= static_cast<double>(kMaxDuration.count()))) too_long(seconds, what);
   return Duration{static_cast<std::int64_t>(ps < 0 ? 0 : ps)};
 }
 
@@ -32,8 +44,17 @@ std::string three_digits(double v, const char* unit) {
 
 Duration duration_from_seconds(double seconds) {
   const double ps = std::round(seconds * 1e12);
-  if (!(std::fabs(ps) < 9.2e18)) throw InternalError("duration out of range");
+  if (!(std::fabs(ps) <= static_cast<double>(kMaxDuration.count()))) too_long(seconds, "a duration");
   return Duration{static_cast<std::int64_t>(ps)};
+}
+
+SimTime checked_add(SimTime t, Duration d) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(t.time_since_epoch().count(), d.count(), &sum) || sum > kTimeHorizon.time_since_epoch().count()) {
+    throw RangeError("the simulated clock passed " + format_duration(kTimeHorizon.time_since_epoch()) +
+                     ", the longest run clustersim simulates; an input bandwidth, rate, size or latency is too extreme (docs/cli.md, \"Limits\")");
+  }
+  return SimTime{Duration{sum}};
 }
 
 Bytes scale(Bytes b, double factor) {
@@ -42,17 +63,17 @@ Bytes scale(Bytes b, double factor) {
 
 Duration transfer_time(Bytes b, Bandwidth bw) {
   if (!(bw.value() > 0)) throw InternalError("transfer_time: bandwidth must be positive");
-  return ceil_picoseconds(static_cast<double>(b.value()) / bw.value());
+  return ceil_picoseconds(static_cast<double>(b.value()) / bw.value(), "a transfer");
 }
 
 Duration drain_time(double bytes, Bandwidth bw) {
   if (!(bw.value() > 0)) throw InternalError("drain_time: bandwidth must be positive");
-  return ceil_picoseconds(bytes / bw.value());
+  return ceil_picoseconds(bytes / bw.value(), "a transfer");
 }
 
 Duration compute_time(Flops f, FlopRate r) {
   if (!(r.value() > 0)) throw InternalError("compute_time: FLOP rate must be positive");
-  return ceil_picoseconds(f.value() / r.value());
+  return ceil_picoseconds(f.value() / r.value(), "a computation");
 }
 
 Bandwidth average_rate(Bytes b, Duration d) {

@@ -39,6 +39,16 @@ using SimTime = SimClock::time_point;
 inline constexpr SimTime kTimeZero{Duration{0}};
 inline constexpr SimTime kTimeNever{Duration{std::numeric_limits<std::int64_t>::max()}};
 
+// Overflow guard (docs/cli.md, "Limits"). Any one duration computed from the input (a transfer, a
+// kernel, a parsed value) is at most kMaxDuration (2^60 ps, 13.3 days), and the engine refuses an
+// event past kTimeHorizon (2^62 ps, 53.4 days): so `now + d` and the sum of a few such durations
+// stay inside the 64-bit clock (2^63 ps) without a check on every addition. Exceeding either is a
+// RangeError (exit 2).
+inline constexpr Duration kMaxDuration{std::int64_t{1} << 60};
+inline constexpr SimTime kTimeHorizon{Duration{std::int64_t{1} << 62}};
+// t + d, or a RangeError past kTimeHorizon.
+SimTime checked_add(SimTime t, Duration d);
+
 constexpr Duration picoseconds(std::int64_t ps) { return Duration{ps}; }
 constexpr Duration nanoseconds(std::int64_t ns) { return Duration{ns * 1000}; }
 constexpr Duration microseconds(std::int64_t us) { return Duration{us * 1000000}; }
@@ -46,7 +56,8 @@ constexpr Duration microseconds(std::int64_t us) { return Duration{us * 1000000}
 // Seconds as a double, for people and for output files.
 constexpr double to_seconds(Duration d) { return static_cast<double>(d.count()) * 1e-12; }
 constexpr double to_seconds(SimTime t) { return to_seconds(t.time_since_epoch()); }
-// A duration from seconds, rounded to the nearest picosecond (used for parsed values only).
+// A duration from seconds, rounded to the nearest picosecond (used for parsed values only); a
+// RangeError beyond kMaxDuration.
 Duration duration_from_seconds(double seconds);
 
 // ---- quantities -----------------------------------------------------------------------------

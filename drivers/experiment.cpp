@@ -77,6 +77,7 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
   e.path = root.path();
   e.name = root.has("name") ? root.at("name").as_string() : fs::path(root.file()).stem().string();
   if (auto d = root.find("description")) d->as_string();
+  if (root.at("cluster").as_string().empty()) root.at("cluster").fail_expected("a cluster file or a bundled cluster name");
   e.cluster = resolve_config(root.at("cluster").as_string(), base_dir, "clusters");
   if (!fs::exists(e.cluster)) root.at("cluster").fail("no cluster file \"" + e.cluster + "\" and no bundled cluster of that name");
   if (auto o = root.find("cluster_overrides")) {
@@ -91,7 +92,12 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
   if (auto d = root.find("data")) {
     d->expect_only({"source", "bytes_per_sample"});
     const bool storage = d->at("source").as_choice({"local", "storage"}) == 1;
-    if (storage) e.plan.data_bytes_per_sample = d->at("bytes_per_sample").as_bytes().value();
+    if (storage) {
+      const ConfigNode b = d->at("bytes_per_sample");
+      e.plan.data_bytes_per_sample = b.as_bytes().value();
+      // Zero would turn the storage traffic off silently: that is "source": "local".
+      if (e.plan.data_bytes_per_sample <= 0) b.fail("expected a positive size per sample (\"source\": \"local\" reads no storage)");
+    }
   }
   if (auto o = root.find("options")) {
     o->expect_only({"allow_oom", "symmetry", "stragglers", "profile"});

@@ -83,6 +83,24 @@ void set_throughput(results::IterationResult& r, const Experiment& e, const wl::
 
 }  // namespace
 
+void check_plan_fits(const Experiment& e, const topo::Cluster& cluster, const wl::Model& model) {
+  const int gpus = e.plan.gpus();
+  if (gpus > static_cast<int>(cluster.gpus().size())) {
+    throw ConfigError(e.file, e.at("plan"), "the plan needs " + std::to_string(gpus) + " GPUs but the cluster has " + std::to_string(cluster.gpus().size()));
+  }
+  // The plan against the model (plan_check.h); memory is checked apart (checked_memory).
+  wl::validate_plan(model, e.plan, gpus, e.file, e.at("plan"));
+  // The plan's precision must be one the GPUs compute in (V100: fp16, no bf16).
+  const char* precision = enum_name(wl::kPrecisionNames, e.plan.precision);
+  for (topo::NodeId g : cluster.gpus()) {
+    const hw::GpuSpec& spec = cluster.gpu_spec(g);
+    if (!spec.peak.count(precision)) {
+      throw ConfigError(e.file, e.at("plan") + "/precision",
+                        "GPU " + spec.name + " has no " + precision + " peak in the hardware catalog (set \"precision\" to one it has)");
+    }
+  }
+}
+
 results::TrainingRun simulate_training(const Experiment& e) {
   const hw::Catalog catalog = experiment_catalog(e);
   coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides, catalog);
@@ -99,22 +117,9 @@ results::TrainingRun simulate_training(const Experiment& e) {
     calibration = calibration_summary(*profile, e.profile, calibrated);
   }
   wl::Model model = load_model(e);
+  check_plan_fits(e, cluster, model);
   const int gpus = e.plan.gpus();
-  if (gpus > static_cast<int>(cluster.gpus().size())) {
-    throw ConfigError(e.file, e.at("plan"), "the plan needs " + std::to_string(gpus) + " GPUs but the cluster has " + std::to_string(cluster.gpus().size()));
-  }
-  // The plan against the model first (plan_check.h), then memory (checked_memory).
-  wl::validate_plan(model, e.plan, gpus, e.file, e.at("plan"));
   const hw::GpuSpec& gpu = cluster.gpu_spec(cluster.gpus()[0]);
-  // The plan's precision must be one the GPUs compute in (V100: fp16, no bf16).
-  const char* precision = enum_name(wl::kPrecisionNames, e.plan.precision);
-  for (topo::NodeId g : cluster.gpus()) {
-    const hw::GpuSpec& spec = cluster.gpu_spec(g);
-    if (!spec.peak.count(precision)) {
-      throw ConfigError(e.file, e.at("plan") + "/precision",
-                        "GPU " + spec.name + " has no " + precision + " peak in the hardware catalog (set \"precision\" to one it has)");
-    }
-  }
   std::vector<wl::MemoryEstimate> stage_memory = checked_memory(e, model, gpu);
 
   // A straggler makes ranks differ: then every rank is simulated.

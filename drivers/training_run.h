@@ -5,6 +5,8 @@
 
 #include "drivers/experiment.h"
 #include "results/training_run.h"
+#include "topology/cluster.h"
+#include "workloads/model.h"
 
 namespace cs::drv {
 
@@ -12,5 +14,10 @@ namespace cs::drv {
 // (exit 2) name the experiment's file and JSON path; an out-of-memory plan is one unless
 // e.allow_oom.
 results::TrainingRun simulate_training(const Experiment& e);
+
+// The checks every subcommand that reads an experiment makes before using its plan (run, plan,
+// scale): the plan fits the cluster, suits the model (wl::validate_plan) and names a precision
+// the GPUs have. Throws ConfigError naming e.file and the plan's path.
+void check_plan_fits(const Experiment& e, const topo::Cluster& cluster, const wl::Model& model);
 
 }  // namespace cs::drv

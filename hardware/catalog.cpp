@@ -161,7 +161,7 @@ Catalog Catalog::from_documents(
         auto fraction = [&](const char* key) {
           const ConfigNode v = sourced_value_of(eff.at(key));
           const double x = v.as_number();
-          if (!(x > 0 && x <= 1)) v.fail_expected("a fraction in (0, 1]");
+          if (!(x >= 0.01 && x <= 1)) v.fail_expected("a fraction from 0.01 to 1");
           return x;
         };
         g.roofline.gemm = fraction("gemm");

@@ -337,7 +337,7 @@ TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& fi
         break;
       case OpKind::kDelay:
         on.expect_only({"id", "rank", "kind", "name", "stream", "duration", "deps"});
-        g.add_delay(rank, on.at("stream").as_enum(kStreamNames), name, on.at("duration").as_duration(), deps);
+        g.add_delay(rank, on.at("stream").as_enum(kStreamNames), name, on.at("duration").as_duration(kMaxInputDuration), deps);
         break;
     }
   }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "core/limits.h"
 #include "topology/cluster_builder.h"
 #include "topology/reachability.h"
 
@@ -13,7 +14,6 @@ namespace {
 
 constexpr std::int64_t kMaxServers = 1'000'000;
 constexpr std::int64_t kMaxGpusPerServer = 1024;
-constexpr std::int64_t kMaxGpus = 4'000'000;  // NodeId is 32-bit; keeps every count in range
 
 hw::LinkClass parse_link_class(const ConfigNode& node) { return node.as_enum(hw::kLinkClassNames); }
 
@@ -255,15 +255,24 @@ void validate_cluster_spec(const ClusterSpec& spec) {
     validate_server_group(g, spec.file);
     servers += g.count;
     gpus += static_cast<std::int64_t>(g.count) * g.gpus;
-    if (servers > kMaxServers || gpus > kMaxGpus) {
+    if (servers > kMaxServers || gpus > limits().gpus) {
       throw ConfigError(spec.file, json_pointer_append(g.origin, "count"),
-                        "the cluster is too large (at most " + std::to_string(kMaxServers) +
-                            " servers and " + std::to_string(kMaxGpus) + " GPUs)");
+                        "the cluster is too large: " + std::to_string(gpus) + " GPUs so far, at most " +
+                            std::to_string(limits().gpus) + "; " + limit_hint("gpus"));
     }
   }
   // Server names "<prefix><k>" are unique: k is global, and a prefix does not end in a digit
   // (validate_server_group), so "node1" + "0" cannot meet "node" + "10". Groups may share a prefix.
-  validate_fabric(spec.fabric, planned_endpoints(spec.servers), spec.file);
+  const std::vector<Endpoint> endpoints = planned_endpoints(spec.servers);
+  validate_fabric(spec.fabric, endpoints, spec.file);
+  // What the cluster asks for, before anything is built: a few sizes can ask for billions of cables.
+  std::int64_t cables = fabric_cable_count(spec.fabric, endpoints) + static_cast<std::int64_t>(spec.links.size());
+  for (const ServerGroupSpec& g : spec.servers) cables += g.count * static_cast<std::int64_t>(server_cable_count(g));
+  if (2 * cables > limits().links) {
+    throw ConfigError(spec.file, spec.fabric.type == FabricType::kNone ? "/servers" : spec.fabric.origin,
+                      "the cluster would have " + std::to_string(2 * cables) + " directed links, more than the limit of " +
+                          std::to_string(limits().links) + "; " + limit_hint("links"));
+  }
 
   std::set<std::string> names;
   for (const DeviceSpec& d : spec.devices) {

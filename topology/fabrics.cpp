@@ -109,8 +109,8 @@ void validate_fabric(const FabricSpec& spec, std::span<const Endpoint> eps, cons
   }
   const std::string n_eps = std::to_string(eps.size()) + " endpoints";
   const auto check_oversub = [&] {
-    if (!(spec.oversubscription >= 1)) {
-      fail_key(spec, file, "oversubscription", "expected a number >= 1 (downlink:uplink capacity)");
+    if (!(spec.oversubscription >= 1 && spec.oversubscription <= 1024)) {
+      fail_key(spec, file, "oversubscription", "expected a number from 1 to 1024 (downlink:uplink capacity)");
     }
   };
   switch (spec.type) {
@@ -165,6 +165,28 @@ void validate_fabric(const FabricSpec& spec, std::span<const Endpoint> eps, cons
       break;
     }
   }
+}
+
+std::int64_t fabric_cable_count(const FabricSpec& spec, std::span<const Endpoint> eps) {
+  const auto n = static_cast<std::int64_t>(eps.size());
+  switch (spec.type) {
+    case FabricType::kNone: return 0;
+    case FabricType::kStar:
+    case FabricType::kRing: return n;
+    case FabricType::kTorus: return n * static_cast<std::int64_t>(spec.dims.size());
+    case FabricType::kLeafSpine:
+    case FabricType::kRailOptimized: {
+      const bool rails = spec.type == FabricType::kRailOptimized;
+      const auto leaves = static_cast<std::int64_t>(assign_leaves(eps, leaves_per_leaf_group(spec), rails || spec.rail_aligned).size());
+      return n + leaves * spec.spines;
+    }
+    case FabricType::kFatTree: {
+      const std::int64_t half = spec.radix / 2;
+      const auto leaves = static_cast<std::int64_t>(assign_leaves(eps, spec.radix / 2, spec.rail_aligned).size());
+      return n + leaves * half * (spec.tiers == 3 ? 2 : 1);
+    }
+  }
+  return n;
 }
 
 void build_fabric(ClusterBuilder& builder, const FabricSpec& spec, std::span<const Endpoint> eps,

@@ -93,6 +93,10 @@ std::vector<Endpoint> planned_endpoints(std::span<const ServerGroupSpec> groups)
 void validate_fabric(const FabricSpec& spec, std::span<const Endpoint> endpoints,
                      const std::string& file);
 
+// The cables build_fabric would add (endpoint cables included), from the sizes alone: checked
+// against the link limit (core/limits.h) before anything is built. Call after validate_fabric.
+std::int64_t fabric_cable_count(const FabricSpec& spec, std::span<const Endpoint> endpoints);
+
 // Adds the fabric's switches and cables. Validates first.
 void build_fabric(ClusterBuilder& builder, const FabricSpec& spec, std::span<const Endpoint> endpoints,
                   const std::string& file);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/checked.h"
 #include "core/errors.h"
+#include "core/limits.h"
 #include "workloads/layer_cost.h"
 
 namespace cs::wl {
@@ -12,6 +14,18 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
                    const std::string& at) {
   auto fail = [&](const std::string& key, const std::string& msg) { throw ConfigError(file, at + "/" + key, msg); };
   if (plan.dp < 1 || plan.tp < 1 || plan.pp < 1 || plan.cp < 1 || plan.ep < 1) fail("dp", "parallel degrees must be at least 1");
+  // The products this check and the graph builder form, first in 64 bits (saturating): past
+  // these two tests every product of degrees and batch sizes below fits an int.
+  const std::int64_t ranks = saturating_product({plan.dp, plan.tp, plan.pp, plan.cp});
+  if (ranks > limits().gpus) {
+    fail("dp", "dp x tp x pp x cp = " + std::to_string(plan.dp) + " x " + std::to_string(plan.tp) + " x " + std::to_string(plan.pp) + " x " +
+                   std::to_string(plan.cp) + " is more than the largest cluster clustersim simulates (" + std::to_string(limits().gpus) + " GPUs; " +
+                   limit_hint("gpus") + ")");
+  }
+  if (saturating_product({plan.micro_batch, plan.dp}) > plan.global_batch) {
+    fail("global_batch", "the global batch " + std::to_string(plan.global_batch) + " is smaller than micro_batch x dp = " +
+                             std::to_string(plan.micro_batch) + " x " + std::to_string(plan.dp));
+  }
   if (plan.gpus() != gpus) {
     fail("dp", "dp x tp x pp x cp = " + std::to_string(plan.dp) + " x " + std::to_string(plan.tp) + " x " + std::to_string(plan.pp) +
                    " x " + std::to_string(plan.cp) + " = " + std::to_string(plan.gpus()) + ", but the job has " + std::to_string(gpus) + " GPUs");

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/calibrate/cmd_measure.h"
+#include "apps/cli/strict.h"
 #include "apps/calibrate/cmd_refit.h"
 #include "apps/calibrate/options.h"
 #include "core/errors.h"
@@ -68,6 +69,7 @@ int dispatch(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+    cs::cli::reject_empty_values(app);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -75,7 +77,7 @@ int dispatch(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "clustersim-calibrate: command-line error: " << e.what() << " (see --help)\n";
+    std::cerr << "clustersim-calibrate: command-line error: " << cs::escape_control(e.what()) << " (see --help)\n";
     return 2;
   }
   o.command = command_line(argc, argv);
@@ -96,13 +98,13 @@ int main(int argc, char** argv) {
     return dispatch(argc, argv);
   } catch (const cs::InputError& e) {
     if (e.file().empty()) {
-      std::cerr << "clustersim-calibrate: command-line error: " << e.json_path() << ": " << e.message() << "\n";
+      std::cerr << "clustersim-calibrate: command-line error: " << cs::escape_control(e.json_path() + ": " + e.message()) << "\n";
     } else {
-      std::cerr << "clustersim-calibrate: " << e.what() << "\n";
+      std::cerr << "clustersim-calibrate: " << cs::escape_control(e.what()) << "\n";
     }
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "clustersim-calibrate: internal error: " << e.what() << "\n";
+    std::cerr << "clustersim-calibrate: internal error: " << cs::escape_control(e.what()) << "\n";
     return 1;
   }
 }

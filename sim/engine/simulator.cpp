@@ -9,6 +9,7 @@
 namespace cs::sim {
 
 EventHandle Simulator::schedule_at(SimTime t, Phase phase, Callback cb) {
+  if (t > kTimeHorizon) checked_add(t, Duration{0});  // throws the RangeError
   if (t < now_) {
     throw InternalError("event scheduled in the past: " + std::to_string(t.time_since_epoch().count()) +
                         " ps < now " + std::to_string(now_.time_since_epoch().count()) + " ps");

@@ -42,7 +42,7 @@ class Simulator {
   // Schedules `cb` at `t` (not before now()).
   EventHandle schedule_at(SimTime t, Phase phase, Callback cb);
   EventHandle schedule_after(Duration d, Phase phase, Callback cb) {
-    return schedule_at(now_ + d, phase, std::move(cb));
+    return schedule_at(checked_add(now_, d), phase, std::move(cb));
   }
   // Cancels a pending event; returns false when it already ran or was cancelled.
   bool cancel(EventHandle h);

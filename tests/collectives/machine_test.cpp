@@ -90,7 +90,7 @@ TEST(Machine, BadProtocolValuesNameTheFileAndPath) {
   EXPECT_NE(error({"/link_classes={\"nvlink\": {\"efficiency\": 1.5}}"}).find("dgx-h100.json at /link_classes/nvlink/efficiency"),
             std::string::npos);
   EXPECT_NE(error({"/link_classes={\"nvlnk\": {}}"}).find("at /link_classes/nvlnk: unknown key"), std::string::npos);
-  EXPECT_NE(error({"/collective_model={\"ll_wire_factor\": 0.5}"}).find("at /collective_model/ll_wire_factor: expected a number >= 1"),
+  EXPECT_NE(error({"/collective_model={\"ll_wire_factor\": 0.5}"}).find("at /collective_model/ll_wire_factor: expected a number from 1 to 4"),
             std::string::npos);
   // The wire latency of a class is the topology's and is accepted here.
   EXPECT_EQ(error({"/link_classes={\"nvlink\": {\"latency\": \"1us\"}}"}), "no error");

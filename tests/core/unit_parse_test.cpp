@@ -38,7 +38,8 @@ TEST(CoreUnitParse, Bytes) {
   EXPECT_EQ(parse_bytes("1MiB").value(), 1048576);
   EXPECT_EQ(parse_bytes("2TB").value(), 2000000000000);
   EXPECT_EQ(parse_bytes("1TiB").value(), 1099511627776);
-  EXPECT_EQ(parse_bytes("3PB").value(), 3000000000000000);
+  EXPECT_EQ(parse_bytes("1PB").value(), 1000000000000000);
+  EXPECT_EQ(parse_bytes("1PiB").value(), std::int64_t{1} << 50);  // the largest size (kMaxBytes)
   EXPECT_EQ(parse_bytes("1PiB").value(), 1125899906842624);
   // Fractions that give whole bytes are fine: 0.5 KiB = 512 B, 1.5 kB = 1500 B.
   EXPECT_EQ(parse_bytes("0.5KiB").value(), 512);
@@ -64,8 +65,9 @@ TEST(CoreUnitParse, Bandwidth) {
   EXPECT_DOUBLE_EQ(parse_bandwidth("100Mbps").value(), 1.25e7);
   EXPECT_DOUBLE_EQ(parse_bandwidth("1Tbps").value(), 1.25e11);
   EXPECT_DOUBLE_EQ(parse_bandwidth("3.2TB/s").value(), 3.2e12);
-  EXPECT_DOUBLE_EQ(parse_bandwidth("8bps").value(), 1.0);
-  EXPECT_DOUBLE_EQ(parse_bandwidth("1B/s").value(), 1.0);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("8Mbps").value(), 1e6);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1Mbps").value(), 125000.0);  // the slowest link (kMinBandwidth)
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1MB/s").value(), 1e6);
 }
 
 TEST(CoreUnitParse, BitsAndBytesDiffer) {
@@ -83,7 +85,7 @@ TEST(CoreUnitParse, Duration) {
   EXPECT_EQ(parse_duration("20ps").count(), 20);
   EXPECT_EQ(parse_duration("0s").count(), 0);
   // A day: 86,400 s = 8.64e16 ps, well inside the clock's range.
-  EXPECT_EQ(parse_duration("86400s").count(), 86400000000000000);
+  EXPECT_EQ(parse_duration("3600s").count(), 3600000000000000);  // the longest input duration
 }
 
 TEST(CoreUnitParse, FlopRateAndFlops) {
@@ -173,6 +175,17 @@ TEST(CoreUnitParse, InfinityAndNanAreRejected) {
 }
 
 TEST(CoreUnitParse, HugeValuesAreRejected) {
+  expect_rejected(parse_bytes, "1.1PiB", "out of range");   // docs/cli.md, "Limits"
+  expect_rejected(parse_bytes, "8000PiB", "out of range");
+  expect_rejected(parse_bandwidth, "1bps", "out of range");
+  expect_rejected(parse_bandwidth, "1e-300bps", "out of range");
+  expect_rejected(parse_bandwidth, "9Pbps", "unknown unit");
+  expect_rejected(parse_bandwidth, "2PB/s", "unknown unit");
+  expect_rejected(parse_bandwidth, "2000TB/s", "out of range");
+  expect_rejected(parse_duration, "3601s", "out of range");
+  expect_rejected(parse_duration, "1e5s", "out of range");
+  expect_rejected(parse_bytes, "1e-7B", "whole number");
+  expect_rejected(parse_bytes, "0.4B", "whole number");
   expect_rejected(parse_bytes, "1e19B", "out of range");     // > int64 max, 9.2e18
   expect_rejected(parse_bytes, "10000PB", "out of range");   // 1e19 B
   expect_rejected(parse_bytes, "1e300PB", "out of range");   // overflows to infinity

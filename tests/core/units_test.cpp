@@ -72,7 +72,9 @@ TEST(CoreUnits, DurationFromSecondsRoundsToNearest) {
   EXPECT_EQ(duration_from_seconds(2.4e-12).count(), 2);
   EXPECT_EQ(duration_from_seconds(2.6e-12).count(), 3);
   EXPECT_EQ(duration_from_seconds(0).count(), 0);
-  EXPECT_THROW(duration_from_seconds(1e7), InternalError);  // 1e19 ps > int64 max (9.2e18)
+  EXPECT_THROW(duration_from_seconds(1e7), RangeError);  // 1e19 ps > int64 max (9.2e18)
+  EXPECT_THROW(duration_from_seconds(1.2e6), RangeError);  // beyond kMaxDuration (2^60 ps, 13.3 days)
+  EXPECT_EQ(duration_from_seconds(1.1e6).count(), 1100000000000000000);
 }
 
 // ---- cross-unit functions ---------------------------------------------------------------------
@@ -107,8 +109,11 @@ TEST(CoreUnits, TransferTimeRejectsNonPositiveBandwidth) {
   EXPECT_THROW(transfer_time(bytes(1), Bandwidth{0}), InternalError);
   EXPECT_THROW(transfer_time(bytes(1), Bandwidth{-1}), InternalError);
   EXPECT_THROW(transfer_time(bytes(1), Bandwidth{std::nan("")}), InternalError);
-  // 1e18 B at 1 B/s = 1e18 s: beyond the +-106 days of the clock.
-  EXPECT_THROW(transfer_time(bytes(1000000000000000000), Bandwidth{1}), InternalError);
+  // 1e18 B at 1 B/s = 1e18 s: beyond the +-106 days of the clock, an input error (exit 2).
+  EXPECT_THROW(transfer_time(bytes(1000000000000000000), Bandwidth{1}), RangeError);
+  // 1 PiB at 1 Mbit/s (the extremes the parsers accept) is still refused, not wrapped around.
+  EXPECT_THROW(transfer_time(bytes(std::int64_t{1} << 50), Bandwidth{125000}), RangeError);
+  EXPECT_THROW(compute_time(flops(1e30), FlopRate{1e6}), RangeError);
 }
 
 TEST(CoreUnits, ComputeTimeRoundsUpAndStaysExact) {

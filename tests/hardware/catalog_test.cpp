@@ -325,7 +325,7 @@ TEST(CatalogReader, ParsesAMinimalDocument) {
   EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"({"value": 1.2,)", R"({"value": 0.5,)"))),
             "config error in cat.json at /gpus/G/efficiency/overlap_slowdown/value: expected a slowdown factor from 1 to 10; got the number 0.5");
   EXPECT_EQ(error_of(gpu_doc(with(kGoodGpu, R"({"value": 0.7,)", R"({"value": 1.7,)"))),
-            "config error in cat.json at /gpus/G/efficiency/gemm/value: expected a fraction in (0, 1]; "
+            "config error in cat.json at /gpus/G/efficiency/gemm/value: expected a fraction from 0.01 to 1; "
             "got the number 1.7");
 }
 

@@ -32,7 +32,7 @@ const Case kCases[] = {
     {"gpu-without-path.json", "/servers/1", "GPU other1/gpu0", true},
     {"broken-json.json", "/", "invalid JSON at line 3", false},
     {"zero-count.json", "/servers/0/count", "from 1 to", false},
-    {"oversubscription-below-one.json", "/fabric/oversubscription", ">= 1", false},
+    {"oversubscription-below-one.json", "/fabric/oversubscription", "from 1 to 1024", false},
     {"unknown-gpu.json", "/servers/0/gpu", "known: A100-SXM-40GB, A100-SXM-80GB, B200, GB200, H100-PCIe, H100-SXM, H20, H200-SXM, H800-SXM, MI300X, V100-SXM2-32GB", false},
     {"unknown-nic.json", "/servers/0/nic", "unknown NIC \"NDR-4000G\"", false},
     {"fat-tree-too-small.json", "/fabric/radix", "at most 4 leaves", false},

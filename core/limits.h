@@ -1,0 +1,34 @@
+// The largest inputs clustersim accepts (docs/cli.md, "Limits"). Each check estimates what an
+// input asks for before anything is allocated and refuses beyond its limit with exit 2 and the
+// JSON path or option, so that a small file cannot ask for terabytes or hours.
+//
+// The defaults cover the largest studies clustersim is built for (131,072 GPUs, with room); a
+// user with a larger machine raises them with the environment variable
+//   CLUSTERSIM_LIMITS="gpus=524288,links=67108864,connections=33554432,file=1GiB"
+// (any subset, comma-separated). A malformed value there is an InputError naming the variable.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/units.h"
+
+namespace cs {
+
+struct Limits {
+  std::int64_t gpus = std::int64_t{1} << 18;         // GPUs in a cluster (262,144)
+  std::int64_t links = std::int64_t{1} << 25;        // directed links of a cluster, fabric included (33.5 M)
+  std::int64_t connections = std::int64_t{1} << 23;  // network connections of one collective (8.4 M; ~7 GB)
+  Bytes file_bytes{std::int64_t{256} << 20};         // any input file (256 MiB)
+};
+
+// The limits in force: the defaults, with CLUSTERSIM_LIMITS applied (read once).
+const Limits& limits();
+
+// Parses a CLUSTERSIM_LIMITS value over the defaults (exposed for tests).
+Limits parse_limits(const std::string& text);
+
+// "…; raise it with CLUSTERSIM_LIMITS=<name>=N (docs/cli.md, "Limits")", for messages.
+std::string limit_hint(const char* name);
+
+}  // namespace cs
