@@ -7,7 +7,7 @@ BUILD_SAN  ?= build-sanitize
 BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
-FUZZ_RUNS  ?= 1000000
+FUZZ_RUNS  ?= 1000000   # per target; the issue notes record runs of 10^7 (make fuzz FUZZ_RUNS=10000000)
 FUZZ_PROFILE_SECONDS ?= 300
 
 .PHONY: all deps build run test sanitize fuzz bench clean
@@ -39,13 +39,8 @@ fuzz:
 	@scripts/install-deps.sh --fuzz
 	CXX=clang++ cmake -S . -B $(BUILD_FUZZ) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_BUILD_TESTS=OFF
-	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_config fuzz_profile
-	mkdir -p $(BUILD_FUZZ)/corpus && cp tests/fuzz/corpus/* $(BUILD_FUZZ)/corpus/
-	$(BUILD_FUZZ)/tests/fuzz/fuzz_config -runs=$(FUZZ_RUNS) -max_len=512 -artifact_prefix=$(BUILD_FUZZ)/ \
-	  $(BUILD_FUZZ)/corpus
-	mkdir -p $(BUILD_FUZZ)/profile_corpus && cp tests/fuzz/profile_corpus/* $(BUILD_FUZZ)/profile_corpus/
-	$(BUILD_FUZZ)/tests/fuzz/fuzz_profile -max_total_time=$(FUZZ_PROFILE_SECONDS) -max_len=4096 -artifact_prefix=$(BUILD_FUZZ)/ \
-	  $(BUILD_FUZZ)/profile_corpus
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_config fuzz_profile fuzz_cluster fuzz_experiment
+	scripts/run-fuzzers.sh $(BUILD_FUZZ) $(FUZZ_RUNS) $(FUZZ_PROFILE_SECONDS)
 
 bench: build
 	bench/run.sh $(BUILD)

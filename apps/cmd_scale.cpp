@@ -8,6 +8,7 @@
 
 #include "apps/cli_common.h"
 #include "core/errors.h"
+#include "core/limits.h"
 #include "drivers/config_paths.h"
 #include "drivers/experiment.h"
 #include "drivers/training_run.h"
@@ -29,6 +30,8 @@ std::vector<int> parse_counts(const std::string& text) {
     } catch (const std::exception&) {
       n = 0;
     }
+    // At most the largest cluster, so that every product of counts below fits an int.
+    if (n > limits().gpus) throw ConfigError("", "--gpus", std::to_string(n) + " GPUs are more than the largest cluster (" + std::to_string(limits().gpus) + "; " + limit_hint("gpus") + ")");
     if (n < 1) throw ConfigError("", "--gpus", "expected a comma-separated list of GPU counts such as 8,16,32; got \"" + text + "\"");
     if (!out.empty() && n <= out.back()) throw ConfigError("", "--gpus", "GPU counts must increase: \"" + text + "\"");
     out.push_back(n);
@@ -75,8 +78,12 @@ int print_scaling(const ScaleOptions& o, bool json) {
   for (int n : counts) {
     drv::Experiment e = base;
     e.plan.dp = n / model_parallel;
-    if (o.weak) e.plan.global_batch = per_replica_batch * e.plan.dp;
-    if (e.plan.global_batch % (e.plan.micro_batch * e.plan.dp) != 0) {
+    if (o.weak) {
+      const std::int64_t batch = std::int64_t{per_replica_batch} * e.plan.dp;
+      if (batch > (1 << 30)) throw ConfigError(base.file, "/plan/global_batch", "weak scaling to " + std::to_string(n) + " GPUs makes a global batch of " + std::to_string(batch) + " samples, more than 2^30");
+      e.plan.global_batch = static_cast<int>(batch);
+    }
+    if (std::int64_t{e.plan.micro_batch} * e.plan.dp > e.plan.global_batch || e.plan.global_batch % (e.plan.micro_batch * e.plan.dp) != 0) {
       throw ConfigError(base.file, "/plan/global_batch", "the global batch " + std::to_string(e.plan.global_batch) +
                                                              " does not split over " + std::to_string(e.plan.dp) + " replicas of micro-batches of " +
                                                              std::to_string(e.plan.micro_batch) + " (try --weak)");

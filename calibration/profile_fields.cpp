@@ -44,7 +44,19 @@ Duration Seconds::read(const ConfigNode& n) {
 // The double nearest d in seconds (one correctly rounded division; see the file comment).
 Json Seconds::write(Duration d) { return static_cast<double>(d.count()) / 1e12; }
 
-std::int64_t Extent::read(const ConfigNode& n) { return n.as_int(1, kMaxInt); }
+std::int64_t Extent::read(const ConfigNode& n) { return n.as_int(1, std::int64_t{1} << 31); }
+
+double Efficiency::read(const ConfigNode& n) {
+  const double v = n.as_number();
+  if (!(v >= 0.01 && v <= 1)) n.fail_expected("a link efficiency from 0.01 to 1");
+  return v;
+}
+
+double Slowdown::read(const ConfigNode& n) {
+  const double v = n.as_number();
+  if (!(v >= 1 && v <= 10)) n.fail_expected("a slowdown factor from 1 to 10");
+  return v;
+}
 
 Bytes ByteCount::read(const ConfigNode& n) { return Bytes{n.as_int(0, kMaxInt)}; }
 

@@ -194,7 +194,7 @@ struct Count {
   static Json write(int v) { return v; }
 };
 
-// A GEMM dimension: a 64-bit integer >= 1.
+// A GEMM dimension: an integer from 1 to 2^31 (so that 2 m n k FLOPs stay finite and exact).
 struct Extent {
   using Value = std::int64_t;
   static std::int64_t read(const ConfigNode& n);
@@ -214,6 +214,21 @@ struct NonNegative {
   static Json write(double v) { return finite(v); }
 };
 
+// A link efficiency: measured over the catalog's line rate, from 0.01 to 1 (above 1 the link ran
+// faster than its line rate: the catalog or the point is wrong).
+struct Efficiency {
+  using Value = double;
+  static double read(const ConfigNode& n);
+  static Json write(double v) { return finite(v); }
+};
+
+// A slowdown factor (a GEMM beside a collective over alone): from 1 to 10, as the catalog's.
+struct Slowdown {
+  using Value = double;
+  static double read(const ConfigNode& n);
+  static Json write(double v) { return finite(v); }
+};
+
 // Any number (a fit's r2 may be negative).
 struct Number {
   using Value = double;
@@ -221,11 +236,23 @@ struct Number {
   static Json write(double v) { return finite(v); }
 };
 
-// A rate (Bandwidth, FlopRate) in SI units, >= 0.
+// A rate (Bandwidth, FlopRate) in SI units, >= 0 (a measured point's: 0 when it failed).
 template <class Q>
 struct RateOf {
   using Value = Q;
   static Q read(const ConfigNode& n) { return Q{NonNegative::read(n)}; }
+  static Json write(Q q) { return finite(q.value()); }
+};
+
+// A model's rate: > 0 (a zero rate would make every query take forever).
+template <class Q>
+struct PositiveRateOf {
+  using Value = Q;
+  static Q read(const ConfigNode& n) {
+    const double v = NonNegative::read(n);
+    if (!(v > 0)) n.fail_expected("a positive rate");
+    return Q{v};
+  }
   static Json write(Q q) { return finite(q.value()); }
 };
 

@@ -12,6 +12,7 @@
 
 #include "calibration/profile.h"
 #include "calibration/profile_fields.h"
+#include "core/limits.h"
 #include "core/output_file.h"
 #include "core/collective_kind.h"
 #include "core/config.h"
@@ -237,7 +238,7 @@ constexpr std::array kCollectiveFitFields = {
     required<&CollectiveFit::beta_s_per_byte, NonNegative>("beta_s_per_byte"),
     required<&CollectiveFit::bus_bandwidth, RateOf<Bandwidth>>("bus_bandwidth_bytes_per_s"),
     required<&CollectiveFit::nominal, RateOf<Bandwidth>>("nominal_bytes_per_s"),
-    required<&CollectiveFit::link_efficiency, NonNegative>("link_efficiency"),
+    required<&CollectiveFit::link_efficiency, NonNegative>("link_efficiency"),  // busbw over line rate: NVLS exceeds 1
     required<&CollectiveFit::r2, Number>("r2"),  // may be negative for a poor constrained fit
     required<&CollectiveFit::mape, NonNegative>("mape"),
     required<&CollectiveFit::loo_mape, NonNegative>("loo_mape"),
@@ -250,11 +251,11 @@ constexpr std::array kGemmTableEntryFields = {
     required<&GemmTableEntry::m, Extent>("m"),
     required<&GemmTableEntry::n, Extent>("n"),
     required<&GemmTableEntry::k, Extent>("k"),
-    required<&GemmTableEntry::rate, RateOf<FlopRate>>("flops_per_s")};
+    required<&GemmTableEntry::rate, PositiveRateOf<FlopRate>>("flops_per_s")};
 
 constexpr std::array kGemmCurveFields = {
     required<&GemmModel::t0, Seconds>("t0_s"),
-    required<&GemmModel::rate, RateOf<FlopRate>>("rate_flops_per_s")};
+    required<&GemmModel::rate, PositiveRateOf<FlopRate>>("rate_flops_per_s")};
 
 constexpr std::array kGemmModelFields = {
     required<&GemmModel::dtype, OneOf<kGemmDtypeNames>>("dtype"),
@@ -264,7 +265,7 @@ constexpr std::array kGemmModelFields = {
 
 constexpr std::array kMemoryModelFields = {
     required<&MemoryModel::t0, Seconds>("t0_s"),
-    required<&MemoryModel::bandwidth, RateOf<Bandwidth>>("bandwidth_bytes_per_s"),
+    required<&MemoryModel::bandwidth, PositiveRateOf<Bandwidth>>("bandwidth_bytes_per_s"),
     required<&MemoryModel::min_bytes, ByteCount>("min_bytes"),
     required<&MemoryModel::max_bytes, MaxBytes<&MemoryModel::min_bytes>>("max_bytes"),
     required<&MemoryModel::r2, Number>("r2"),
@@ -272,7 +273,7 @@ constexpr std::array kMemoryModelFields = {
 
 constexpr std::array kNetworkModelFields = {
     required<&NetworkClassModel::link_class, OneOf<hw::kLinkClassNames>>("link_class"),
-    required<&NetworkClassModel::link_efficiency, NonNegative>("link_efficiency"),
+    required<&NetworkClassModel::link_efficiency, Efficiency>("link_efficiency"),
     required<&NetworkClassModel::step_latency, Seconds>("step_latency_s"),
     optional<&NetworkClassModel::ll_step_latency, Seconds>("ll_step_latency_s"),
     defaulted<&NetworkClassModel::path_latency, Seconds>("path_latency_s"),
@@ -290,7 +291,7 @@ constexpr std::array kModelsFields = {
     defaulted<&Models::gemm, ListOf<Object<kGemmModelFields>>>("gemm"),
     optional<&Models::memory, Object<kMemoryModelFields>>("memory"),
     optional<&Models::launch_overhead, Seconds>("launch_overhead_s"),
-    optional<&Models::overlap_slowdown, NonNegative>("overlap_slowdown"),
+    optional<&Models::overlap_slowdown, Slowdown>("overlap_slowdown"),
     defaulted<&Models::network, ListOf<Object<kNetworkModelFields>>>("network"),
     optional<&Models::collective_launch, Object<kCollectiveLaunchFields>>("collective_launch")};
 
@@ -351,6 +352,26 @@ Profile parse_profile(const nlohmann::json& doc, const std::string& file_name) {
   read_fields(root, std::span(kSchemaFields), p);
   check_keys<kProfileFields>(root);
   read_fields(root, std::span(kContentFields), p);
+  // A measured point that succeeded took time: a zero median (an edited or broken file) would be
+  // skipped by every fit and comparison and pass unnoticed.
+  const auto check_timed = [&](const auto& points, const char* section) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const PointBase& b = points[i];
+      if (b.status == PointStatus::kOk && b.timing && b.timing->median.count() <= 0) {
+        throw ConfigError(file_name, "/points/" + std::string(section) + "/" + std::to_string(i) + "/timing/median_s",
+                          "a point with status \"ok\" has a zero median time; a measured kernel takes time (mark the point failed, or remove it)");
+      }
+    }
+  };
+  check_timed(p.gemm, "gemm");
+  check_timed(p.memory, "memory");
+  check_timed(p.launch, "launch");
+  check_timed(p.links, "links");
+  check_timed(p.collectives, "collectives");
+  // The inventory sizes the per-GPU matrices it holds (n x n): no larger than the largest cluster.
+  if (static_cast<std::int64_t>(p.inventory.gpus.size()) > limits().gpus) {
+    throw ConfigError(file_name, "/inventory/gpus", "more GPUs than the largest cluster (" + std::to_string(limits().gpus) + "); " + limit_hint("gpus"));
+  }
   return p;
 }
 

@@ -18,7 +18,7 @@ namespace cs {
 struct Limits {
   std::int64_t gpus = std::int64_t{1} << 18;         // GPUs in a cluster (262,144)
   std::int64_t links = std::int64_t{1} << 25;        // directed links of a cluster, fabric included (33.5 M)
-  std::int64_t connections = std::int64_t{1} << 23;  // network connections of one collective (8.4 M; ~7 GB)
+  std::int64_t connections = std::int64_t{1} << 22;  // connections of one all-to-all (4.2 M: 4,096 ranks fit)
   Bytes file_bytes{std::int64_t{256} << 20};         // any input file (256 MiB)
 };
 

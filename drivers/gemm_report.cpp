@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "drivers/training_run.h"
 #include "sim/collectives/machine.h"
 #include "sim/compute/compute_model.h"
 #include "workloads/layer_cost.h"
@@ -55,7 +56,9 @@ GemmReport experiment_gemm_report(const Experiment& e) {
   const hw::GpuSpec& gpu = machine.cluster.gpu_spec(machine.cluster.gpus()[0]);
   const std::string dtype = enum_name(wl::kPrecisionNames, e.plan.precision);
   GemmReport out = header(gpu, dtype);
-  const wl::TrainingGraph g = wl::build_training_graph(load_model(e), e.plan, e.file, e.at("plan"), e.symmetry);
+  const wl::Model model = load_model(e);
+  check_plan_fits(e, machine.cluster, model);  // the checks `run` makes
+  const wl::TrainingGraph g = wl::build_training_graph(model, e.plan, e.file, e.at("plan"), e.symmetry);
   const compute::ComputeModel cm(dtype);
   std::map<std::array<std::int64_t, 3>, std::int64_t> ops;  // shape -> ops running it
   double flops = 0, weighted = 0;

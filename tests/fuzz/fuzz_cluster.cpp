@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,17 +53,17 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  cs::coll::Machine machine;
+  std::optional<cs::coll::Machine> machine;
   try {
-    machine = cs::coll::build_machine(cs::ConfigDocument::parse(text, "fuzz.json"));
+    machine.emplace(cs::coll::build_machine(cs::ConfigDocument::parse(text, "fuzz.json")));
   } catch (const cs::InputError&) {
     return 0;  // refused with the file and a path: the contract
   } catch (const std::exception& e) {
     finding("loading a cluster raised something other than an input error", e.what());
   }
   try {
-    simulate(machine, cs::CollectiveOp::kAllReduce);
-    simulate(machine, cs::CollectiveOp::kAllToAll);
+    simulate(*machine, cs::CollectiveOp::kAllReduce);
+    simulate(*machine, cs::CollectiveOp::kAllToAll);
   } catch (const std::exception& e) {
     finding("simulating an accepted cluster raised", e.what());
   }

@@ -40,14 +40,10 @@ struct RunResult {
   }
 };
 
-// Runs `binary` with `args`; `env` entries replace (or add to) this process's environment for the
-// child. A run past `timeout_s` is killed (exit_code 128 + 9, "[killed ...]" on stderr).
-inline RunResult run_binary(const std::string& binary, const std::vector<std::string>& args,
-                            const std::map<std::string, std::string>& env = {}, int timeout_s = 600) {
-  TempDir capture("capture");
-  const std::string out_path = capture.file("stdout");
-  const std::string err_path = capture.file("stderr");
-
+// Starts `binary` with `args` without waiting: stdin from /dev/null, stdout and stderr to the
+// files (created or truncated); `env` as run_binary's. Returns the pid, or -errno of posix_spawn.
+inline pid_t spawn_binary(const std::string& binary, const std::vector<std::string>& args, const std::string& out_path,
+                          const std::string& err_path, const std::map<std::string, std::string>& env = {}) {
   std::vector<std::string> argv_storage{binary};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -73,6 +69,18 @@ inline RunResult run_binary(const std::string& binary, const std::vector<std::st
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
+  return rc != 0 ? -rc : pid;
+}
+
+// Runs `binary` with `args`; `env` entries replace (or add to) this process's environment for the
+// child. A run past `timeout_s` is killed (exit_code 128 + 9, "[killed ...]" on stderr).
+inline RunResult run_binary(const std::string& binary, const std::vector<std::string>& args,
+                            const std::map<std::string, std::string>& env = {}, int timeout_s = 600) {
+  TempDir capture("capture");
+  const std::string out_path = capture.file("stdout");
+  const std::string err_path = capture.file("stderr");
+  const pid_t pid = spawn_binary(binary, args, out_path, err_path, env);
+  const int rc = pid < 0 ? -pid : 0;
   RunResult r;
   if (rc != 0) {
     r.err = "posix_spawn failed: " + std::string(std::strerror(rc));

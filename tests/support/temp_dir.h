@@ -22,6 +22,10 @@ inline std::string read_text(const std::filesystem::path& path) {
   return ss.str();
 }
 
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
 class TempDir {
  public:
   explicit TempDir(const std::string& tag) {
