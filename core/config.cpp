@@ -333,8 +333,10 @@ void apply_override(nlohmann::json& document, const std::string& file, std::stri
   const std::string text(assignment.substr(eq + 1));
   nlohmann::json value;
   try {
-    value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {  // parse_error, or out_of_range for "1e999"
+    value = ConfigDocument::parse(text, file).json();
+  } catch (const ConfigError& e) {
+    // Not JSON: a string. JSON that names a key twice is refused, as in a file.
+    if (e.json_path() != "/") throw ConfigError(file, pointer + e.json_path(), e.message());
     value = text;
   }
   try {

@@ -46,7 +46,7 @@ int dispatch(int argc, char** argv) {
   Options o;
   auto* quick = app.add_flag("--quick", o.quick, "the ~3-minute subset: 3 s warm-up, fewer shapes and sizes, 1 s per point");
   app.add_option("--out", o.out, "profile to write (default calibration-profile.json; with --refit: the input file)");
-  auto* gpus = app.add_option("--gpus", o.gpus, "use CUDA devices 0..N-1 (default: all)")->check(CLI::PositiveNumber);
+  auto* gpus = app.add_option("--gpus", o.gpus, "use CUDA devices 0..N-1 (default: all)")->check(CLI::Range(1, 1024));  // a server's GPUs, as cluster files allow
   auto* algos = app.add_flag("--algos", o.algos, "also run each collective with NCCL_ALGO forced to ring, tree and nvls");
   auto* sections = app.add_option("--sections", o.sections,
                                   "comma-separated subset of gemm,memory,launch,overlap,links,collectives (default: all)");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/checked.h"
 #include "core/errors.h"
 #include "sim/collectives/collective_runner.h"
 #include "sim/engine/simulator.h"
@@ -19,6 +20,12 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
   if (simple_protocol_only(algorithm) && protocol != Protocol::kSimple) {
     if (why_not) *why_not = std::string(to_string(algorithm)) + " runs the Simple protocol only";
     return std::nullopt;
+  }
+  // Every byte count below (a flow's, a link's, the wire total) is at most S x ranks x a small
+  // factor: refuse what could overflow 64 bits (docs/cli.md, "Limits") rather than sum it.
+  if (saturating_product({spec.size.value(), static_cast<std::int64_t>(spec.ranks.size()), 8}) > (std::int64_t{1} << 62)) {
+    throw RangeError("a collective of " + format_bytes(spec.size) + " over " + std::to_string(spec.ranks.size()) +
+                     " ranks moves more bytes than clustersim counts (2^62)");
   }
   auto schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not);
   if (!schedule) return std::nullopt;

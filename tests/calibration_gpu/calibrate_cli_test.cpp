@@ -93,6 +93,18 @@ TEST(CalibrateCli, RefitTakesNoMeasuringOptions) {
   EXPECT_NE(r.err.find("command-line error"), std::string::npos) << r.err;
 }
 
+// Issue 12: --gpus beyond a server's 1,024 GPUs named a JSON path of the machine it built
+// ("/servers/0/gpus") instead of the option; an empty value was ignored.
+TEST(CalibrateCli, BadOptionValuesNameTheOption) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--gpus", "2000"}, std::vector<std::string>{"--gpus", "0"},
+                                               std::vector<std::string>{"--out", ""}, std::vector<std::string>{"--refit", ""}}) {
+    const auto r = run_calibrate(args, kNoGpu);
+    EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("command-line error: " + args[0]), std::string::npos) << r.err;
+  }
+}
+
 TEST(CalibrateCli, HelpAndVersion) {
   const auto help = run_calibrate({"--help"}, kNoGpu);
   EXPECT_EQ(help.exit_code, 0) << help.err;

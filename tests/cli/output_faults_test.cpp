@@ -1,7 +1,7 @@
 // Faults around the output contract (docs/cli.md, "Output files and folders"), on the real binary:
 //  - SIGKILL at 20 points of `run --out` never leaves a partial folder under the target name, and
 //    the next run removes the staging folders the killed ones left;
-//  - SIGINT removes the staging folder and temporary files;
+//  - SIGINT removes the staging folder and temporary files; running out of memory leaves nothing;
 //  - two concurrent runs into one target: one complete result, one clear refusal (exit 2);
 //  - --force replaces a folder with files; without it the folder is refused and left as it was;
 //  - a symbolic link given as --trace is written through (the link stays a link), /dev/null is
@@ -187,6 +187,28 @@ TEST(OutputFaults, LinksAndDevicesAreWrittenThroughNeverReplaced) {
   EXPECT_TRUE(fs::is_symlink(dir_link));
   expect_absent_or_complete(real_dir);
   EXPECT_TRUE(fs::exists(real_dir / "summary.json"));
+}
+
+// Running out of memory (an address-space limit the 405B iteration cannot fit in; the small
+// experiment fits) exits 2 with one line and leaves no folder. ASan reserves terabytes of address
+// space, so under the sanitizers the limit cannot be set and the test does not apply.
+TEST(OutputFaults, OutOfMemoryLeavesNothing) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "an address-space limit and AddressSanitizer do not mix";
+#else
+  TempDir dir("oom");
+  const auto limited = [&](const std::string& experiment, const std::string& out) {
+    const std::string script = "ulimit -v 150000 && exec \"$0\" run \"$1\" --out \"$2\"";
+    return cs::test::run_binary("/bin/sh", {"-c", script, kBinary, experiment, out});
+  };
+  const auto small = limited(kExperiment, dir.file("small"));
+  ASSERT_EQ(small.exit_code, 0) << "the limit is too low for the test: " << small.err;
+  const auto big = limited(std::string(CS_SOURCE_DIR) + "/configs/examples/llama3-405b-16384.json", dir.file("big"));
+  EXPECT_EQ(big.exit_code, 2) << big.err;
+  EXPECT_EQ(big.err_lines().size(), 1u) << big.err;
+  EXPECT_NE(big.err.find("out of memory"), std::string::npos) << big.err;
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"small"});
+#endif
 }
 
 TEST(OutputFaults, StandardOutputHoldsTheTraceAlone) {
