@@ -96,6 +96,9 @@ int dispatch(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return dispatch(argc, argv);
+  } catch (const cs::RangeError& e) {
+    std::cerr << "clustersim-calibrate: out of range: " << cs::escape_control(e.message()) << "\n";
+    return 2;
   } catch (const cs::InputError& e) {
     if (e.file().empty()) {
       std::cerr << "clustersim-calibrate: command-line error: " << cs::escape_control(e.json_path() + ": " + e.message()) << "\n";
