@@ -231,6 +231,32 @@ void add_ring_edges(Round& ph, const CollectiveSpec& s, const std::vector<std::s
   }
 }
 
+// Hops between servers along `order` (with the wrap-around hop when `wrap`).
+std::size_t server_crossings(const ScheduleContext& ctx, const CollectiveSpec& s, const std::vector<std::size_t>& order, bool wrap) {
+  std::size_t e = 0;
+  const std::size_t n = order.size();
+  for (std::size_t i = 0; i + (wrap ? 0 : 1) < n; ++i) {
+    e += ctx.cluster().node(s.ranks[order[i]]).server != ctx.cluster().node(s.ranks[order[(i + 1) % n]]).server ? 1 : 0;
+  }
+  return e;
+}
+
+// Splits a ring's (or chain's) `steps` into those whose latency is a hop between servers and the
+// rest, inside servers (Round::local_steps), as NCCL's cost model does (src/graph/tuning.cc:
+// nInterSteps network steps, the others at the intra-node latency). A chunk's last journey
+// through the pipelined ring is a chain of dependent hops, each paying its own hop's latency;
+// over `passes` passes of n - 1 hops of a ring that crosses servers e times it crosses e - 1 of
+// them per pass (a chain, one pass of the ring cut at its root, up to e). Inside one server
+// nothing changes.
+void split_ring_steps(Round& ph, const ScheduleContext& ctx, const CollectiveSpec& s, const RingOrders& ro, int passes, bool chain) {
+  std::size_t e = 0;
+  for (const auto& o : ro.orders) e = std::max(e, server_crossings(ctx, s, o, true));
+  if (e == 0) return;
+  const int inter = std::min(ph.steps, passes * static_cast<int>(chain ? e : e - 1));
+  ph.local_steps = ph.steps - inter;
+  ph.steps = inter;
+}
+
 std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
   const std::size_t n = s.ranks.size();
   const RingOrders ro = ring_orders(ctx, s);
@@ -241,6 +267,7 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
   switch (s.op) {
     case CollectiveOp::kAllReduce:
       ph.steps = static_cast<int>(2 * (n - 1));
+      split_ring_steps(ph, ctx, s, ro, 2, false);
       for (std::size_t c = 0; c < orders.size(); ++c) {
         add_ring_edges(ph, s, orders[c], share(per_channel, 2 * static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
                        static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c), ro.rails[c]);
@@ -249,6 +276,7 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
       ph.steps = static_cast<int>(n - 1);
+      split_ring_steps(ph, ctx, s, ro, 1, false);
       for (std::size_t c = 0; c < orders.size(); ++c) {
         add_ring_edges(ph, s, orders[c], share(per_channel, static_cast<std::int64_t>(n - 1), static_cast<std::int64_t>(n)),
                        static_cast<std::uint32_t>(c), true, static_cast<std::uint32_t>(c), ro.rails[c]);
@@ -258,6 +286,7 @@ std::optional<Schedule> ring(const ScheduleContext& ctx, const CollectiveSpec& s
     case CollectiveOp::kReduce: {
       // A pipelined chain starting (broadcast) or ending (reduce) at the root.
       ph.steps = static_cast<int>(n - 1);
+      split_ring_steps(ph, ctx, s, ro, 1, true);
       for (std::size_t c = 0; c < orders.size(); ++c) {
         std::vector<std::size_t> o = orders[c];
         auto it = std::find(o.begin(), o.end(), s.root);

@@ -87,6 +87,34 @@ TEST(RailAlignedRings, ServerToServerHopsStayOnTheirRailAndEveryNicCarriesOneCha
   }
 }
 
+TEST(RingLatency, OnlyTheHopsBetweenServersPayTheNetworkStepLatency) {
+  // A ring over m servers of g GPUs crosses servers m times; a chunk's last journey through the
+  // pipelined ring is 2(n - 1) dependent hops of which 2(m - 1) are between servers (NCCL's
+  // nInterSteps, src/graph/tuning.cc). So raising the network class's step latency by d adds
+  // 2(m - 1) d to an all-reduce and (m - 1) d to an all-gather, and raising NVLink's adds
+  // 2(n - m) d and (n - m) d: the network latency is not paid on every step.
+  for (int servers : {2, 4}) {
+    SCOPED_TRACE(servers);
+    const double n = 8.0 * servers, m = servers;
+    const Duration d = nanoseconds(100);
+    const auto time_with = [&](hw::LinkClass cls, Duration extra, CollectiveOp op) {
+      Machine mm = rail_servers(servers);
+      mm.protocol.of(cls).step_latency += extra;
+      CollectiveSimulator sim(mm);
+      std::string why;
+      const auto r = sim.run_fixed(spec_of(mm, op, kibibytes(64)), CollectiveAlgorithm::kRing, Protocol::kSimple, &why);
+      EXPECT_TRUE(r) << why;
+      return r ? r->time : Duration{0};
+    };
+    for (const CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
+      const double passes = op == CollectiveOp::kAllReduce ? 2 : 1;
+      const Duration t0 = time_with(hw::LinkClass::kNetwork, Duration{0}, op);
+      EXPECT_EQ((time_with(hw::LinkClass::kNetwork, d, op) - t0).count(), static_cast<std::int64_t>(passes * (m - 1)) * d.count());
+      EXPECT_EQ((time_with(hw::LinkClass::kNvlink, d, op) - t0).count(), static_cast<std::int64_t>(passes * (n - m)) * d.count());
+    }
+  }
+}
+
 TEST(DuplicatedChannels, ARingWithOneRankPerServerCrossesLeavesOnTwoConnections) {
   // An all-gather over GPU 0 of 48 DGX H100 (a data-parallel group at TP 8): one ring on rail 0,
   // servers 0-31 under leaf 0 and 32-47 under leaf 1, so the edges 31 -> 32 and 47 -> 0 cross
