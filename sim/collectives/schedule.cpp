@@ -1074,9 +1074,10 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
 
 std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec) {
   // NCCL's algorithm set, as its tuner sees it: rings everywhere; in-switch reduction inside an
-  // NVLS-capable server, and NVLS-tree across such servers; trees and the hierarchical (NVLink then per-rail) schedule only across
-  // servers, where NCCL builds its trees; direct sends for all_to_all and send/recv.
-  // Halving-doubling and direct all-pairs reductions (MPI-style) are explicit choices only.
+  // NVLS-capable server, and NVLS-tree across such servers; trees only across servers, where
+  // NCCL builds its trees; direct sends for all_to_all and send/recv. Halving-doubling, direct
+  // all-pairs reductions (MPI-style) and the hierarchical schedule (not an NCCL algorithm) are
+  // explicit choices only.
   const ServerBlocks sb = group_by_server(ctx.cluster(), spec.ranks);
   const bool multi_server = sb.blocks.size() > 1;
   switch (spec.op) {
@@ -1084,7 +1085,6 @@ std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, con
       std::vector<CollectiveAlgorithm> v{CollectiveAlgorithm::kRing};
       if (multi_server) {
         v.push_back(CollectiveAlgorithm::kTree);
-        v.push_back(CollectiveAlgorithm::kHierarchical);
         if (ctx.in_network_reduction()) v.push_back(CollectiveAlgorithm::kCollnet);
         if (std::all_of(sb.blocks.begin(), sb.blocks.end(), [&](const auto& b) {
               return ctx.reducing_switch(ctx.cluster().node(spec.ranks[b[0]]).server).has_value();
@@ -1098,7 +1098,6 @@ std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, con
     }
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
-      if (multi_server) return {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical};
       return {CollectiveAlgorithm::kRing};
     case CollectiveOp::kAllToAll:
     case CollectiveOp::kSendRecv: return {CollectiveAlgorithm::kDirect};
