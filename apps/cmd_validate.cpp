@@ -16,7 +16,8 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
   m->add_flag("--refit", o.refit, "Refit the constant the rows were fitted on (the A100 GEMM efficiency) and print it");
   m->add_flag("--leave-one-out", o.leave_one_out,
               "Predict each row with the constant fitted on the other rows: the table's out-of-sample error");
-  m->add_option("--grid", o.grid, "Factors of the fitted value simulated for --refit and --leave-one-out (default 0.85,...,1.15)");
+  m->add_option("--grid", o.grid, "Factors of the fitted value simulated for --refit and --leave-one-out (default 0.85,...,1.15)")
+      ->each([&o](const std::string&) { o.grid_given = true; });
   m->add_flag("--sensitivity", o.sensitivity, "Each row's error change when each assumed or fitted value moves by -10% and +10%");
   auto* n = v->add_subcommand("nccl", "NCCL all-reduce bus bandwidth on one 8-GPU A100 and H100 node (--table: multi-node records)");
   n->add_option("--table", o.table, "Another file of NCCL records (configs/validation/nccl-multi-node.json: DGX A100 and H100 across servers)");

@@ -22,6 +22,7 @@ struct ValidateOptions {
   bool leave_one_out = false;   // megatron: each row predicted by the constant fitted on the others
   bool sensitivity = false;     // each point's error change with each assumed or fitted value at -10% / +10%
   std::string grid = "0.85,0.9,0.95,1,1.05,1.1,1.15";  // megatron refit: factors of the fitted value simulated
+  bool grid_given = false;                            // --grid on the command line (it needs --refit or --leave-one-out)
   std::string profile;  // validate profile FILE
   std::string nic = "NDR-400G";  // the NIC of multi-node profiles' rebuilt cluster
 };

@@ -248,6 +248,7 @@ void print_sensitivity(const std::vector<drv::SensitivityRow>& rows, const std::
 int run_validate_megatron(const ValidateOptions& o) {
   const Table t = load_table(o);
   if (o.refit || o.leave_one_out) return refit_and_leave_one_out(o, t);
+  if (o.grid_given) throw ConfigError("", "--grid", "the grid is simulated by --refit and --leave-one-out; give one of them (it would be ignored)");
   if (o.sensitivity) {
     const auto rows = drv::training_sensitivity(t.records, t.rows, {0.9, 1.1}, progress_line);
     clear_progress();

@@ -62,7 +62,11 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   if (auto v = n.find("sequence_length")) p.sequence_length = static_cast<int>(v->as_int(1, 1 << 24));
   if (auto v = n.find("recompute")) p.recompute = v->as_enum(wl::kRecomputeNames);
   if (auto v = n.find("precision")) p.precision = v->as_enum(wl::kPrecisionNames);
-  if (auto v = n.find("dp_bucket")) p.dp_bucket_mib = static_cast<double>(v->as_bytes().value()) / (1024.0 * 1024.0);
+  if (auto v = n.find("dp_bucket")) {
+    const Bytes b = v->as_bytes();
+    if (b.value() <= 0) v->fail("expected a positive bucket size (a gradient bucket holds at least one layer's gradients whatever its size)");
+    p.dp_bucket_mib = static_cast<double>(b.value()) / (1024.0 * 1024.0);
+  }
   if (auto v = n.find("order")) {
     p.order.clear();
     for (const ConfigNode& e : v->elements()) p.order.push_back(e.as_string());

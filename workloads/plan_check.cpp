@@ -75,6 +75,15 @@ void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const
     fail("global_batch", "the global batch " + std::to_string(plan.global_batch) + " is not a positive multiple of micro_batch x dp = " +
                              std::to_string(plan.micro_batch * plan.dp));
   }
+  // The task graph holds every micro-batch's ops: refuse, before building it, a count no
+  // training run uses (docs/cli.md, "Limits").
+  if (plan.micro_batches() > limits().micro_batches) {
+    fail("global_batch", std::to_string(plan.micro_batches()) + " micro-batches per iteration (global_batch / (micro_batch x dp)) are more than " +
+                             std::to_string(limits().micro_batches) + "; " + limit_hint("micro_batches"));
+  }
+  if (plan.schedule != PipelineSchedule::kInterleaved && plan.virtual_stages != 1) {
+    fail("virtual_stages", "model chunks per GPU apply to the interleaved schedule; the plan's schedule is another (it would be ignored)");
+  }
   if (plan.schedule != PipelineSchedule::kGpipe && plan.pp > 1 && plan.micro_batches() < plan.pp) {
     fail("global_batch", std::to_string(plan.micro_batches()) + " micro-batches are fewer than the " + std::to_string(plan.pp) +
                              " pipeline stages that 1F1B needs");
