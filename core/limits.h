@@ -4,7 +4,7 @@
 //
 // The defaults cover the largest studies clustersim is built for (131,072 GPUs, with room); a
 // user with a larger machine raises them with the environment variable
-//   CLUSTERSIM_LIMITS="gpus=524288,links=67108864,connections=33554432,micro_batches=65536,file=1GiB"
+//   CLUSTERSIM_LIMITS="gpus=524288,links=67108864,connections=33554432,micro_batches=65536,layer_passes=16777216,file=1GiB"
 // (any subset, comma-separated). A malformed value there is an InputError naming the variable.
 #pragma once
 
@@ -21,6 +21,7 @@ struct Limits {
   std::int64_t connections = std::int64_t{1} << 22;  // connections of one all-to-all (4.2 M: 4,096 ranks fit)
   Bytes file_bytes{std::int64_t{256} << 20};         // any input file (256 MiB)
   std::int64_t micro_batches = 16384;                // micro-batches per iteration of a plan
+  std::int64_t layer_passes = std::int64_t{1} << 20;  // micro-batches x layers per pipeline stage (1 M: about 3 min)
 };
 
 // The limits in force: the defaults, with CLUSTERSIM_LIMITS applied (read once).

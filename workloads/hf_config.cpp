@@ -70,7 +70,7 @@ void check_heads(const TransformerConfig& t, const ConfigNode& root, std::string
 TransformerConfig llama_like(const ConfigNode& root, bool moe) {
   TransformerConfig t;
   t.hidden = required(root, "hidden_size").as_int(1, kMax);
-  t.layers = static_cast<int>(required(root, "num_hidden_layers").as_int(1, 1000000));
+  t.layers = static_cast<int>(required(root, "num_hidden_layers").as_int(1, kMaxLayers));
   t.heads = static_cast<int>(required(root, "num_attention_heads").as_int(1, kMax));
   t.kv_heads = t.heads;
   if (auto n = maybe(root, "num_key_value_heads"))
@@ -102,7 +102,7 @@ TransformerConfig llama_like(const ConfigNode& root, bool moe) {
 TransformerConfig gpt2(const ConfigNode& root) {
   TransformerConfig t;
   t.hidden = required(root, "n_embd").as_int(1, kMax);
-  t.layers = static_cast<int>(required(root, "n_layer").as_int(1, 1000000));
+  t.layers = static_cast<int>(required(root, "n_layer").as_int(1, kMaxLayers));
   t.heads = static_cast<int>(required(root, "n_head").as_int(1, kMax));
   t.kv_heads = t.heads;
   t.max_sequence = required(root, "n_positions").as_int(1, kMax);
@@ -125,7 +125,7 @@ TransformerConfig gpt2(const ConfigNode& root) {
 TransformerConfig deepseek(const ConfigNode& root) {
   TransformerConfig t;
   t.hidden = required(root, "hidden_size").as_int(1, kMax);
-  t.layers = static_cast<int>(required(root, "num_hidden_layers").as_int(1, 1000000));
+  t.layers = static_cast<int>(required(root, "num_hidden_layers").as_int(1, kMaxLayers));
   t.heads = static_cast<int>(required(root, "num_attention_heads").as_int(1, kMax));
   t.kv_heads = t.heads;  // MLA: every head its own keys and values (num_key_value_heads unused)
   t.ffn_hidden = required(root, "intermediate_size").as_int(1, kMax);

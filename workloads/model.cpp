@@ -20,7 +20,7 @@ ConfigNode required(const ConfigNode& node, std::string_view key);
 
 TransformerConfig parse_transformer(const ConfigNode& root) {
   TransformerConfig t;
-  t.layers = static_cast<int>(required(root, "layers").as_int(1, 1000000));
+  t.layers = static_cast<int>(required(root, "layers").as_int(1, kMaxLayers));
   t.hidden = required(root, "hidden").as_int(1, kMaxWidth);
   t.heads = static_cast<int>(required(root, "heads").as_int(1, kMaxWidth));
   t.kv_heads = t.heads;
@@ -44,7 +44,7 @@ TransformerConfig parse_transformer(const ConfigNode& root) {
     if (auto n = moe->find("shared_experts"))
       t.shared_experts = static_cast<int>(n->as_int(0, 1 << 20));
     if (auto n = moe->find("dense_layers"))
-      t.dense_layers = static_cast<int>(n->as_int(0, 1000000));
+      t.dense_layers = static_cast<int>(n->as_int(0, kMaxLayers));
   }
   if (auto mla = root.find("mla")) {
     mla->expect_only(

@@ -28,6 +28,11 @@
 
 namespace cs::wl {
 
+// The most transformer blocks a model file or a Hugging Face config may declare (the largest
+// published models have about 200): a model of 10^6 blocks asked for minutes of simulation
+// (docs/cli.md, "Limits").
+inline constexpr std::int64_t kMaxLayers = 10000;
+
 enum class ModelFamily { kTransformer, kCnn };
 enum class NormKind {
   kLayerNorm,
