@@ -217,6 +217,8 @@ std::string line_and_column(std::string_view text, std::size_t offset) {
 
 // Where the parser is, for the JSON pointer of a duplicate key: one frame per open object or
 // array, holding the keys seen so far (objects) or the index of the current element (arrays).
+constexpr int kMaxJsonDepth = 64;
+
 struct ParseFrame {
   bool object = false;
   std::vector<std::string> keys;
@@ -250,7 +252,10 @@ ConfigDocument ConfigDocument::parse(std::string_view text, std::string name) {
   const auto element_starts = [&frames] {
     if (!frames.empty() && !frames.back().object) ++frames.back().index;
   };
-  nlohmann::json::parser_callback_t track = [&](int, Event event, nlohmann::json& value) {
+  // Depth is capped: a 40 MB file of nested brackets took 3.6 GB (docs/cli.md, "Limits").
+  struct TooDeep {};
+  nlohmann::json::parser_callback_t track = [&](int depth, Event event, nlohmann::json& value) {
+    if (depth > kMaxJsonDepth) throw TooDeep{};
     switch (event) {
       case Event::object_start:
         element_starts();
@@ -292,6 +297,8 @@ ConfigDocument ConfigDocument::parse(std::string_view text, std::string name) {
   } catch (const nlohmann::json::out_of_range&) {
     // A number beyond the range of a double ("1e400"); nlohmann gives no position for it.
     throw ConfigError(name, "/", "invalid JSON: a number is out of range");
+  } catch (const TooDeep&) {
+    throw ConfigError(name, pointer_of(frames), "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep (configuration files need a few)");
   }
 }
 
