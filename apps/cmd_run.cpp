@@ -140,7 +140,7 @@ int run_experiment_command(const RunOptions& o) {
   // The folder is checked and staged before the simulation (a refusal comes at once) and put in
   // place only when every file is written (core/output_file.h).
   std::optional<OutputFolder> folder;
-  if (!o.out.empty()) folder.emplace(o.out, "--out", o.force);
+  if (!o.out.empty()) folder.emplace(o.out, "--out", o.force, std::vector<std::string>{"summary.json", "per_gpu.csv", "links.csv", "trace.json"});
   const results::TrainingRun s = drv::simulate_training(e);
   print_warnings(s.warnings);
   const nlohmann::json summary = results::summary_json(e.name, e.plan, s);

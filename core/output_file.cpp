@@ -1,5 +1,6 @@
 #include "core/output_file.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -205,7 +206,7 @@ void write_output_file(const std::string& path, std::string_view content, const 
 
 // ---- OutputFolder -------------------------------------------------------------------------------
 
-OutputFolder::OutputFolder(std::string target, std::string option, bool force)
+OutputFolder::OutputFolder(std::string target, std::string option, bool force, std::vector<std::string> names)
     : target_(std::move(target)), option_(std::move(option)), force_(force) {
   if (target_.empty()) throw InputError("", option_, "expected a folder name; got an empty string");
   if (target_ == "-") fail(option_, target_, "a folder cannot be standard output");
@@ -221,6 +222,13 @@ OutputFolder::OutputFolder(std::string target, std::string option, bool force)
     }
     if (!S_ISDIR(st.st_mode)) fail(option_, target_, "is not a folder");
     if (!force_ && !folder_is_empty(target_)) fail(option_, target_, "exists and holds files; give --force to replace it");
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(target_, ec)) {
+      const std::string n = entry.path().filename().string();
+      if (!entry.is_regular_file() || std::find(names.begin(), names.end(), n) == names.end()) {
+        fail(option_, target_, "holds \"" + n + "\", which clustersim does not write there; refusing to delete it, even with --force");
+      }
+    }
   } else if (errno != ENOENT) {
     fail(option_, target_, errno_text(errno));
   }

@@ -13,7 +13,8 @@
 // A folder of several files, OutputFolder: the files are written into a fresh staging folder beside
 // the target (".NAME.tmp-PID-XXXXXX") that is renamed into place by commit(). The target must be
 // absent or an empty folder; an existing folder with files is refused unless `force`, which swaps
-// the new folder in and then deletes the old one. Two runs into one target: the first to commit
+// the new folder in and then deletes the old one, and only when every file it holds is one of
+// `names` (a previous result: `--force` never deletes what clustersim did not write there). Two runs into one target: the first to commit
 // wins, the second is refused and leaves nothing. A run that fails, or is stopped by SIGINT, SIGTERM
 // or SIGHUP, removes its staging folder and temporary files; one killed by SIGKILL leaves only a
 // hidden staging folder, never a partial target, and the next folder written beside it removes it.
@@ -33,7 +34,7 @@ void write_output_file(const std::string& path, std::string_view content, const 
 class OutputFolder {
  public:
   // Checks the target and creates the staging folder; fails now rather than after a long run.
-  OutputFolder(std::string target, std::string option, bool force);
+  OutputFolder(std::string target, std::string option, bool force, std::vector<std::string> names);
   ~OutputFolder();  // removes the staging folder unless committed
   OutputFolder(const OutputFolder&) = delete;
   OutputFolder& operator=(const OutputFolder&) = delete;

@@ -134,19 +134,26 @@ TEST(OutputFaults, ConcurrentRunsEndWithOneResultAndOneRefusal) {
   }
 }
 
-TEST(OutputFaults, ForceReplacesAFolderWithFilesAndOnlyThen) {
+TEST(OutputFaults, ForceReplacesAPreviousResultAndNothingElse) {
   TempDir dir("force");
   const fs::path target = dir.path() / "result";
-  fs::create_directory(target);
-  cs::test::write_text(target / "mine.txt", "keep me\n");
+  ASSERT_EQ(wait_for(spawn({"run", kExperiment, "--out", target.string()})), 0);
+  cs::test::write_text(target / "summary.json", "an older summary\n");
   const auto refused = cs::test::run_binary(kBinary, {"run", kExperiment, "--out", target.string()});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
-  EXPECT_EQ(names_in(target), std::vector<std::string>{"mine.txt"});
+  EXPECT_EQ(cs::test::read_text(target / "summary.json"), "an older summary\n");
   const auto forced = cs::test::run_binary(kBinary, {"run", kExperiment, "--out", target.string(), "--force"});
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
   expect_absent_or_complete(target);
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"result"});
+  // A folder with a file clustersim does not write there (a home folder given by mistake) is
+  // never deleted, --force or not.
+  cs::test::write_text(target / "mine.txt", "keep me\n");
+  const auto kept = cs::test::run_binary(kBinary, {"run", kExperiment, "--out", target.string(), "--force"});
+  EXPECT_EQ(kept.exit_code, 2);
+  EXPECT_NE(kept.err.find("mine.txt"), std::string::npos) << kept.err;
+  EXPECT_EQ(cs::test::read_text(target / "mine.txt"), "keep me\n");
 }
 
 TEST(OutputFaults, LinksAndDevicesAreWrittenThroughNeverReplaced) {
