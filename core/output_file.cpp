@@ -207,7 +207,7 @@ void write_output_file(const std::string& path, std::string_view content, const 
 // ---- OutputFolder -------------------------------------------------------------------------------
 
 OutputFolder::OutputFolder(std::string target, std::string option, bool force, std::vector<std::string> names)
-    : target_(std::move(target)), option_(std::move(option)), force_(force) {
+    : target_(std::move(target)), option_(std::move(option)), force_(force), names_(std::move(names)) {
   if (target_.empty()) throw InputError("", option_, "expected a folder name; got an empty string");
   if (target_ == "-") fail(option_, target_, "a folder cannot be standard output");
   while (target_.size() > 1 && target_.back() == '/') target_.pop_back();
@@ -222,13 +222,7 @@ OutputFolder::OutputFolder(std::string target, std::string option, bool force, s
     }
     if (!S_ISDIR(st.st_mode)) fail(option_, target_, "is not a folder");
     if (!force_ && !folder_is_empty(target_)) fail(option_, target_, "exists and holds files; give --force to replace it");
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(target_, ec)) {
-      const std::string n = entry.path().filename().string();
-      if (!entry.is_regular_file() || std::find(names.begin(), names.end(), n) == names.end()) {
-        fail(option_, target_, "holds \"" + n + "\", which clustersim does not write there; refusing to delete it, even with --force");
-      }
-    }
+    check_only_results();
   } else if (errno != ENOENT) {
     fail(option_, target_, errno_text(errno));
   }
@@ -245,6 +239,16 @@ OutputFolder::OutputFolder(std::string target, std::string option, bool force, s
 }
 
 OutputFolder::~OutputFolder() { discard(); }
+
+void OutputFolder::check_only_results() const {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(target_, ec)) {
+    const std::string n = entry.path().filename().string();
+    if (!entry.is_regular_file() || std::find(names_.begin(), names_.end(), n) == names_.end()) {
+      fail(option_, target_, "holds \"" + n + "\", which clustersim does not write there; refusing to delete it, even with --force");
+    }
+  }
+}
 
 void OutputFolder::write(const std::string& name, std::string_view content) {
   const std::string path = (fs::path(staging_) / name).string();
@@ -263,6 +267,7 @@ void OutputFolder::commit() {
     const int err = errno;
     if (err != ENOTEMPTY && err != EEXIST) fail(option_, target_, "cannot put the results in place: " + errno_text(err));
     if (!force_) fail(option_, target_, "another run wrote this folder while this one ran; nothing was written");
+    check_only_results();  // again: something may have been put there while this run ran
     // Swap the new folder in atomically, then delete the old one (now under the staging name).
     // Where the file system cannot exchange, the old folder is moved aside first: the target is
     // then briefly absent, never partial.

@@ -48,8 +48,10 @@ class OutputFolder {
 
  private:
   void discard() noexcept;
+  void check_only_results() const;  // the target holds only files named in names_
   std::string target_, option_, staging_;
   bool force_ = false;
+  std::vector<std::string> names_;
   bool committed_ = false;
   int folder_slot_ = -1;                           // the staging folder's cleanup slot
   std::vector<std::pair<int, std::string>> files_;  // each written file: cleanup slot, path
