@@ -1,5 +1,6 @@
 // clustersim: the command line. Exit codes: 0 success, 2 bad input (one line naming the file and
 // the JSON path or option), 1 internal error.
+#include <csignal>
 #include <exception>
 #include <filesystem>
 #include <new>
@@ -107,6 +108,9 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A write past the file-size limit (ulimit -f) fails with EFBIG, reported like a full disk,
+  // instead of killing the process: outputs stay all or nothing either way.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return dispatch(argc, argv);
   } catch (const cs::RangeError& e) {

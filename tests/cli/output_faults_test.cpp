@@ -1,9 +1,11 @@
 // Faults around the output contract (docs/cli.md, "Output files and folders"), on the real binary:
 //  - SIGKILL at 20 points of `run --out` never leaves a partial folder under the target name, and
 //    the next run removes the staging folders the killed ones left;
-//  - SIGINT removes the staging folder and temporary files; running out of memory leaves nothing;
+//  - SIGINT removes the staging folder and temporary files; running out of memory or disk leaves
+//    nothing;
 //  - two concurrent runs into one target: one complete result, one clear refusal (exit 2);
-//  - --force replaces a folder with files; without it the folder is refused and left as it was;
+//  - --force replaces a previous result (and nothing else); without it the folder is refused and
+//    left as it was;
 //  - a symbolic link given as --trace is written through (the link stays a link), /dev/null is
 //    written through and stays a device, a dangling link is refused.
 #include <signal.h>
@@ -216,6 +218,19 @@ TEST(OutputFaults, OutOfMemoryLeavesNothing) {
   EXPECT_NE(big.err.find("out of memory"), std::string::npos) << big.err;
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"small"});
 #endif
+}
+
+// A disk that fills while the results are written (a file-size limit of 20 KiB: the summary fits,
+// the trace does not): exit 2 naming the file, and no folder, not three of four files.
+TEST(OutputFaults, AFullDiskLeavesNothing) {
+  TempDir dir("full");
+  const std::string script = "ulimit -f 40 && exec \"$0\" run \"$1\" --out \"$2\"";
+  const auto r = cs::test::run_binary("/bin/sh", {"-c", script, kBinary, kExperiment, dir.file("result")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("too large"), std::string::npos) << r.err;
+  EXPECT_TRUE(names_in(dir.path()).empty()) << names_in(dir.path()).front();
 }
 
 TEST(OutputFaults, StandardOutputHoldsTheTraceAlone) {
