@@ -244,7 +244,8 @@ void OutputFolder::check_only_results() const {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(target_, ec)) {
     const std::string n = entry.path().filename().string();
-    if (!entry.is_regular_file() || std::find(names_.begin(), names_.end(), n) == names_.end()) {
+    std::error_code kind;
+    if (!entry.is_regular_file(kind) || std::find(names_.begin(), names_.end(), n) == names_.end()) {
       fail(option_, target_, "holds \"" + n + "\", which clustersim does not write there; refusing to delete it, even with --force");
     }
   }

@@ -91,7 +91,8 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
   if (auto d = root.find("description")) d->as_string();
   if (root.at("cluster").as_string().empty()) root.at("cluster").fail_expected("a cluster file or a bundled cluster name");
   e.cluster = resolve_config(root.at("cluster").as_string(), base_dir, "clusters");
-  if (!fs::exists(e.cluster)) root.at("cluster").fail("no cluster file \"" + e.cluster + "\" and no bundled cluster of that name");
+  std::error_code ec;  // a name the file system cannot examine (too long) is not there
+  if (!fs::exists(e.cluster, ec)) root.at("cluster").fail("no cluster file \"" + e.cluster + "\" and no bundled cluster of that name");
   if (auto o = root.find("cluster_overrides")) {
     for (const ConfigNode& v : o->elements()) e.cluster_overrides.push_back(v.as_string());
   }

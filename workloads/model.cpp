@@ -220,9 +220,10 @@ void validate_model(const Model& m, const std::string& file) {
 Model load_model(const std::string& path_or_name) {
   namespace fs = std::filesystem;
   std::string path = path_or_name;
-  if (!fs::exists(path) && path_or_name.find('/') == std::string::npos) {
+  std::error_code ec;  // a name the file system cannot examine (too long) is not there
+  if (!fs::exists(path, ec) && path_or_name.find('/') == std::string::npos) {
     const fs::path bundled = fs::path(CS_CONFIG_DIR) / "models" / (path_or_name + ".json");
-    if (fs::exists(bundled)) {
+    if (fs::exists(bundled, ec)) {
       path = bundled.string();
     } else {
       std::string known;
