@@ -2,12 +2,11 @@
 
 #include <filesystem>
 
-#include "core/checked.h"
 #include "core/errors.h"
-#include "core/limits.h"
 #include "drivers/config_paths.h"
 #include "drivers/framework_preset.h"
 #include "workloads/hf_config.h"
+#include "workloads/plan_check.h"
 
 namespace cs::drv {
 
@@ -31,12 +30,8 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   degree("cp", p.cp);
   degree("ep", p.ep);
   degree("virtual_stages", p.virtual_stages);
-  // Before anything multiplies them as ints (run, plan, scale, gemm alike): the product of the
-  // degrees in 64 bits against the largest cluster (core/limits.h).
-  if (saturating_product({p.dp, p.tp, p.pp, p.cp}) > limits().gpus) {
-    (n.has("dp") ? n.at("dp") : n).fail("dp x tp x pp x cp = " + std::to_string(p.dp) + " x " + std::to_string(p.tp) + " x " + std::to_string(p.pp) + " x " + std::to_string(p.cp) +
-           " is more than the largest cluster clustersim simulates (" + std::to_string(limits().gpus) + " GPUs; " + limit_hint("gpus") + ")");
-  }
+  // Before anything multiplies them as ints (run, plan, scale, gemm alike).
+  wl::check_plan_size(p, n.file(), n.has("dp") ? n.at("dp").path() : n.path());
   if (auto v = n.find("sequence_parallel")) p.sequence_parallel = v->as_bool();
   if (auto v = n.find("flash_attention")) p.flash_attention = v->as_bool();
   if (auto v = n.find("dp_overlap")) p.dp_overlap = v->as_bool();

@@ -10,18 +10,22 @@
 
 namespace cs::wl {
 
+void check_plan_size(const ParallelPlan& plan, const std::string& file, const std::string& where) {
+  if (saturating_product({plan.dp, plan.tp, plan.pp, plan.cp}) > limits().gpus) {
+    throw ConfigError(file, where,
+                      "dp x tp x pp x cp = " + std::to_string(plan.dp) + " x " + std::to_string(plan.tp) + " x " + std::to_string(plan.pp) + " x " +
+                          std::to_string(plan.cp) + " is more than the largest cluster clustersim simulates (" + std::to_string(limits().gpus) +
+                          " GPUs; " + limit_hint("gpus") + ")");
+  }
+}
+
 void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const std::string& file,
                    const std::string& at) {
   auto fail = [&](const std::string& key, const std::string& msg) { throw ConfigError(file, at + "/" + key, msg); };
   if (plan.dp < 1 || plan.tp < 1 || plan.pp < 1 || plan.cp < 1 || plan.ep < 1) fail("dp", "parallel degrees must be at least 1");
   // The products this check and the graph builder form, first in 64 bits (saturating): past
   // these two tests every product of degrees and batch sizes below fits an int.
-  const std::int64_t ranks = saturating_product({plan.dp, plan.tp, plan.pp, plan.cp});
-  if (ranks > limits().gpus) {
-    fail("dp", "dp x tp x pp x cp = " + std::to_string(plan.dp) + " x " + std::to_string(plan.tp) + " x " + std::to_string(plan.pp) + " x " +
-                   std::to_string(plan.cp) + " is more than the largest cluster clustersim simulates (" + std::to_string(limits().gpus) + " GPUs; " +
-                   limit_hint("gpus") + ")");
-  }
+  check_plan_size(plan, file, at + "/dp");
   if (saturating_product({plan.micro_batch, plan.dp}) > plan.global_batch) {
     fail("global_batch", "the global batch " + std::to_string(plan.global_batch) + " is smaller than micro_batch x dp = " +
                              std::to_string(plan.micro_batch) + " x " + std::to_string(plan.dp));

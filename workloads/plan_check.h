@@ -1,6 +1,7 @@
 // The checks of a parallel plan against a model, all in one place. They run in this order, and
 // the first that fails is the error the user sees:
-//   degrees      dp, tp, pp, cp and ep at least 1; dp x tp x pp x cp = the job's GPUs
+//   degrees      dp, tp, pp, cp and ep at least 1; dp x tp x pp x cp (in 64 bits) at most the
+//                GPU limit (core/limits.h), then = the job's GPUs
 //   model        transformers: tp divides the attention heads, ep the experts; CNNs: no tensor
 //                or context parallelism; ep > 1 only for a mixture of experts; ep divides dp x cp;
 //                moe_capacity_factor >= 0, and above 0 only for a mixture; moe_pad_to_capacity
@@ -32,5 +33,10 @@ namespace cs::wl {
 // ("/plan/tp"); with an empty plan_path the path is the key's alone ("/tp").
 void validate_plan(const Model& model, const ParallelPlan& plan, int gpus, const std::string& file,
                    const std::string& plan_path);
+
+// The first of those checks alone, for a reader to make as soon as it has the degrees, before
+// anything multiplies them as ints: dp x tp x pp x cp, formed in 64 bits, at most the largest
+// cluster (limits().gpus). Throws ConfigError at `where` (the plan's "dp", or the plan without one).
+void check_plan_size(const ParallelPlan& plan, const std::string& file, const std::string& where);
 
 }  // namespace cs::wl
