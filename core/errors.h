@@ -30,6 +30,13 @@ class ConfigError : public InputError {
   using InputError::InputError;
 };
 
+// A plan whose memory per GPU exceeds what the GPU has: a ConfigError, told apart so that a sweep
+// reports the point as "out_of_memory" rather than "invalid".
+class MemoryFitError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // A cluster that cannot work as described (a GPU with no path, a dangling link endpoint).
 class TopologyError : public InputError {
  public:

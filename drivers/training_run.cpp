@@ -34,6 +34,9 @@ std::vector<wl::MemoryEstimate> checked_memory(const Experiment& e, const wl::Mo
     std::vector<wl::MemoryEstimate> stages = wl::estimate_memory(model, e.plan, gpu);
     wl::check_fits(wl::peak_memory(stages), gpu.name, e.allow_oom);
     return stages;
+  } catch (const MemoryFitError& err) {
+    if (!err.file().empty()) throw;
+    throw MemoryFitError(e.file, e.at("plan") + (err.json_path() == "/" ? std::string() : err.json_path()), err.message());
   } catch (const InputError& err) {
     if (!err.file().empty()) throw;
     throw ConfigError(e.file, e.at("plan") + (err.json_path() == "/" ? std::string() : err.json_path()), err.message());

@@ -5,10 +5,17 @@ set -euo pipefail
 packages=(cmake ninja-build g++ make libboost-graph-dev libeigen3-dev nlohmann-json3-dev libgtest-dev
           libcli11-dev)
 if [[ "${1:-}" == "--fuzz" ]]; then packages+=(clang libclang-rt-dev); fi
+# Optional: OpenMPI for `mpirun clustersim sweep` (and its test). Installed when this runs as root;
+# otherwise its absence only leaves that feature out of the build.
+optional=(libopenmpi-dev openmpi-bin)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  installed "$p" || missing+=("$p")
 done
+if [[ $(id -u) -eq 0 ]]; then
+  for p in "${optional[@]}"; do installed "$p" || missing+=("$p"); done
+fi
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 if [[ $(id -u) -ne 0 ]]; then
   echo "clustersim: missing Debian packages: ${missing[*]}" >&2

@@ -216,7 +216,7 @@ void check_fits(const MemoryEstimate& e, const std::string& gpu_name, bool allow
   if (e.gradient_buckets.value() > 0) terms += ", gradient buckets " + gib(e.gradient_buckets);
   terms += ", activations " + gib(e.activations) + ", workspace " + gib(e.workspace);
   if (e.fragmentation.value() > 0) terms += ", fragmentation " + gib(e.fragmentation);
-  throw InputError("", "",
+  throw MemoryFitError("", "",
                    gpu_name + " (stage " + std::to_string(e.stage) + ") needs " + gib(e.total) +
                        " (" + terms + ") but has " + gib(e.capacity) +
                        "; use --allow-oom to simulate anyway");

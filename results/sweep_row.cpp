@@ -1,0 +1,138 @@
+#include "results/sweep_row.h"
+
+#include <array>
+
+#include "results/stall_attribution.h"
+
+namespace cs::results {
+namespace {
+
+// Link tiers as summary.json names them (network.bytes_by_tier).
+constexpr std::array<const char*, 4> kTierColumns = {"bytes_in_server", "bytes_endpoint_leaf", "bytes_leaf_spine", "bytes_spine_core"};
+
+std::vector<std::string> make_columns() {
+  std::vector<std::string> c = {"status", "reason", "cluster", "model", "gpus", "iteration_time_s", "samples_per_s",
+                                "tokens_per_s", "tflops_per_gpu", "mfu", "memory_per_gpu_bytes", "memory_capacity_bytes"};
+  for (int k = 0; k < kStallCount; ++k) c.push_back(std::string(to_string(static_cast<Stall>(k))) + "_s");
+  for (const char* t : kTierColumns) c.emplace_back(t);
+  for (const char* m : {"dominant_stall", "dominant_stall_share", "warnings"}) c.emplace_back(m);
+  return c;
+}
+
+// A CSV field (RFC 4180): quoted when it holds a separator, a quote, a line break or spaces at
+// its ends; empty for null.
+std::string csv_field(const nlohmann::json& v) {
+  if (v.is_null()) return "";
+  const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+  const bool quote = text.find_first_of(",\"\n\r") != std::string::npos ||
+                     (!text.empty() && (text.front() == ' ' || text.back() == ' '));
+  if (!quote) return text;
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+// Fields of a CSV line, or -1 when a quoted field is not closed.
+long csv_field_count(std::string_view line) {
+  long fields = 1;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"') {
+        if (i + 1 < line.size() && line[i + 1] == '"') ++i;
+        else quoted = false;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      ++fields;
+    }
+  }
+  return quoted ? -1 : fields;
+}
+
+}  // namespace
+
+const char* to_string(PointStatus s) {
+  switch (s) {
+    case PointStatus::kOk: return "ok";
+    case PointStatus::kInvalid: return "invalid";
+    case PointStatus::kOutOfMemory: return "out_of_memory";
+    case PointStatus::kError: return "error";
+  }
+  return "error";
+}
+
+const std::vector<std::string>& sweep_result_columns() {
+  static const std::vector<std::string> columns = make_columns();
+  return columns;
+}
+
+std::vector<nlohmann::json> sweep_result_cells(const TrainingRun& run) {
+  const IterationResult& r = run.result;
+  std::vector<nlohmann::json> c = {to_string(PointStatus::kOk), nullptr, run.cluster.name(), run.model.name, r.gpus,
+                                   to_seconds(r.iteration), r.samples_per_s, r.tokens_per_s, r.tflops_per_gpu, r.mfu,
+                                   r.memory.total.value(), r.memory.capacity.value()};
+  for (double s : mean_stall_seconds(run.stalls)) c.emplace_back(s);
+  std::array<std::int64_t, kTierColumns.size()> tiers{};
+  for (const LinkUse& u : run.links) {
+    const int tier = run.cluster.link(u.link).tier;
+    if (tier >= 0 && tier < static_cast<int>(tiers.size())) tiers[static_cast<std::size_t>(tier)] += u.bytes.value();
+  }
+  for (std::int64_t b : tiers) c.emplace_back(b);
+  c.emplace_back(r.largest_stall.stall ? nlohmann::json(to_string(*r.largest_stall.stall)) : nlohmann::json(nullptr));
+  c.emplace_back(r.largest_stall.share);
+  c.emplace_back(run.warnings.size());
+  return c;
+}
+
+std::vector<nlohmann::json> sweep_failure_cells(PointStatus status, std::string_view reason) {
+  std::vector<nlohmann::json> c(sweep_result_columns().size(), nullptr);
+  c[0] = to_string(status);
+  c[1] = std::string(reason);
+  return c;
+}
+
+std::string sweep_header(RowFormat format, const std::vector<std::string>& parameters) {
+  if (format == RowFormat::kJsonLines) return "";
+  std::string line = "point";
+  for (const std::string& p : parameters) line += "," + csv_field(p);
+  for (const std::string& c : sweep_result_columns()) line += "," + c;
+  return line + "\n";
+}
+
+std::string sweep_row_key(RowFormat format, std::size_t point, const std::vector<std::string>& parameters,
+                          const std::vector<nlohmann::json>& values) {
+  std::string key;
+  if (format == RowFormat::kCsv) {
+    key = std::to_string(point);
+    for (const nlohmann::json& v : values) key += "," + csv_field(v);
+    return key;
+  }
+  key = "{\"point\":" + std::to_string(point);
+  for (std::size_t i = 0; i < parameters.size(); ++i) key += "," + nlohmann::json(parameters[i]).dump() + ":" + values[i].dump();
+  return key;
+}
+
+std::string sweep_row_rest(RowFormat format, const std::vector<nlohmann::json>& cells) {
+  const std::vector<std::string>& columns = sweep_result_columns();
+  std::string rest;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    rest += ",";
+    rest += format == RowFormat::kCsv ? csv_field(cells[i]) : nlohmann::json(columns[i]).dump() + ":" + cells[i].dump();
+  }
+  return rest + (format == RowFormat::kCsv ? "\n" : "}\n");
+}
+
+bool is_whole_sweep_row(RowFormat format, std::string_view line, std::size_t parameters) {
+  const std::size_t expected = 1 + parameters + sweep_result_columns().size();
+  if (format == RowFormat::kCsv) return csv_field_count(line) == static_cast<long>(expected);
+  const nlohmann::json row = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+  return row.is_object() && row.size() == expected;
+}
+
+}  // namespace cs::results
