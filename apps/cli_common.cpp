@@ -3,12 +3,51 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <unistd.h>
 
 #include "core/errors.h"
+#include "core/limits.h"
 #include "drivers/config_paths.h"
 
 namespace cs::cli {
+
+std::vector<int> parse_gpu_counts(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    int n = 0;
+    try {
+      std::size_t used = 0;
+      n = std::stoi(item, &used);
+      if (used != item.size()) n = 0;
+    } catch (const std::exception&) {
+      n = 0;
+    }
+    // At most the largest cluster, so that every product of counts below fits an int.
+    if (n > limits().gpus) throw ConfigError("", "--gpus", std::to_string(n) + " GPUs are more than the largest cluster (" + std::to_string(limits().gpus) + "; " + limit_hint("gpus") + ")");
+    if (n < 1) throw ConfigError("", "--gpus", "expected a comma-separated list of GPU counts such as 8,16,32; got \"" + text + "\"");
+    if (!out.empty() && n <= out.back()) throw ConfigError("", "--gpus", "GPU counts must increase: \"" + text + "\"");
+    out.push_back(n);
+  }
+  if (out.empty()) throw ConfigError("", "--gpus", "expected at least one GPU count");
+  return out;
+}
+
+drv::Experiment load_experiment_with_options(const std::string& file, const std::vector<std::string>& overrides,
+                                             const std::vector<std::string>& hardware, const std::string& profile) {
+  drv::Experiment e = drv::load_experiment(file, overrides);
+  if (!hardware.empty()) {
+    e.hardware_overrides.insert(e.hardware_overrides.end(), hardware.begin(), hardware.end());
+    e.hardware_overrides_where = "--set-hardware";
+  }
+  if (!profile.empty()) {
+    e.profile = drv::resolve_profile(profile, "", "", "--profile");
+    e.profile_where = "--profile";
+  }
+  return e;
+}
 
 std::string resolve_cluster_path(const std::string& path_or_name) {
   return drv::resolve_config(path_or_name, "", "clusters");

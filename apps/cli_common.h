@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/warning.h"
+#include "drivers/experiment.h"
 #include "sim/collectives/machine.h"
 
 namespace cs::cli {
@@ -16,6 +17,15 @@ std::string resolve_cluster_path(const std::string& path_or_name);
 // Loads a cluster file (the cluster and its collectives' protocol parameters) with
 // `--set /json/pointer=value` overrides applied.
 coll::Machine load_machine(const std::string& path_or_name, const std::vector<std::string>& overrides);
+
+// "8,16,32": GPU counts, increasing, each at most the largest cluster (ConfigError at --gpus).
+std::vector<int> parse_gpu_counts(const std::string& text);
+
+// Reads an experiment with `--set` overrides and applies the options run, scale and search share:
+// `--set-hardware` values (added to the experiment's hardware_overrides) and `--profile` (replacing
+// the experiment's); each is then named by its option in errors.
+drv::Experiment load_experiment_with_options(const std::string& file, const std::vector<std::string>& overrides,
+                                             const std::vector<std::string>& hardware, const std::string& profile);
 
 // Prints each warning as one line on stderr, "clustersim: warning: <file> at <path>: <message>",
 // before the command's normal output; a warning already printed by this process (a file loaded

@@ -126,17 +126,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
 }
 
 int run_experiment_command(const RunOptions& o) {
-  drv::Experiment e = drv::load_experiment(o.experiment, o.overrides);
+  drv::Experiment e = load_experiment_with_options(o.experiment, o.overrides, o.hardware, o.profile);
   e.allow_oom = e.allow_oom || o.allow_oom;
-  if (!o.hardware.empty()) {
-    e.hardware_overrides.insert(e.hardware_overrides.end(), o.hardware.begin(), o.hardware.end());
-    e.hardware_overrides_where = "--set-hardware";
-  }
   if (!o.model.empty()) e.model = drv::resolve_model(o.model, "", "", "--model");
-  if (!o.profile.empty()) {
-    e.profile = drv::resolve_profile(o.profile, "", "", "--profile");
-    e.profile_where = "--profile";
-  }
   // The folder is checked and staged before the simulation (a refusal comes at once) and put in
   // place only when every file is written (core/output_file.h).
   std::optional<OutputFolder> folder;

@@ -15,32 +15,6 @@
 #include "results/findings.h"
 
 namespace cs::cli {
-namespace {
-
-std::vector<int> parse_counts(const std::string& text) {
-  std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    int n = 0;
-    try {
-      std::size_t used = 0;
-      n = std::stoi(item, &used);
-      if (used != item.size()) n = 0;
-    } catch (const std::exception&) {
-      n = 0;
-    }
-    // At most the largest cluster, so that every product of counts below fits an int.
-    if (n > limits().gpus) throw ConfigError("", "--gpus", std::to_string(n) + " GPUs are more than the largest cluster (" + std::to_string(limits().gpus) + "; " + limit_hint("gpus") + ")");
-    if (n < 1) throw ConfigError("", "--gpus", "expected a comma-separated list of GPU counts such as 8,16,32; got \"" + text + "\"");
-    if (!out.empty() && n <= out.back()) throw ConfigError("", "--gpus", "GPU counts must increase: \"" + text + "\"");
-    out.push_back(n);
-  }
-  if (out.empty()) throw ConfigError("", "--gpus", "expected at least one GPU count");
-  return out;
-}
-
-}  // namespace
 
 CLI::App* add_scale_command(CLI::App& app, ScaleOptions& o) {
   auto* cmd = app.add_subcommand("scale", "Speedup and efficiency of an experiment at several GPU counts");
@@ -55,16 +29,8 @@ CLI::App* add_scale_command(CLI::App& app, ScaleOptions& o) {
 }
 
 int print_scaling(const ScaleOptions& o, bool json) {
-  drv::Experiment base = drv::load_experiment(o.experiment, o.overrides);
-  if (!o.hardware.empty()) {
-    base.hardware_overrides.insert(base.hardware_overrides.end(), o.hardware.begin(), o.hardware.end());
-    base.hardware_overrides_where = "--set-hardware";
-  }
-  if (!o.profile.empty()) {
-    base.profile = drv::resolve_profile(o.profile, "", "", "--profile");
-    base.profile_where = "--profile";
-  }
-  const std::vector<int> counts = parse_counts(o.gpus);
+  drv::Experiment base = load_experiment_with_options(o.experiment, o.overrides, o.hardware, o.profile);
+  const std::vector<int> counts = parse_gpu_counts(o.gpus);
   const int model_parallel = base.plan.tp * base.plan.pp * base.plan.cp;
   const int per_replica_batch = base.plan.global_batch / base.plan.dp;
   std::vector<results::ScalingPoint> points;

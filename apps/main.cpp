@@ -16,6 +16,7 @@
 #include "apps/cmd_profile.h"
 #include "apps/cmd_run.h"
 #include "apps/cmd_scale.h"
+#include "apps/cmd_search.h"
 #include "apps/cmd_sweep.h"
 #include "apps/cmd_topo.h"
 #include "apps/cmd_validate.h"
@@ -65,15 +66,17 @@ int dispatch(int argc, char** argv) {
   auto* gemm = cs::cli::add_gemm_command(app, gemm_opts);
   cs::cli::ProfileOptions profile_opts;
   auto* profile = cs::cli::add_profile_command(app, profile_opts);
+  cs::cli::SearchCommandOptions search_opts;
+  auto* search = cs::cli::add_search_command(app, search_opts);
   cs::cli::SweepOptions sweep_opts, merge_opts;
   const cs::cli::SweepCommands sweep = cs::cli::add_sweep_commands(app, sweep_opts, merge_opts);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
-        first != "plan" && first != "profile" && first != "gemm" && first != "sweep") {
+        first != "plan" && first != "profile" && first != "gemm" && first != "sweep" && first != "search") {
       std::cerr << "clustersim: command-line error: unknown command \"" << cs::escape_control(first)
-                << "\" (run, scale, sweep, plan, collective, gemm, topo, validate, profile; see --help)\n";
+                << "\" (run, scale, sweep, search, plan, collective, gemm, topo, validate, profile; see --help)\n";
       return 2;
     }
   }
@@ -95,6 +98,7 @@ int dispatch(int argc, char** argv) {
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);
   if (app.got_subcommand("scale")) return cs::cli::run_scale_command(scale_opts);
   if (app.got_subcommand("plan")) return cs::cli::run_plan_command(plan_opts);
+  if (search->parsed()) return cs::cli::run_search_command(search_opts);
   if (sweep.merge->parsed()) return cs::cli::run_sweep_merge(merge_opts);
   if (sweep.sweep->parsed()) return cs::cli::run_sweep_command(sweep_opts);
   if (gemm->parsed()) return cs::cli::run_gemm_command(gemm_opts);
