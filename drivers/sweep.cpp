@@ -213,19 +213,25 @@ void check_values(const Sweep& s, const ValuePaths& paths) {
     for (const nlohmann::json& v : distinct) {
       if (par.target == SweepTarget::kExperiment) {
         const nlohmann::json::json_pointer ptr(par.pointer);
+        // What the value creates: the pointer itself, or the first of its parents the base lacks
+        // ("/options/profile" creates "/options" when the base has no options); it must hang off
+        // an object.
+        nlohmann::json::json_pointer created = ptr;
+        while (!created.parent_pointer().empty() && !s.base.contains(created.parent_pointer())) created = created.parent_pointer();
         if (s.base.contains(ptr)) {
           if (!same_kind(s.base.at(ptr), v)) {
             fail_value(s, paths, p, v, std::string("expected ") + kind_name(s.base.at(ptr)) + " as the experiment has at " + par.pointer);
           }
-        } else if (!s.base.contains(ptr.parent_pointer()) || !s.base.at(ptr.parent_pointer()).is_object()) {
-          fail_value(s, paths, p, v, "the experiment has nothing at " + ptr.parent_pointer().to_string() + " to hold " + par.pointer);
+        } else if (!s.base.at(created.parent_pointer()).is_object()) {
+          fail_value(s, paths, p, v, "the experiment has no object at " + created.parent_pointer().to_string() + " to hold " + par.pointer);
         }
         nlohmann::json doc = s.base;
         doc[ptr] = v;
         try {
           (void)parse_point(s, doc);
         } catch (const ConfigError& err) {
-          if (err.file() == s.base_file && within(err.json_path(), s.base_path + par.pointer)) fail_value(s, paths, p, v, err.message());
+          // Refused at the value, or at a key it created (an unknown "/parallelism").
+          if (err.file() == s.base_file && within(err.json_path(), s.base_path + created.to_string())) fail_value(s, paths, p, v, err.message());
         }
       } else if (par.target == SweepTarget::kCluster) {
         for (const std::string& cluster : clusters) {

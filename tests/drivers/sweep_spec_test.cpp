@@ -72,6 +72,15 @@ TEST(SweepSpec, ABadValueIsTheSweepFilesErrorAtItsPath) {
     EXPECT_EQ(e.json_path(), "/axes/0/values/1");
     EXPECT_NE(std::string(e.what()).find("sweep.json"), std::string::npos) << e.what();
   }
+  // Objects a pointer needs are created: the base has no "options"; an unknown one is refused.
+  EXPECT_NO_THROW(sweep_of(dir, json::parse(R"({"axes": [{"set": "/options/symmetry", "values": [true, false]}]})")));
+  try {
+    sweep_of(dir, json::parse(R"({"axes": [{"set": "/parallelism/tp", "values": [2]}]})"));
+    FAIL() << "accepted a key the experiment format does not have";
+  } catch (const cs::ConfigError& e) {
+    EXPECT_EQ(e.json_path(), "/axes/0/values/0");
+    EXPECT_NE(std::string(e.what()).find("unknown key \"parallelism\""), std::string::npos) << e.what();
+  }
   // A value that only fails in combination is the point's, not the file's: dp 64 needs 64 GPUs.
   EXPECT_NO_THROW(sweep_of(dir, json::parse(R"({"axes": [{"set": "/plan/dp", "values": [32, 64]}]})")));
 }
