@@ -1,8 +1,10 @@
 #include "drivers/plan_estimate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
+#include "core/errors.h"
 #include "workloads/block_shape.h"
 #include "workloads/pipeline_split.h"
 
@@ -14,7 +16,12 @@ constexpr std::int64_t kOptimizerBytesPerParameter = 46;  // workloads/training_
 // The two sizes each communication group is timed at (alpha + S / beta between them).
 constexpr std::int64_t kProbeSmall = std::int64_t{8} << 20, kProbeLarge = std::int64_t{128} << 20;
 
-Duration scaled(Duration d, double k) { return Duration{static_cast<std::int64_t>(static_cast<double>(d.count()) * k)}; }
+// d x k, held below 2^58 ps (3.3 days) so that the few dozen terms of an estimate cannot
+// overflow the clock whatever the plan (a hostile one ranks last instead).
+Duration scaled(Duration d, double k) {
+  const double ps = static_cast<double>(d.count()) * k;
+  return Duration{ps >= 0x1p58 ? std::int64_t{1} << 58 : static_cast<std::int64_t>(ps)};
+}
 Duration positive(Duration d) { return d.count() > 0 ? d : Duration{0}; }
 
 }  // namespace
@@ -34,14 +41,24 @@ Duration PlanEstimator::collective(CollectiveOp op, int n, int stride, Bytes siz
     for (int i = 0; i < n; ++i) spec.ranks.push_back(gpus[static_cast<std::size_t>(i) * static_cast<std::size_t>(stride)]);
     std::array<double, 2> t{};
     const std::int64_t sizes[2] = {kProbeSmall, kProbeLarge};
-    for (int k = 0; k < 2; ++k) {
-      // Sizes as nccl-tests counts them: a multiple of the ranks for the split operations.
-      spec.size = Bytes{sizes[k] / n * n};
-      t[static_cast<std::size_t>(k)] = to_seconds(simulator_.run(spec).time);
+    try {
+      for (int k = 0; k < 2; ++k) {
+        // Sizes as nccl-tests counts them: a multiple of the ranks for the split operations.
+        spec.size = Bytes{sizes[k] / n * n};
+        t[static_cast<std::size_t>(k)] = to_seconds(simulator_.run(spec).time);
+      }
+    } catch (const InputError&) {
+      // A group the collective model refuses (beyond its limits): remembered as NaN; a plan that
+      // needs it ranks last (estimate()), and its full simulation says why.
+      t = {std::nan(""), std::nan("")};
     }
-    const double per_byte = std::max(0.0, (t[1] - t[0]) / static_cast<double>(kProbeLarge - kProbeSmall));
-    const double alpha = std::max(0.0, t[0] - per_byte * static_cast<double>(kProbeSmall));
+    const double per_byte = std::isnan(t[0]) ? t[0] : std::max(0.0, (t[1] - t[0]) / static_cast<double>(kProbeLarge - kProbeSmall));
+    const double alpha = std::isnan(t[0]) ? t[0] : std::max(0.0, t[0] - per_byte * static_cast<double>(kProbeSmall));
     it = fits_.emplace(key, std::array<double, 2>{alpha, per_byte}).first;
+  }
+  if (std::isnan(it->second[0])) {
+    refused_ = true;
+    return Duration{0};
   }
   return duration_from_seconds(it->second[0] + it->second[1] * static_cast<double>(size.value()));
 }
@@ -54,6 +71,7 @@ Duration PlanEstimator::tp_time(const wl::LayerCost& c, const wl::TpCollectives&
 }
 
 PlanEstimate PlanEstimator::estimate(const wl::ParallelPlan& plan) {
+  refused_ = false;
   const char* dtype = enum_name(wl::kPrecisionNames, plan.precision);
   auto cm = compute_.find(dtype);
   if (cm == compute_.end()) cm = compute_.emplace(dtype, compute::ComputeModel(dtype, profile_)).first;
@@ -230,6 +248,7 @@ PlanEstimate PlanEstimator::estimate(const wl::ParallelPlan& plan) {
   const std::int64_t shard = plan.zero == wl::ZeroStage::kNone ? 1 : plan.shard_ways();
   r.optimizer = time(tg::ComputeClass::kOptimizer, Flops{0}, Bytes{params / shard * kOptimizerBytesPerParameter});
   r.iteration = r.pipeline + r.exposed_dp + r.optimizer;
+  if (refused_ || r.iteration > kMaxDuration) r.iteration = kMaxDuration;  // refused, or beyond the clock: last
   return r;
 }
 

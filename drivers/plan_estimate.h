@@ -56,7 +56,8 @@ class PlanEstimator {
   PlanEstimator(const coll::Machine& machine, const wl::Model& model, std::shared_ptr<const cal::ProfileModel> profile = nullptr);
   PlanEstimate estimate(const wl::ParallelPlan& plan);
 
-  // Time of one collective over `n` GPUs of rank order, every `stride`-th from GPU 0.
+  // Time of one collective over `n` GPUs of rank order, every `stride`-th from GPU 0. A group the
+  // collective model refuses counts 0 here and makes the plan's estimate kMaxDuration (last).
   Duration collective(CollectiveOp op, int n, int stride, Bytes size);
 
  private:
@@ -69,7 +70,8 @@ class PlanEstimator {
   coll::CollectiveSimulator simulator_;
   std::map<std::string, compute::ComputeModel> compute_;  // per precision
   std::shared_ptr<const cal::ProfileModel> profile_;
-  std::map<std::tuple<int, int, int>, std::array<double, 2>> fits_;  // (op, n, stride) -> alpha s, s per byte
+  std::map<std::tuple<int, int, int>, std::array<double, 2>> fits_;
+  bool refused_ = false;  // the plan being estimated needs a group the model refuses  // (op, n, stride) -> alpha s, s per byte
 };
 
 }  // namespace cs::drv

@@ -123,7 +123,6 @@ void expand_axes(const ConfigNode& axes, Sweep& s, ValuePaths& paths) {
       s.parameters.push_back(p);
       paths.emplace_back();
       for (const ConfigNode& v : values.elements()) paths.back().emplace_back(v.json(), v.path());
-      (void)m.at("set");
     }
     groups.push_back(std::move(g));
   }

@@ -140,15 +140,15 @@ std::size_t SweepResultsFile::written() const {
 
 std::vector<std::string> read_sweep_rows(const std::string& path, results::RowFormat format, const std::string& header,
                                          std::size_t parameters) {
-  const std::string text = read_all(path, path);
+  const std::string text = read_all(path, "parts");
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) fail("", path, "no such file");
+  if (::stat(path.c_str(), &st) != 0) fail("parts", path, "no such file");
   std::vector<std::string> rows;
   std::size_t pos = 0;
   if (!header.empty()) {
     const std::size_t nl = text.find('\n');
     if (nl == std::string::npos || text.compare(0, nl + 1, header) != 0) {
-      fail("", path, "its header is not this sweep's (a results file of another sweep?)");
+      fail("parts", path, "its header is not this sweep's (a results file of another sweep?)");
     }
     pos = nl + 1;
   }
@@ -157,7 +157,7 @@ std::vector<std::string> read_sweep_rows(const std::string& path, results::RowFo
     if (nl == std::string::npos) break;  // a torn last line is not a row
     std::string line = text.substr(pos, nl - pos);
     if (!results::is_whole_sweep_row(format, line, parameters)) {
-      fail("", path, "a line is not a whole row of this sweep: \"" + escape_control(line.substr(0, 60)) + "\"");
+      fail("parts", path, "a line is not a whole row of this sweep: \"" + escape_control(line.substr(0, 60)) + "\"");
     }
     rows.push_back(std::move(line));
     pos = nl + 1;
