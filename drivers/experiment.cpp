@@ -97,6 +97,7 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
   }
   e.model = resolve_model(root.at("model").as_string(), base_dir, root.file(), root.at("model").path());
   e.plan = parse_plan(root.at("plan"));
+  if (auto f = root.at("plan").find("framework")) e.framework = f->as_enum(kFrameworkNames);
   if (auto d = root.find("data")) {
     d->expect_only({"source", "bytes_per_sample"});
     const bool storage = d->at("source").as_choice({"local", "storage"}) == 1;

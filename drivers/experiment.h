@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "core/config.h"
+#include "drivers/framework_preset.h"
 #include "hardware/catalog.h"
 #include "workloads/model.h"
 #include "workloads/parallel_plan.h"
@@ -24,6 +27,7 @@ struct Experiment {
   std::string hardware_overrides_where;  // the JSON path (or option) that named them
   std::string model;                   // path, bundled name or "hf:PATH"
   wl::ParallelPlan plan;
+  std::optional<Framework> framework;  // the plan's `framework` preset, if it names one
   bool allow_oom = false;
   bool symmetry = true;                // simulate one rank per pipeline stage (training_graph.h)
   struct Straggler {

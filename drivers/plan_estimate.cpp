@@ -95,15 +95,38 @@ PlanEstimate PlanEstimator::estimate(const wl::ParallelPlan& plan) {
     s.forward = gemm_f + time(attn, c.attention_forward, c.attention_forward_traffic) + time(tg::ComputeClass::kElementwise, Flops{0}, c.elementwise_forward);
     s.backward = gemm_b + time(attn, c.attention_backward, c.attention_backward_traffic) + time(tg::ComputeClass::kElementwise, Flops{0}, c.elementwise_backward);
     const bool full = plan.recompute == wl::Recompute::kFull;
-    s.backward += time(tg::ComputeClass::kGemm, c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.gemms) +
-                  time(attn, c.attention_recompute, c.attention_recompute_traffic) +
+    const Duration gemm_r = time(tg::ComputeClass::kGemm, c.recompute - c.attention_recompute, c.gemm_recompute_traffic, c.gemms);
+    s.backward += gemm_r + time(attn, c.attention_recompute, c.attention_recompute_traffic) +
                   (full ? time(tg::ComputeClass::kElementwise, Flops{0}, c.elementwise_forward) : Duration{0});
     s.weight = scaled(gemm_b, 0.5);
-    Duration tp_f = tp_time(c, c.tp_forward, plan.tp), tp_b = tp_time(c, c.tp_backward, plan.tp) + (full ? tp_time(c, c.tp_forward, plan.tp) : Duration{0});
-    if (plan.tp_comm_overlap) {  // chunked beside the GEMMs: only what the GEMMs cannot hide
-      tp_f = positive(tp_f - gemm_f);
-      tp_b = positive(tp_b - gemm_b);
-    }
+    // Sequence-parallel all-gathers and reduce-scatters chunked beside the GEMMs (tp_comm_overlap;
+    // workloads/training_graph.cpp, chunked_around_tp_collectives): per piece (a GEMM between an
+    // all-gather and a reduce-scatter) k = tp chunks in three chains, the all-gathers, the GEMM
+    // chunks (slowed beside communication kernels) and the reduce-scatters, each a chunk behind
+    // the one before; what the piece takes beyond its GEMM alone is exposed, and the GEMM's
+    // slowdown while a collective runs beside it.
+    const bool chunk = plan.tp_comm_overlap && plan.tp > 1 && c.tp_forward.all_reduce == 0 && c.tp_backward.all_reduce == 0;
+    const auto chunked = [&](const wl::TpCollectives& n, Duration gemm) {
+      if (n.count() == 0) return Duration{0};
+      const int pieces = std::max(1, n.reduce_scatter);
+      const int k = plan.tp;
+      const Bytes size{c.tp_collective_bytes.value() / k};
+      const Duration ag = collective(CollectiveOp::kAllGather, k, 1, size), rs = collective(CollectiveOp::kReduceScatter, k, 1, size);
+      const Duration alone = scaled(gemm, 1.0 / pieces);
+      const Duration g = scaled(alone, 1.0 / k);
+      Duration exposed{0};
+      for (int i = 0; i < pieces; ++i) {
+        const Duration a = i < n.all_gather ? ag : Duration{0}, r = i < n.reduce_scatter ? rs : Duration{0};
+        const Duration piece = std::max({scaled(a, k) + g, a + scaled(g, k) + r, a + g + scaled(r, k)});
+        // The GEMM runs slower only while a chunk's collective runs beside it.
+        const Duration beside = std::min(alone, scaled(a + r, k));
+        exposed += positive(piece - alone) + scaled(beside, compute.overlap_slowdown(gpu_) - 1);
+      }
+      return exposed;
+    };
+    const Duration tp_f = chunk ? chunked(c.tp_forward, gemm_f) : tp_time(c, c.tp_forward, plan.tp);
+    const Duration tp_b = chunk ? chunked(c.tp_backward, gemm_b) + (full ? chunked(c.tp_forward, gemm_r) : Duration{0})
+                                : tp_time(c, c.tp_backward, plan.tp) + (full ? tp_time(c, c.tp_forward, plan.tp) : Duration{0});
     s.tp = tp_f + tp_b;
     const int grid_stride = plan.tp * plan.cp * plan.pp;
     if (c.moe_all_to_all_bytes.value() > 0 && plan.ep > 1) {

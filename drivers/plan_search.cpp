@@ -148,6 +148,7 @@ SearchResult search_plans(const Experiment& e, const SearchOptions& o, const std
     space_options.per_server = std::max(per_server, 1);
     space_options.keep = o.keep;
     space_options.headroom = o.headroom;
+    space_options.framework = e.framework;
     PlanSpace space = enumerate_plans(model, e.plan, r.gpus[g], gpu, space_options);
     r.considered += space.considered;
     for (const auto& [why, n] : space.dropped) r.dropped[why] += n;

@@ -28,6 +28,26 @@ std::string reason_of(const ConfigError& e) {
   return "refused at " + p;
 }
 
+// Whether `f` offers plan `p` (plan_space.h lists the rules).
+bool framework_offers(Framework f, const wl::ParallelPlan& p) {
+  using S = wl::PipelineSchedule;
+  switch (f) {
+    case Framework::kMegatronLm2021:
+      return p.zero == wl::ZeroStage::kNone && !p.sequence_parallel && p.recompute != wl::Recompute::kSelective && p.cp == 1 &&
+             p.schedule != S::kZbH1;
+    case Framework::kMegatronCore:
+      return p.zero <= wl::ZeroStage::kOptimizer && p.schedule != S::kZbH1;
+    case Framework::kDeepSpeed:
+      return p.schedule == S::kOneFOneB && p.cp == 1;
+    case Framework::kTorchFsdp:
+      return p.tp == 1 && p.pp == 1 && p.cp == 1 && (p.zero == wl::ZeroStage::kGradients || p.zero == wl::ZeroStage::kParameters) &&
+             p.recompute != wl::Recompute::kSelective;
+    case Framework::kTorchTitan:
+      return p.zero == wl::ZeroStage::kParameters;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string describe_plan(const wl::ParallelPlan& p) {
@@ -146,6 +166,15 @@ PlanSpace enumerate_plans(const wl::Model& model, const wl::ParallelPlan& base, 
                     if (zero != wl::ZeroStage::kParameters) p.zero_prefetch = 1;
                     p.recompute = recompute;
                     p.sequence_parallel = sp;
+                    // The base plan's overlap flags where they apply to this plan (a framework
+                    // preset sets them for its usual plans): the parameter all-gather's with
+                    // ZeRO-1/2, TP communication overlap with sequence parallelism.
+                    if (zero != wl::ZeroStage::kOptimizer && zero != wl::ZeroStage::kGradients) p.overlap_param_gather = false;
+                    if (tp == 1 || !sp) p.tp_comm_overlap = false;
+                    if (options.framework && !framework_offers(*options.framework, p)) {
+                      drop(std::string("not a plan ") + enum_name(kFrameworkNames, *options.framework) + " offers");
+                      continue;
+                    }
                     try {
                       const wl::MemoryEstimate mem = wl::peak_memory(wl::estimate_memory(model, p, gpu));
                       if (static_cast<double>(mem.total.value()) > (1 - options.headroom) * static_cast<double>(mem.capacity.value())) {

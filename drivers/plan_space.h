@@ -18,14 +18,26 @@
 //   recompute none, selective, full; sequence_parallel off, and on with tp > 1
 // Everything else (sequence length, precision, flash attention, overlap flags, framework preset)
 // is the base plan's, and so is every dimension named in `keep` (kPlanDimensions).
+//
+// A plan whose experiment names a framework (its `framework` preset) is searched among what that
+// framework offers, as its documentation lists its options:
+//   megatron-lm-2021  no ZeRO (no distributed optimizer), no sequence parallelism, no selective
+//                     recomputation (--checkpoint-activations is all or nothing), no CP, no ZB-H1
+//   megatron-core     ZeRO 0 or 1 (--use-distributed-optimizer), no ZB-H1 (not in its schedules)
+//   deepspeed         1F1B only (its PipelineEngine's schedule), no CP
+//   torch-fsdp        no TP, PP or CP (FSDP alone); ZeRO 2 (SHARD_GRAD_OP) or 3 (FULL_SHARD);
+//                     recomputation none or full (activation checkpointing per block)
+//   torchtitan        ZeRO 3 (FSDP2)
 #pragma once
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "drivers/framework_preset.h"
 #include "hardware/catalog.h"
 #include "workloads/model.h"
 #include "workloads/parallel_plan.h"
@@ -51,6 +63,7 @@ struct SpaceOptions {
   // not hold, the allocator's fragmentation above all (PyTorch's caching allocator), so that the
   // search does not recommend a plan that only fits on paper.
   double headroom = 0.05;
+  std::optional<Framework> framework;  // the experiment's framework preset: its options only
 };
 
 PlanSpace enumerate_plans(const wl::Model& model, const wl::ParallelPlan& base, int gpus, const hw::GpuSpec& gpu,

@@ -59,6 +59,33 @@ TEST(PlanSpace, EveryPlanDividesFitsAndIsCountedOnce) {
   EXPECT_LT(kept.plans.size(), space.plans.size());
 }
 
+TEST(PlanSpace, AFrameworkOffersItsOwnOptionsOnly) {
+  const drv::Experiment e = gpt_on_32();
+  const wl::Model model = drv::load_model(e);
+  const coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides);
+  const hw::GpuSpec& gpu = machine.cluster.gpu_spec(machine.cluster.gpus()[0]);
+  drv::SpaceOptions options;
+  const std::size_t all = drv::enumerate_plans(model, e.plan, 32, gpu, options).plans.size();
+  options.framework = drv::Framework::kMegatronCore;
+  const drv::PlanSpace mcore = drv::enumerate_plans(model, e.plan, 32, gpu, options);
+  ASSERT_FALSE(mcore.plans.empty());
+  for (const wl::ParallelPlan& p : mcore.plans) {
+    EXPECT_LE(p.zero, wl::ZeroStage::kOptimizer);
+    EXPECT_NE(p.schedule, wl::PipelineSchedule::kZbH1);
+  }
+  EXPECT_GT(mcore.dropped.at("not a plan megatron-core offers"), 0u);
+  options.framework = drv::Framework::kTorchFsdp;
+  const drv::PlanSpace fsdp = drv::enumerate_plans(model, e.plan, 32, gpu, options);
+  ASSERT_FALSE(fsdp.plans.empty());
+  for (const wl::ParallelPlan& p : fsdp.plans) {
+    EXPECT_EQ(p.tp * p.pp * p.cp, 1);
+    EXPECT_TRUE(p.zero == wl::ZeroStage::kGradients || p.zero == wl::ZeroStage::kParameters);
+    EXPECT_NE(p.recompute, wl::Recompute::kSelective);
+  }
+  EXPECT_LT(fsdp.plans.size(), mcore.plans.size());
+  EXPECT_LT(mcore.plans.size(), all);
+}
+
 TEST(Spearman, ClosedCases) {
   EXPECT_DOUBLE_EQ(*drv::spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
   EXPECT_DOUBLE_EQ(*drv::spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
