@@ -24,13 +24,22 @@ drv::Experiment gpt_on_32() {
   return e;
 }
 
-TEST(PlanSpace, EveryPlanDividesFitsAndIsCountedOnce) {
-  const drv::Experiment e = gpt_on_32();
-  const wl::Model model = drv::load_model(e);
-  const coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides);
+// GPT 1.7B on 4 DGX A100: the experiment, its model, machine and GPU.
+struct Gpt32 {
+  drv::Experiment e = gpt_on_32();
+  wl::Model model = drv::load_model(e);
+  coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides);
   const hw::GpuSpec& gpu = machine.cluster.gpu_spec(machine.cluster.gpus()[0]);
+  drv::PlanSpace space(const drv::SpaceOptions& options) const { return drv::enumerate_plans(model, e.plan, 32, gpu, options); }
+};
+
+TEST(PlanSpace, EveryPlanDividesFitsAndIsCountedOnce) {
+  const Gpt32 g;
+  const drv::Experiment& e = g.e;
+  const wl::Model& model = g.model;
+  const hw::GpuSpec& gpu = g.gpu;
   drv::SpaceOptions options;
-  const drv::PlanSpace space = drv::enumerate_plans(model, e.plan, 32, gpu, options);
+  const drv::PlanSpace space = g.space(options);
   std::size_t dropped = 0;
   for (const auto& [why, n] : space.dropped) dropped += n;
   EXPECT_EQ(space.considered, space.plans.size() + dropped);
@@ -48,7 +57,7 @@ TEST(PlanSpace, EveryPlanDividesFitsAndIsCountedOnce) {
   }
   // Keeping dimensions: only the base plan's values of those.
   options.keep = {"recompute", "zero", "micro_batch", "tp"};
-  const drv::PlanSpace kept = drv::enumerate_plans(model, e.plan, 32, gpu, options);
+  const drv::PlanSpace kept = g.space(options);
   ASSERT_FALSE(kept.plans.empty());
   for (const wl::ParallelPlan& p : kept.plans) {
     EXPECT_EQ(p.recompute, e.plan.recompute);
@@ -60,14 +69,11 @@ TEST(PlanSpace, EveryPlanDividesFitsAndIsCountedOnce) {
 }
 
 TEST(PlanSpace, AFrameworkOffersItsOwnOptionsOnly) {
-  const drv::Experiment e = gpt_on_32();
-  const wl::Model model = drv::load_model(e);
-  const coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides);
-  const hw::GpuSpec& gpu = machine.cluster.gpu_spec(machine.cluster.gpus()[0]);
+  const Gpt32 g;
   drv::SpaceOptions options;
-  const std::size_t all = drv::enumerate_plans(model, e.plan, 32, gpu, options).plans.size();
+  const std::size_t all = g.space(options).plans.size();
   options.framework = drv::Framework::kMegatronCore;
-  const drv::PlanSpace mcore = drv::enumerate_plans(model, e.plan, 32, gpu, options);
+  const drv::PlanSpace mcore = g.space(options);
   ASSERT_FALSE(mcore.plans.empty());
   for (const wl::ParallelPlan& p : mcore.plans) {
     EXPECT_LE(p.zero, wl::ZeroStage::kOptimizer);
@@ -75,7 +81,7 @@ TEST(PlanSpace, AFrameworkOffersItsOwnOptionsOnly) {
   }
   EXPECT_GT(mcore.dropped.at("not a plan megatron-core offers"), 0u);
   options.framework = drv::Framework::kTorchFsdp;
-  const drv::PlanSpace fsdp = drv::enumerate_plans(model, e.plan, 32, gpu, options);
+  const drv::PlanSpace fsdp = g.space(options);
   ASSERT_FALSE(fsdp.plans.empty());
   for (const wl::ParallelPlan& p : fsdp.plans) {
     EXPECT_EQ(p.tp * p.pp * p.cp, 1);
