@@ -35,6 +35,14 @@ std::vector<int> parse_gpu_counts(const std::string& text) {
   return out;
 }
 
+void add_experiment_options(CLI::App& cmd, std::vector<std::string>& overrides, std::vector<std::string>& hardware,
+                            std::string& profile) {
+  cmd.add_option("--set", overrides, "Override an experiment value: /json/pointer=value (repeatable)");
+  cmd.add_option("--set-hardware", hardware,
+                 "Override a hardware catalog value: /json/pointer=value, e.g. /gpus/H100-SXM/efficiency/gemm/value=0.8 (repeatable)");
+  cmd.add_option("--profile", profile, "Take compute and network parameters from a calibration profile (docs/calibration-profile.md)");
+}
+
 drv::Experiment load_experiment_with_options(const std::string& file, const std::vector<std::string>& overrides,
                                              const std::vector<std::string>& hardware, const std::string& profile) {
   drv::Experiment e = drv::load_experiment(file, overrides);

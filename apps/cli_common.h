@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "core/warning.h"
 #include "drivers/experiment.h"
 #include "sim/collectives/machine.h"
@@ -20,6 +22,11 @@ coll::Machine load_machine(const std::string& path_or_name, const std::vector<st
 
 // "8,16,32": GPU counts, increasing, each at most the largest cluster (ConfigError at --gpus).
 std::vector<int> parse_gpu_counts(const std::string& text);
+
+// Registers the options that change an experiment from the command line, as run, scale and
+// search take them: --set (experiment), --set-hardware (catalog), --profile (calibration).
+void add_experiment_options(CLI::App& cmd, std::vector<std::string>& overrides, std::vector<std::string>& hardware,
+                            std::string& profile);
 
 // Reads an experiment with `--set` overrides and applies the options run, scale and search share:
 // `--set-hardware` values (added to the experiment's hardware_overrides) and `--profile` (replacing

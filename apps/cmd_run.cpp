@@ -113,14 +113,11 @@ void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
 CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   auto* cmd = app.add_subcommand("run", "Simulate one training iteration of an experiment (default: the built-in one)");
   cmd->add_option("experiment", o.experiment, "Experiment file (docs/experiment-format.md)");
-  cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
-  cmd->add_option("--set-hardware", o.hardware,
-                  "Override a hardware catalog value: /json/pointer=value, e.g. /gpus/H100-SXM/efficiency/gemm/value=0.8 (repeatable)");
+  add_experiment_options(*cmd, o.overrides, o.hardware, o.profile);
   cmd->add_option("--out", o.out, "Write summary.json, per_gpu.csv, links.csv and trace.json to this folder (all or nothing)");
   cmd->add_flag("--force", o.force, "Replace the --out folder when it already holds files");
   cmd->add_flag("--json", o.json, "Print the summary as JSON");
   cmd->add_flag("--allow-oom", o.allow_oom, "Simulate even when the memory estimate exceeds the GPU");
-  cmd->add_option("--profile", o.profile, "Take compute and network parameters from a calibration profile (docs/calibration-profile.md)");
   cmd->add_option("--model", o.model, "Replace the experiment's model: a file, a bundled name, or hf:PATH/config.json");
   return cmd;
 }

@@ -21,9 +21,7 @@ CLI::App* add_scale_command(CLI::App& app, ScaleOptions& o) {
   cmd->add_option("experiment", o.experiment, "Experiment file")->required();
   cmd->add_option("--gpus", o.gpus, "GPU counts, increasing (default 1,2,4,8,16,32)");
   cmd->add_flag("--weak", o.weak, "Keep the batch per GPU (weak scaling); default: keep the global batch");
-  cmd->add_option("--profile", o.profile, "Take compute and network parameters from a calibration profile");
-  cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
-  cmd->add_option("--set-hardware", o.hardware, "Override a hardware catalog value: /json/pointer=value (repeatable)");
+  add_experiment_options(*cmd, o.overrides, o.hardware, o.profile);
   cmd->add_flag("--json", o.json, "Print JSON");
   return cmd;
 }

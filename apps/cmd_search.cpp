@@ -81,9 +81,7 @@ CLI::App* add_search_command(CLI::App& app, SearchCommandOptions& o) {
   cmd->add_option("--objective", o.objective, "time (iteration), tokens_per_s, or cost (GPU-seconds per token)");
   cmd->add_option("--headroom", o.headroom, "Share of GPU memory a plan must leave free (default 0.05)")->check(CLI::Range(0.0, 0.9));
   cmd->add_option("--keep", o.keep, "Plan dimensions to hold at the experiment's values: tp, cp, pp, ep, schedule, micro_batch, zero, recompute, sequence_parallel (comma-separated)");
-  cmd->add_option("--set", o.overrides, "Override an experiment value: /json/pointer=value (repeatable)");
-  cmd->add_option("--set-hardware", o.hardware, "Override a hardware catalog value: /json/pointer=value (repeatable)");
-  cmd->add_option("--profile", o.profile, "Take compute and network parameters from a calibration profile");
+  add_experiment_options(*cmd, o.overrides, o.hardware, o.profile);
   cmd->add_flag("--json", o.json, "Print JSON");
   return cmd;
 }

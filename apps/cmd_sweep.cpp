@@ -162,41 +162,7 @@ int run_sweep_command(const SweepOptions& o) {
 int run_sweep_merge(const SweepOptions& o) {
   const results::RowFormat format = drv::sweep_format_of(o.out, "--out");
   const drv::Sweep s = drv::load_sweep(o.sweep);
-  const std::string header = results::sweep_header(format, s.columns());
-  std::vector<std::string> rows(s.points.size());
-  std::vector<bool> have(s.points.size(), false);
-  for (const std::string& part : o.parts) {
-    if (drv::sweep_format_of(part, "parts") != format) throw ConfigError("", "parts", "\"" + part + "\" is not in the format of --out " + o.out);
-    for (std::string& row : drv::read_sweep_rows(part, format, header, s.parameters.size())) {
-      // The point number leads the row: "12,..." or {"point":12,...
-      const std::size_t start = format == results::RowFormat::kCsv ? 0 : std::string("{\"point\":").size();
-      std::size_t i = 0, pos = start;
-      while (pos < row.size() && row[pos] >= '0' && row[pos] <= '9' && i <= s.points.size()) i = i * 10 + static_cast<std::size_t>(row[pos++] - '0');
-      const bool known = pos > start && i < s.points.size();
-      const std::string key = known ? drv::sweep_point_key(s, i, format) : std::string();
-      if (!known || row.compare(0, key.size(), key) != 0 || row.size() <= key.size() || row[key.size()] != ',') {
-        throw ConfigError("", "parts", "\"" + part + "\" holds a row that is not one of this sweep's points: \"" + escape_control(row.substr(0, 60)) + "\"");
-      }
-      if (have[i] && rows[i] != row) {
-        throw ConfigError("", "parts", "point " + std::to_string(i) + " appears twice with different results (\"" + part + "\" and an earlier part)");
-      }
-      rows[i] = std::move(row);
-      have[i] = true;
-    }
-  }
-  std::vector<std::size_t> missing;
-  for (std::size_t i = 0; i < have.size(); ++i) {
-    if (!have[i]) missing.push_back(i);
-  }
-  if (!missing.empty()) {
-    std::string list;
-    for (std::size_t k = 0; k < missing.size() && k < 5; ++k) list += (k ? ", " : "") + std::to_string(missing[k]);
-    if (missing.size() > 5) list += " and " + std::to_string(missing.size() - 5) + " more";
-    throw ConfigError("", "parts", std::to_string(missing.size()) + " of the sweep's " + std::to_string(s.points.size()) +
-                                       " points are in no part (points " + list + "); run their shards (--resume finishes a torn one)");
-  }
-  std::string text = header;
-  for (const std::string& row : rows) text += row + "\n";
+  const std::string text = drv::merge_sweep_parts(s, format, o.parts);
   write_output_file(o.out, text, "--out");
   std::cout << "clustersim sweep merge: " << s.name << ": " << s.points.size() << " points from " << o.parts.size() << " part"
             << (o.parts.size() == 1 ? "" : "s") << " -> " << o.out << "\n";

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "drivers/sweep.h"
 
 namespace cs::drv {
 
@@ -22,14 +23,10 @@ bool starts_row(const std::string& line, const std::string& key) {
   return line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ',';
 }
 
-// The file's bytes, or "" when it does not exist.
+// The file's bytes.
 std::string read_all(const std::string& path, const std::string& option) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return "";
-    fail(option, path, "cannot be read");
-  }
+  if (!in) fail(option, path, errno == ENOENT ? "no such file" : "cannot be read");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) fail(option, path, "cannot be read");
   return text;
@@ -138,31 +135,51 @@ std::size_t SweepResultsFile::written() const {
   return next_;
 }
 
-std::vector<std::string> read_sweep_rows(const std::string& path, results::RowFormat format, const std::string& header,
-                                         std::size_t parameters) {
-  const std::string text = read_all(path, "parts");
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) fail("parts", path, "no such file");
-  std::vector<std::string> rows;
-  std::size_t pos = 0;
-  if (!header.empty()) {
-    const std::size_t nl = text.find('\n');
-    if (nl == std::string::npos || text.compare(0, nl + 1, header) != 0) {
-      fail("parts", path, "its header is not this sweep's (a results file of another sweep?)");
+std::string merge_sweep_parts(const Sweep& s, results::RowFormat format, const std::vector<std::string>& parts) {
+  const std::string header = results::sweep_header(format, s.columns());
+  std::vector<std::string> rows(s.points.size());
+  std::vector<bool> have(s.points.size(), false);
+  for (const std::string& part : parts) {
+    if (sweep_format_of(part, "parts") != format) fail("parts", part, "not in the format of the merged file");
+    const std::string text = read_all(part, "parts");
+    std::size_t pos = 0;
+    if (!header.empty()) {
+      const std::size_t nl = text.find('\n');
+      if (nl == std::string::npos || text.compare(0, nl + 1, header) != 0) {
+        fail("parts", part, "its header is not this sweep's (a results file of another sweep?)");
+      }
+      pos = nl + 1;
     }
-    pos = nl + 1;
-  }
-  while (true) {
-    const std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) break;  // a torn last line is not a row
-    std::string line = text.substr(pos, nl - pos);
-    if (!results::is_whole_sweep_row(format, line, parameters)) {
-      fail("parts", path, "a line is not a whole row of this sweep: \"" + escape_control(line.substr(0, 60)) + "\"");
+    // Whole lines only: a torn last line is not a row.
+    for (std::size_t nl = text.find('\n', pos); nl != std::string::npos; pos = nl + 1, nl = text.find('\n', pos)) {
+      std::string line = text.substr(pos, nl - pos);
+      // The point number leads the row: "12,..." or {"point":12,...
+      const std::size_t start = format == results::RowFormat::kCsv ? 0 : std::string("{\"point\":").size();
+      std::size_t i = 0, digit = start;
+      while (digit < line.size() && line[digit] >= '0' && line[digit] <= '9' && i <= s.points.size()) i = i * 10 + static_cast<std::size_t>(line[digit++] - '0');
+      if (digit == start || i >= s.points.size() || !starts_row(line, sweep_point_key(s, i, format)) ||
+          !results::is_whole_sweep_row(format, line, s.parameters.size())) {
+        fail("parts", part, "holds a line that is not the row of one of this sweep's points: \"" + escape_control(line.substr(0, 60)) + "\"");
+      }
+      if (have[i] && rows[i] != line) fail("parts", part, "gives point " + std::to_string(i) + " another row than an earlier part");
+      rows[i] = std::move(line);
+      have[i] = true;
     }
-    rows.push_back(std::move(line));
-    pos = nl + 1;
   }
-  return rows;
+  std::vector<std::size_t> missing;
+  for (std::size_t i = 0; i < have.size(); ++i) {
+    if (!have[i]) missing.push_back(i);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (std::size_t k = 0; k < missing.size() && k < 5; ++k) list += (k ? ", " : "") + std::to_string(missing[k]);
+    if (missing.size() > 5) list += " and " + std::to_string(missing.size() - 5) + " more";
+    throw InputError("", "parts", std::to_string(missing.size()) + " of the sweep's " + std::to_string(s.points.size()) +
+                                      " points are in no part (points " + list + "); run their shards (--resume finishes a torn one)");
+  }
+  std::string merged = header;
+  for (const std::string& row : rows) merged += row + "\n";
+  return merged;
 }
 
 }  // namespace cs::drv

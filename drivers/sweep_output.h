@@ -49,10 +49,13 @@ class SweepResultsFile {
   std::vector<bool> pending_set_;
 };
 
-// The whole rows of a results file (the header and a torn last line left out), for merging.
-// Throws InputError naming `path` when it cannot be read or its header differs from `header`.
-std::vector<std::string> read_sweep_rows(const std::string& path, results::RowFormat format, const std::string& header,
-                                         std::size_t parameters);
+struct Sweep;
+
+// The results files of a sweep's shards joined in point order (the header, then every point's
+// row once): what one `--jobs 1` run writes. Every part must be in `format`, carry this sweep's
+// header and only whole rows of its points (a torn last line is left out); a point two parts
+// give different rows, or that no part gives, is an InputError at "parts" naming it.
+std::string merge_sweep_parts(const Sweep& s, results::RowFormat format, const std::vector<std::string>& parts);
 
 // The format a results file name asks for: ".csv" or ".jsonl"; InputError at `option` otherwise.
 results::RowFormat sweep_format_of(const std::string& path, const std::string& option);
