@@ -1,6 +1,7 @@
 #include "apps/cmd_run.h"
 
 #include "apps/cli_common.h"
+#include "apps/cmd_cost.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "drivers/config_paths.h"
 #include "drivers/experiment.h"
 #include "drivers/training_run.h"
+#include "results/cost_report.h"
 #include "results/summary.h"
 #include "results/tables.h"
 #include "results/training_trace.h"
@@ -57,6 +59,28 @@ void print_assumptions(const std::vector<SourcedFact>& facts) {
   std::cout << "  rests on         " << facts.size() - static_cast<std::size_t>(fitted) << " assumed and " << fitted
             << " fitted values, not measured (--json \"assumptions\" says why each):\n";
   for (const std::string& g : order) std::cout << "                   " << g << ": " << groups[g] << "\n";
+}
+
+
+// Energy of the iteration and, with a goal, time, energy and cost to train (docs/cost-model.md).
+void print_energy(const results::TrainingRun& s) {
+  if (!s.energy) {
+    std::cout << "  energy           not priced: " << s.energy_unavailable << "\n";
+    return;
+  }
+  const results::RunEnergy& e = *s.energy;
+  std::cout << "  energy           " << fixed(e.iteration.facility.value() / 1e3, 1) << " kJ per iteration (GPUs "
+            << fixed(e.iteration.gpus.value() / 1e3, 1) << ", hosts " << fixed(e.iteration.hosts.value() / 1e3, 1)
+            << ", network " << fixed(e.iteration.network.value() / 1e3, 1) << " kJ, x PUE " << e.pue << "), "
+            << fixed(e.iteration.average_power.value() / 1e3, 1) << " kW average; " << results::format_money(e.cost_per_hour)
+            << " per hour (amortized)\n";
+  if (!e.goal) return;
+  const cost::GoalCost& g = *e.goal;
+  std::cout << "  goal             " << fixed(g.tokens / 1e9, 1) << "B tokens in " << fixed(g.seconds / 86400, 2) << " days, "
+            << fixed(to_kilowatt_hours(g.energy) / 1e3, 1) << " MWh, " << results::format_money(g.cost()) << " (energy "
+            << results::format_money(g.energy_cost) << ", capital " << results::format_money(g.capital_cost) << ")";
+  if (g.cloud_cost) std::cout << "; rented " << results::format_money(*g.cloud_cost);
+  std::cout << "; " << fixed(g.tokens_per_dollar(), 0) << " tokens per $\n";
 }
 
 void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
@@ -106,6 +130,7 @@ void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
     label.resize(18, ' ');
     std::cout << "    " << label << format_duration(duration_from_seconds(mean)) << "  (" << fixed(100 * mean / t, 1) << "%)\n";
   }
+  print_energy(s);
 }
 
 }  // namespace
@@ -114,6 +139,8 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   auto* cmd = app.add_subcommand("run", "Simulate one training iteration of an experiment (default: the built-in one)");
   cmd->add_option("experiment", o.experiment, "Experiment file (docs/experiment-format.md)");
   add_experiment_options(*cmd, o.overrides, o.hardware, o.profile);
+  add_price_options(*cmd, o.prices, o.price_overrides);
+  cmd->add_option("--train-tokens", o.train_tokens, "A training goal in tokens (replaces the experiment's \"goal\"): time, energy and cost to train");
   cmd->add_option("--out", o.out, "Write summary.json, per_gpu.csv, links.csv and trace.json to this folder (all or nothing)");
   cmd->add_flag("--force", o.force, "Replace the --out folder when it already holds files");
   cmd->add_flag("--json", o.json, "Print the summary as JSON");
@@ -125,6 +152,14 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
 int run_experiment_command(const RunOptions& o) {
   drv::Experiment e = load_experiment_with_options(o.experiment, o.overrides, o.hardware, o.profile);
   e.allow_oom = e.allow_oom || o.allow_oom;
+  e.prices = o.prices;
+  e.price_overrides = o.price_overrides;
+  if (o.train_tokens) {
+    if (!(*o.train_tokens > 0 && *o.train_tokens <= 1e16)) {
+      throw ConfigError("", "--train-tokens", "expected a positive number of tokens up to 1e16");
+    }
+    e.goal = drv::Experiment::Goal{*o.train_tokens, "--train-tokens"};
+  }
   if (!o.model.empty()) e.model = drv::resolve_model(o.model, "", "", "--model");
   // The folder is checked and staged before the simulation (a refusal comes at once) and put in
   // place only when every file is written (core/output_file.h).

@@ -2,6 +2,7 @@
 // default experiment when none is given.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct RunOptions {
   std::string profile;                 // --profile: a calibration profile (replaces options.profile)
   bool json = false;
   bool allow_oom = false;              // simulate even when the memory estimate does not fit
+  std::string prices;                  // --prices FILE
+  std::vector<std::string> price_overrides;  // --set-price
+  std::optional<double> train_tokens;  // --train-tokens: the goal
 };
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& opts);

@@ -7,6 +7,8 @@
 #include <map>
 
 #include "apps/cli_common.h"
+#include "apps/cmd_cost.h"
+#include "cost/price_catalog.h"
 #include "apps/sweep_mpi.h"
 #include "core/errors.h"
 #include "core/output_file.h"
@@ -85,6 +87,7 @@ SweepCommands add_sweep_commands(CLI::App& app, SweepOptions& o, SweepOptions& m
   c.sweep->add_option("--shard", o.shard, "Run shard I of N (every N-th point from the I-th), for job arrays; join with `sweep merge`");
   c.sweep->add_flag("--dry-run", o.dry_run, "List the points (of the shard) without simulating");
   c.sweep->add_flag("--json", o.json, "With --dry-run: the points as JSON");
+  add_price_options(*c.sweep, o.prices, o.price_overrides);
   c.merge = c.sweep->add_subcommand("merge", "Join the results files of a sweep's shards into one, in point order");
   c.merge->add_option("sweep", m.sweep, "Sweep file the shards ran")->required();
   c.merge->add_option("parts", m.parts, "The shards' results files")->required();
@@ -104,6 +107,10 @@ SweepSetup prepare_sweep(const SweepOptions& o) {
   std::pair<std::size_t, std::size_t> shard{1, 1};
   if (!o.shard.empty()) shard = parse_shard(o.shard);
   setup.sweep = drv::load_sweep(o.sweep);
+  // The price catalog is checked once, before any point runs: its errors are the command's.
+  (void)cost::PriceCatalog::load(o.prices, o.price_overrides);
+  setup.sweep.prices = o.prices;
+  setup.sweep.price_overrides = o.price_overrides;
   setup.todo = drv::sweep_shard(setup.sweep.points.size(), shard.first, shard.second);
   return setup;
 }

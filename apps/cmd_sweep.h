@@ -24,6 +24,8 @@ struct SweepOptions {
   bool json = false;
   std::string shard;               // "I/N"
   std::vector<std::string> parts;  // merge: the shards' results files
+  std::string prices;              // --prices FILE
+  std::vector<std::string> price_overrides;  // --set-price
 };
 
 struct SweepCommands {

@@ -11,12 +11,14 @@
 
 #include "apps/cli/strict.h"
 #include "apps/cmd_collective.h"
+#include "apps/cmd_cost.h"
 #include "apps/cmd_gemm.h"
 #include "apps/cmd_plan.h"
 #include "apps/cmd_profile.h"
 #include "apps/cmd_run.h"
 #include "apps/cmd_scale.h"
 #include "apps/cmd_search.h"
+#include "apps/cmd_size.h"
 #include "apps/cmd_sweep.h"
 #include "apps/cmd_topo.h"
 #include "apps/cmd_validate.h"
@@ -68,15 +70,20 @@ int dispatch(int argc, char** argv) {
   auto* profile = cs::cli::add_profile_command(app, profile_opts);
   cs::cli::SearchCommandOptions search_opts;
   auto* search = cs::cli::add_search_command(app, search_opts);
+  cs::cli::CostOptions cost_opts;
+  auto* cost = cs::cli::add_cost_command(app, cost_opts);
+  cs::cli::SizeOptions size_opts;
+  auto* size = cs::cli::add_size_command(app, size_opts);
   cs::cli::SweepOptions sweep_opts, merge_opts;
   const cs::cli::SweepCommands sweep = cs::cli::add_sweep_commands(app, sweep_opts, merge_opts);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
-        first != "plan" && first != "profile" && first != "gemm" && first != "sweep" && first != "search") {
+        first != "plan" && first != "profile" && first != "gemm" && first != "sweep" && first != "search" &&
+        first != "cost" && first != "size") {
       std::cerr << "clustersim: command-line error: unknown command \"" << cs::escape_control(first)
-                << "\" (run, scale, sweep, search, plan, collective, gemm, topo, validate, profile; see --help)\n";
+                << "\" (run, scale, sweep, search, cost, size, plan, collective, gemm, topo, validate, profile; see --help)\n";
       return 2;
     }
   }
@@ -99,6 +106,8 @@ int dispatch(int argc, char** argv) {
   if (app.got_subcommand("scale")) return cs::cli::run_scale_command(scale_opts);
   if (app.got_subcommand("plan")) return cs::cli::run_plan_command(plan_opts);
   if (search->parsed()) return cs::cli::run_search_command(search_opts);
+  if (cost->parsed()) return cs::cli::run_cost_command(cost_opts);
+  if (size->parsed()) return cs::cli::run_size_command(size_opts);
   if (sweep.merge->parsed()) return cs::cli::run_sweep_merge(merge_opts);
   if (sweep.sweep->parsed()) return cs::cli::run_sweep_command(sweep_opts);
   if (gemm->parsed()) return cs::cli::run_gemm_command(gemm_opts);

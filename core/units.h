@@ -101,11 +101,17 @@ struct BytesTag {};
 struct BandwidthTag {};
 struct FlopsTag {};
 struct FlopRateTag {};
+struct PowerTag {};
+struct EnergyTag {};
+struct MoneyTag {};
 
 using Bytes = Quantity<BytesTag, std::int64_t>;
 using Bandwidth = Quantity<BandwidthTag, double>;  // bytes per second
 using Flops = Quantity<FlopsTag, double>;
 using FlopRate = Quantity<FlopRateTag, double>;  // FLOP per second
+using Power = Quantity<PowerTag, double>;        // watts
+using Energy = Quantity<EnergyTag, double>;      // joules
+using Money = Quantity<MoneyTag, double>;        // US dollars (prices as published, not inflation-adjusted)
 
 constexpr Bytes bytes(std::int64_t n) { return Bytes{n}; }
 constexpr Bytes kibibytes(std::int64_t n) { return Bytes{n << 10}; }
@@ -116,6 +122,12 @@ constexpr Bandwidth gigabytes_per_second(double v) { return Bandwidth{v * 1e9}; 
 constexpr Bandwidth gigabits_per_second(double v) { return Bandwidth{v * 1e9 / 8.0}; }
 constexpr Flops flops(double v) { return Flops{v}; }
 constexpr FlopRate teraflops_per_second(double v) { return FlopRate{v * 1e12}; }
+constexpr Power watts(double v) { return Power{v}; }
+constexpr Power kilowatts(double v) { return Power{v * 1e3}; }
+constexpr Energy joules(double v) { return Energy{v}; }
+constexpr Energy kilowatt_hours(double v) { return Energy{v * 3.6e6}; }
+constexpr Money dollars(double v) { return Money{v}; }
+constexpr double to_kilowatt_hours(Energy e) { return e.value() / 3.6e6; }
 
 // A byte count scaled by a real factor, rounded to the nearest byte.
 Bytes scale(Bytes b, double factor);
@@ -133,6 +145,12 @@ Duration compute_time(Flops f, FlopRate r);
 Bandwidth average_rate(Bytes b, Duration d);
 // Average FLOP rate of `f` over `d` (d > 0).
 FlopRate average_rate(Flops f, Duration d);
+// Energy of a constant power `p` drawn for `d`.
+constexpr Energy energy_over(Power p, Duration d) { return Energy{p.value() * to_seconds(d)}; }
+// The same for a duration in seconds that may exceed kMaxDuration (years of operation).
+constexpr Energy energy_over_seconds(Power p, double seconds) { return Energy{p.value() * seconds}; }
+// Average power of `e` over `d` (d > 0).
+constexpr Power average_power(Energy e, Duration d) { return Power{e.value() / to_seconds(d)}; }
 
 // ---- text for people ------------------------------------------------------------------------
 std::string format_bytes(Bytes b);          // "1.50 GiB", "512 B"

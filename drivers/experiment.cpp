@@ -77,8 +77,32 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
 
 }  // namespace
 
+Experiment::Goal parse_goal(const ConfigNode& g) {
+  // Tokens to train, or a dataset's tokens times epochs (a fine-tune). Up to 10^16 tokens: 25x
+  // the largest published pre-training runs.
+  g.expect_only({"description", "tokens", "dataset_tokens", "epochs"});
+  if (auto d = g.find("description")) d->as_string();
+  auto positive = [](const ConfigNode& n, double max) {
+    const double v = n.as_number();
+    if (!(v > 0 && v <= max)) n.fail_expected(max >= 1e16 ? "a positive number of tokens up to 1e16" : "a positive number up to 10000");
+    return v;
+  };
+  Experiment::Goal goal;
+  goal.where = g.path();
+  if (auto t = g.find("tokens")) {
+    if (g.has("dataset_tokens") || g.has("epochs")) g.fail("give either \"tokens\" or \"dataset_tokens\" and \"epochs\", not both");
+    goal.tokens = positive(*t, 1e16);
+  } else if (g.has("dataset_tokens")) {
+    goal.tokens = positive(g.at("dataset_tokens"), 1e16) * positive(g.at("epochs"), 1e4);
+    if (goal.tokens > 1e16) g.at("epochs").fail_expected("epochs x dataset_tokens up to 10^16 tokens");
+  } else {
+    g.fail("expected \"tokens\" (tokens to train) or \"dataset_tokens\" and \"epochs\"");
+  }
+  return goal;
+}
+
 Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir) {
-  root.expect_only({"name", "description", "cluster", "cluster_overrides", "hardware_overrides", "model", "plan", "data", "options"});
+  root.expect_only({"name", "description", "cluster", "cluster_overrides", "hardware_overrides", "model", "plan", "data", "goal", "options"});
   Experiment e;
   e.file = root.file();
   e.path = root.path();
@@ -108,6 +132,7 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
       if (e.plan.data_bytes_per_sample <= 0) b.fail("expected a positive size per sample (\"source\": \"local\" reads no storage)");
     }
   }
+  if (auto g = root.find("goal")) e.goal = parse_goal(*g);
   if (auto o = root.find("options")) {
     o->expect_only({"allow_oom", "symmetry", "stragglers", "profile"});
     if (auto v = o->find("profile")) {

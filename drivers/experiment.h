@@ -39,10 +39,24 @@ struct Experiment {
   // latencies and the overlap slowdown come from it where it has them. Empty: the catalog.
   std::string profile;
   std::string profile_where;           // the file and JSON path (or option) that named it
+  // A training goal (the experiment's "goal"): train this many tokens (or epochs of a dataset). With
+  // it, a run reports time, energy and cost to train (cost/run_energy.h).
+  struct Goal {
+    double tokens = 0;
+    std::string where;                 // its JSON path
+  };
+  std::optional<Goal> goal;
+  // The price catalog for energy and cost: a file replacing the built-in one (--prices) and
+  // "/pointer=value" changes (--set-price); cost/price_catalog.h.
+  std::string prices;
+  std::vector<std::string> price_overrides;
 
   // The JSON path of a key of the experiment ("/plan", or "/records/3/experiment/plan").
   std::string at(const std::string& key) const { return path + "/" + key; }
 };
+
+// Parses a training goal object ({"tokens": N} or {"dataset_tokens": D, "epochs": E}).
+Experiment::Goal parse_goal(const ConfigNode& node);
 
 // Parses an experiment object (a whole document, or an object inside one, such as a record of a
 // validation table); `base_dir` resolves relative cluster and model paths. Errors name the file

@@ -73,16 +73,7 @@ SearchCandidate simulate(const Experiment& e, const wl::ParallelPlan& plan, Plan
   Experiment x = e;
   x.plan = plan;
   try {
-    const results::TrainingRun run = simulate_training(x);
-    SimulatedPlan s;
-    s.iteration = run.result.iteration;
-    s.tokens_per_s = run.result.tokens_per_s;
-    s.samples_per_s = run.result.samples_per_s;
-    s.mfu = run.result.mfu;
-    s.memory = run.result.memory.total;
-    s.dominant_stall = run.result.largest_stall.stall;
-    s.dominant_share = run.result.largest_stall.share;
-    c.simulated = s;
+    c.simulated = summarize_simulation(simulate_training(x));
   } catch (const InputError& err) {
     c.failure = err.message();
   }
@@ -90,6 +81,18 @@ SearchCandidate simulate(const Experiment& e, const wl::ParallelPlan& plan, Plan
 }
 
 }  // namespace
+
+SimulatedPlan summarize_simulation(const results::TrainingRun& run) {
+  SimulatedPlan s;
+  s.iteration = run.result.iteration;
+  s.tokens_per_s = run.result.tokens_per_s;
+  s.samples_per_s = run.result.samples_per_s;
+  s.mfu = run.result.mfu;
+  s.memory = run.result.memory.total;
+  s.dominant_stall = run.result.largest_stall.stall;
+  s.dominant_share = run.result.largest_stall.share;
+  return s;
+}
 
 double objective_value(SearchObjective o, const wl::ParallelPlan& plan, Duration iteration, std::int64_t tokens) {
   const double t = to_seconds(iteration);
@@ -114,6 +117,32 @@ std::optional<double> spearman(const std::vector<double>& a, const std::vector<d
   }
   if (saa == 0 || sbb == 0) return std::nullopt;
   return sab / std::sqrt(saa * sbb);
+}
+
+std::vector<SearchCandidate> estimate_space(const Experiment& e, const wl::Model& model, const hw::GpuSpec& gpu, int per_server,
+                                            PlanEstimator& estimator, int gpus, const SearchOptions& o, SearchResult& tally,
+                                            const std::function<void(const std::string&, double)>& progress) {
+  SpaceOptions space_options;
+  space_options.per_server = per_server;
+  space_options.keep = o.keep;
+  space_options.headroom = o.headroom;
+  space_options.framework = e.framework;
+  PlanSpace space = enumerate_plans(model, e.plan, gpus, gpu, space_options);
+  tally.considered += space.considered;
+  for (const auto& [why, n] : space.dropped) tally.dropped[why] += n;
+  std::vector<SearchCandidate> out;
+  out.reserve(space.plans.size());
+  for (std::size_t i = 0; i < space.plans.size(); ++i) {
+    if (progress && i % 1024 == 0) {
+      progress("estimating " + std::to_string(i) + " of " + std::to_string(space.plans.size()) + " plans",
+               static_cast<double>(i) / static_cast<double>(space.plans.size()));
+    }
+    SearchCandidate c;
+    c.plan = std::move(space.plans[i]);
+    c.estimate = estimator.estimate(c.plan);
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 SearchResult search_plans(const Experiment& e, const SearchOptions& o, const std::function<void(const std::string&, double)>& progress) {
@@ -144,21 +173,8 @@ SearchResult search_plans(const Experiment& e, const SearchOptions& o, const std
   std::vector<SearchCandidate> kept;
   for (std::size_t g = 0; g < r.gpus.size(); ++g) {
     tell("enumerating plans on " + std::to_string(r.gpus[g]) + " GPUs", static_cast<double>(g) / static_cast<double>(r.gpus.size()));
-    SpaceOptions space_options;
-    space_options.per_server = std::max(per_server, 1);
-    space_options.keep = o.keep;
-    space_options.headroom = o.headroom;
-    space_options.framework = e.framework;
-    PlanSpace space = enumerate_plans(model, e.plan, r.gpus[g], gpu, space_options);
-    r.considered += space.considered;
-    for (const auto& [why, n] : space.dropped) r.dropped[why] += n;
-    for (std::size_t i = 0; i < space.plans.size(); ++i) {
-      if (i % 1024 == 0) tell("estimating " + std::to_string(i) + " of " + std::to_string(space.plans.size()) + " plans", static_cast<double>(i) / static_cast<double>(space.plans.size()));
-      SearchCandidate c;
-      c.plan = std::move(space.plans[i]);
-      c.estimate = estimator.estimate(c.plan);
-      kept.push_back(std::move(c));
-    }
+    std::vector<SearchCandidate> some = estimate_space(e, model, gpu, std::max(per_server, 1), estimator, r.gpus[g], o, r, tell);
+    for (SearchCandidate& c : some) kept.push_back(std::move(c));
   }
   r.kept = kept.size();
   r.prefilter_seconds = seconds_since(t0);

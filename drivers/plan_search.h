@@ -18,6 +18,7 @@
 #include "drivers/experiment.h"
 #include "drivers/plan_estimate.h"
 #include "results/stall_attribution.h"
+#include "results/training_run.h"
 #include "workloads/memory.h"
 
 namespace cs::drv {
@@ -41,6 +42,9 @@ struct SimulatedPlan {
   std::optional<results::Stall> dominant_stall;
   double dominant_share = 0;
 };
+
+// The headline numbers of a full simulation that the search and the sizing advisor rank by.
+SimulatedPlan summarize_simulation(const results::TrainingRun& run);
 
 struct SearchCandidate {
   wl::ParallelPlan plan;
@@ -68,6 +72,13 @@ double objective_value(SearchObjective o, const wl::ParallelPlan& plan, Duration
 // Spearman's rank correlation of two equally long series (average ranks for ties); nothing
 // for fewer than 3 values or a constant series.
 std::optional<double> spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+// The pre-filter on one GPU count: every plan of the space (plan_space.h) that divides and fits,
+// with its fast estimate, in the space's order; what was considered and dropped is added to
+// `tally`. `per_server` is the GPUs of one server (tensor parallelism's limit).
+std::vector<SearchCandidate> estimate_space(const Experiment& e, const wl::Model& model, const hw::GpuSpec& gpu, int per_server,
+                                            PlanEstimator& estimator, int gpus, const SearchOptions& o, SearchResult& tally,
+                                            const std::function<void(const std::string&, double)>& progress = {});
 
 // The search. `progress` (may be empty) is told "what" and a fraction done.
 SearchResult search_plans(const Experiment& e, const SearchOptions& o,

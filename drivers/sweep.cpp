@@ -311,6 +311,8 @@ Sweep load_sweep(const std::string& path) {
 Experiment sweep_point_experiment(const Sweep& s, std::size_t i) {
   const std::vector<nlohmann::json>& values = s.points.at(i);
   Experiment e = parse_point(s, point_document(s, values));
+  e.prices = s.prices;
+  e.price_overrides = s.price_overrides;
   for (std::size_t p = 0; p < s.parameters.size(); ++p) {
     const SweepParameter& par = s.parameters[p];
     if (par.target == SweepTarget::kCluster) e.cluster_overrides.push_back(assignment(par, values[p]));

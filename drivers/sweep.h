@@ -39,6 +39,9 @@ struct Sweep {
   std::string base_dir;   // resolves its relative cluster, model and profile paths
   std::vector<SweepParameter> parameters;
   std::vector<std::vector<nlohmann::json>> points;  // per point, one value per parameter
+  // The price catalog every point's energy and cost use (--prices, --set-price).
+  std::string prices;
+  std::vector<std::string> price_overrides;
 
   std::vector<std::string> columns() const;  // the parameters' names, in order
 };

@@ -5,9 +5,12 @@
 
 #include "calibration/profile_model.h"
 #include "core/errors.h"
+#include "cost/ownership.h"
+#include "cost/run_energy.h"
 #include "drivers/assumptions.h"
 #include "drivers/calibrated_protocol.h"
 #include "drivers/plan_warnings.h"
+#include "results/cost_report.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
 #include "sim/collectives/algorithm_tuner.h"
@@ -104,7 +107,39 @@ void check_plan_fits(const Experiment& e, const topo::Cluster& cluster, const wl
   }
 }
 
+namespace {
+
+// The energy of the iteration and the cost of the goal, or the reason the catalog cannot price them.
+void add_energy(results::TrainingRun& run, const Experiment& e, const cost::PriceCatalog& prices) {
+  const int gpus = run.result.gpus;
+  cost::Ownership own;
+  try {
+    own = cost::ownership(run.cluster, cost::bill_of_materials(run.cluster, prices, hw::Catalog::builtin(), e.cluster), prices);
+  } catch (const ConfigError& err) {
+    run.energy_unavailable = err.message();
+    return;
+  }
+  // Mean compute over the job's GPUs: the simulated ranks stand for their mirror images.
+  double compute = 0;
+  for (const results::RankBreakdown& b : run.stalls) compute += to_seconds(b.time[static_cast<int>(results::Stall::kCompute)]);
+  if (!run.stalls.empty()) compute /= static_cast<double>(run.stalls.size());
+  results::RunEnergy energy;
+  energy.iteration = cost::iteration_energy(own, prices, run.result.iteration, duration_from_seconds(compute), gpus);
+  energy.pue = prices.facility().pue;
+  energy.cost_per_hour = own.per_hour * (static_cast<double>(gpus) / own.bom.gpus);
+  if (e.goal && run.result.tokens_per_s > 0) {
+    energy.goal = cost::goal_cost(own, prices, energy.iteration, run.result.iteration, run.result.tokens_per_s,
+                                  e.goal->tokens, gpus);
+  }
+  energy.assumptions = results::cost_assumptions_json(own, prices);
+  run.energy = std::move(energy);
+}
+
+}  // namespace
+
 results::TrainingRun simulate_training(const Experiment& e) {
+  // The price catalog first: a bad --prices file or --set-price is an input error before any work.
+  const cost::PriceCatalog prices = cost::PriceCatalog::load(e.prices, e.price_overrides);
   const hw::Catalog catalog = experiment_catalog(e);
   coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides, catalog);
   const topo::Cluster& cluster = machine.cluster;
@@ -163,9 +198,11 @@ results::TrainingRun simulate_training(const Experiment& e) {
   std::vector<SourcedFact> assumptions = training_assumptions(machine, catalog, job_gpus, compute.dtype(), profile.get());
   std::vector<Warning> warnings = machine.warnings;
   add_warnings(warnings, plan_warnings(e, graph.grid, cluster));
-  return results::TrainingRun{std::move(machine.cluster), std::move(model), std::move(graph), ex.timeline(),
-                              std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration),
-                              std::move(assumptions), std::move(warnings)};
+  results::TrainingRun run{std::move(machine.cluster), std::move(model), std::move(graph), ex.timeline(),
+                           std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration),
+                           std::move(assumptions), std::move(warnings), std::nullopt, std::string()};
+  add_energy(run, e, prices);
+  return run;
 }
 
 }  // namespace cs::drv

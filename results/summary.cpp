@@ -49,6 +49,37 @@ nlohmann::json assumptions_json(const std::vector<SourcedFact>& facts) {
 
 }  // namespace
 
+nlohmann::json energy_json(const TrainingRun& s) {
+  if (!s.energy) return nullptr;
+  const RunEnergy& e = *s.energy;
+  return {{"per_iteration_j", e.iteration.facility.value()},
+          {"it_per_iteration_j", e.iteration.it().value()},
+          {"gpus_j", e.iteration.gpus.value()},
+          {"hosts_j", e.iteration.hosts.value()},
+          {"network_j", e.iteration.network.value()},
+          {"pue", e.pue},
+          {"average_power_w", e.iteration.average_power.value()},
+          {"cost_per_hour_usd", e.cost_per_hour.value()},
+          {"assumptions", e.assumptions}};
+}
+
+nlohmann::json goal_json(const TrainingRun& s) {
+  if (!s.energy || !s.energy->goal) return nullptr;
+  const cost::GoalCost& g = *s.energy->goal;
+  return {{"tokens", g.tokens},
+          {"time_to_train_s", g.seconds},
+          {"time_to_train_days", g.seconds / 86400},
+          {"iterations", g.iterations},
+          {"energy_j", g.energy.value()},
+          {"energy_mwh", to_kilowatt_hours(g.energy) / 1e3},
+          {"energy_cost_usd", g.energy_cost.value()},
+          {"capital_cost_usd", g.capital_cost.value()},
+          {"cost_usd", g.cost().value()},
+          {"cloud_cost_usd", g.cloud_cost ? nlohmann::json(g.cloud_cost->value()) : nlohmann::json(nullptr)},
+          {"tokens_per_usd", g.tokens_per_dollar()},
+          {"tokens_per_j", g.tokens_per_joule()}};
+}
+
 nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPlan& plan, const TrainingRun& s) {
   const IterationResult& r = s.result;
   nlohmann::json out = {{"experiment", experiment},
@@ -84,7 +115,10 @@ nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPla
           {"ops", r.ops},
           {"events", r.events},
           {"calibration", s.calibration.is_null() ? nlohmann::json(nullptr) : s.calibration},
-          {"assumptions", assumptions_json(s.assumptions)}};
+          {"assumptions", assumptions_json(s.assumptions)},
+          {"energy", energy_json(s)},
+          {"energy_unavailable", s.energy ? nlohmann::json(nullptr) : nlohmann::json(s.energy_unavailable)},
+          {"goal", goal_json(s)}};
   list_warnings_in(out, s.warnings);
   return out;
 }

@@ -12,5 +12,8 @@
 namespace cs::results {
 
 nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPlan& plan, const TrainingRun& run);
+// summary.json's "energy" (null when the run has none) and "goal" (null without a goal).
+nlohmann::json energy_json(const TrainingRun& run);
+nlohmann::json goal_json(const TrainingRun& run);
 
 }  // namespace cs::results

@@ -16,6 +16,11 @@ std::vector<std::string> make_columns() {
   for (int k = 0; k < kStallCount; ++k) c.push_back(std::string(to_string(static_cast<Stall>(k))) + "_s");
   for (const char* t : kTierColumns) c.emplace_back(t);
   for (const char* m : {"dominant_stall", "dominant_stall_share", "warnings"}) c.emplace_back(m);
+  // Schema 2: energy and, with a goal, time and cost to train (docs/cost-model.md).
+  for (const char* m : {"energy_per_iteration_j", "average_power_w", "time_to_train_s", "energy_to_train_j",
+                        "cost_to_train_usd", "tokens_per_usd"}) {
+    c.emplace_back(m);
+  }
   return c;
 }
 
@@ -87,6 +92,14 @@ std::vector<nlohmann::json> sweep_result_cells(const TrainingRun& run) {
   c.emplace_back(r.largest_stall.stall ? nlohmann::json(to_string(*r.largest_stall.stall)) : nlohmann::json(nullptr));
   c.emplace_back(r.largest_stall.share);
   c.emplace_back(run.warnings.size());
+  const auto& e = run.energy;
+  const cost::GoalCost* g = e && e->goal ? &*e->goal : nullptr;
+  c.emplace_back(e ? nlohmann::json(e->iteration.facility.value()) : nlohmann::json(nullptr));
+  c.emplace_back(e ? nlohmann::json(e->iteration.average_power.value()) : nlohmann::json(nullptr));
+  c.emplace_back(g ? nlohmann::json(g->seconds) : nlohmann::json(nullptr));
+  c.emplace_back(g ? nlohmann::json(g->energy.value()) : nlohmann::json(nullptr));
+  c.emplace_back(g ? nlohmann::json(g->cost().value()) : nlohmann::json(nullptr));
+  c.emplace_back(g ? nlohmann::json(g->tokens_per_dollar()) : nlohmann::json(nullptr));
   return c;
 }
 

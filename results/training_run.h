@@ -15,6 +15,7 @@
 #include "core/sourced_value.h"
 #include "core/units.h"
 #include "core/warning.h"
+#include "cost/run_energy.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
 #include "taskgraph/timeline.h"
@@ -57,6 +58,16 @@ struct LinkUse {
   double utilization = 0;  // bytes / (usable capacity x iteration time)
 };
 
+// The energy of the iteration and, with a goal, the time, energy and cost to train
+// (cost/run_energy.h), on the cluster's bill of materials priced by the price catalog.
+struct RunEnergy {
+  cost::IterationEnergy iteration;
+  double pue = 1;
+  Money cost_per_hour{0};                // the job's share of the cluster, amortized capital + energy
+  std::optional<cost::GoalCost> goal;
+  nlohmann::json assumptions;            // the price catalog's assumed figures it rests on
+};
+
 struct TrainingRun {
   topo::Cluster cluster;
   wl::Model model;
@@ -73,6 +84,10 @@ struct TrainingRun {
   // Inputs that are legal but implausible: the cluster file's (coll::Machine::warnings), then the
   // plan's (drivers/plan_warnings.h). Printed by the front ends, listed in summary.json.
   std::vector<Warning> warnings;
+  // Energy and cost; empty, with the reason in energy_unavailable, when the price catalog does not
+  // price the cluster (a GPU or a link speed it has no figure for).
+  std::optional<RunEnergy> energy;
+  std::string energy_unavailable;
 };
 
 }  // namespace cs::results
