@@ -285,23 +285,6 @@ SizingResult size_cluster(const SizingSpec& spec, const std::function<void(const
       if (ok) break;
     }
   }
-  // No cluster meets the deadline by estimate: the fastest candidate, simulated, says by how much.
-  const bool any_meets = std::any_of(r.finalists.begin(), r.finalists.end(),
-                                     [](const SizingFinalist& f) { return f.failure.empty() && f.meets_deadline; });
-  if (!any_meets && r.finalists.empty()) {
-    std::optional<std::size_t> fastest;
-    std::size_t fastest_cluster = 0;
-    for (std::size_t c = 0; c < spec.clusters.size(); ++c) {
-      for (std::size_t i : per_cluster[c]) {
-        if (!fastest || r.candidates[i].time_to_train_s < r.candidates[*fastest].time_to_train_s) {
-          fastest = i;
-          fastest_cluster = c;
-        }
-      }
-    }
-    if (fastest) r.finalists.push_back(simulate(r.candidates[*fastest], fastest_cluster));
-  }
-
   // 4. The answer.
   for (std::size_t i = 0; i < r.finalists.size(); ++i) {
     const SizingFinalist& f = r.finalists[i];
@@ -343,15 +326,25 @@ SizingResult size_cluster(const SizingSpec& spec, const std::function<void(const
   } else {
     const int largest = spec.gpus.back();
     a << "No candidate meets the " << deadline << " deadline.";
+    // The fastest: a simulated finalist when one ran (it missed in full simulation), else the
+    // fastest estimate (not simulated: at the largest sizes one full simulation can cost minutes).
     const SizingFinalist* best = nullptr;
     for (const SizingFinalist& f : r.finalists) {
       if (f.failure.empty() && (best == nullptr || f.time_to_train_s < best->time_to_train_s)) best = &f;
     }
+    const SizeCandidate* estimate = nullptr;
+    for (const SizeCandidate& c : r.candidates) {
+      if (c.estimated && (estimate == nullptr || c.time_to_train_s < estimate->time_to_train_s)) estimate = &c;
+    }
+    a << std::fixed;
+    a.precision(2);
     if (best != nullptr) {
-      a << " The fastest, " << best->candidate.gpus << " GPUs on " << best->candidate.cluster << ", needs "
-        << days_text(best->time_to_train_s) << " (" << std::fixed;
-      a.precision(2);
-      a << best->time_to_train_s / spec.deadline_s << "x the deadline).";
+      a << " The fastest simulated, " << best->candidate.gpus << " GPUs on " << best->candidate.cluster << ", needs "
+        << days_text(best->time_to_train_s) << " (" << best->time_to_train_s / spec.deadline_s << "x the deadline).";
+    } else if (estimate != nullptr) {
+      a << " The fastest, " << estimate->gpus << " GPUs on " << estimate->cluster << ", needs "
+        << days_text(estimate->time_to_train_s) << " by the plan search's estimate ("
+        << estimate->time_to_train_s / spec.deadline_s << "x the deadline).";
     }
     if (p.gpus_for_deadline > largest) {
       a << " Even at the GPU's peak FLOP rate the deadline needs at least " << p.gpus_for_deadline
