@@ -3,8 +3,13 @@
 #include <limits>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CS_ROUTER_AVX512 1
+#endif
 
 #include "core/errors.h"
 #include "core/random.h"
@@ -29,6 +34,9 @@ struct Router::Mark {
   // toward the previous backward layer: recorded while searching, so choosing the middle
   // vertex never rescans a switch's links.
   double widest_fwd = 0, widest_bwd = 0;
+  // Compressed search only: the frontier class whose links reached this class when it was
+  // found, or kSeveral when more than one did (router.cpp, search_compressed).
+  std::uint32_t pred_fwd = 0, pred_bwd = 0;
 };
 
 namespace {
@@ -37,14 +45,160 @@ constexpr std::uint32_t kEmpty = UINT32_MAX;
 constexpr std::size_t kChunkLinks = 16384;       // 64 KiB arena chunks
 constexpr std::uint64_t kMeetSalt = 0x6d656574;  // "meet"
 constexpr std::uint64_t kOutSalt = 1;
+constexpr std::uint32_t kDirect = 1u << 31;  // a class's small row, read from the adjacency
+constexpr std::uint32_t kSeveral = UINT32_MAX;  // Mark::pred_*: found from several classes
+constexpr std::uint32_t kTwins = 1u << 31;      // class_of_: a class of several vertices
 
 std::uint64_t key_hash(std::uint32_t src, std::uint32_t dst, std::uint64_t label) {
   return hash_combine(hash_combine(mix64(src), dst), label);
 }
 
+// The index i of ids[0..n), n > 0, with the largest hash_combine(seed, ids[i]). For a fixed
+// seed hash_combine is a bijection of its value (an addition, an xor and mix64's invertible
+// steps), so distinct ids never tie and the order of ids does not matter.
+std::size_t max_hash_scalar(const std::uint32_t* ids, std::size_t n, std::uint64_t seed) {
+  std::size_t best = 0;
+  std::uint64_t best_hash = hash_combine(seed, ids[0]);
+  for (std::size_t i = 1; i < n; ++i) {
+    const std::uint64_t h = hash_combine(seed, ids[i]);
+    if (h > best_hash) {
+      best = i;
+      best_hash = h;
+    }
+  }
+  return best;
+}
+
+#ifdef CS_ROUTER_AVX512
+// max_hash_scalar, 8 hashes at a time in GCC's vector extensions, compiled for AVX-512
+// (vpmullq) and called only where the CPU has it. hash_combine(seed, v) = mix64(seed ^ (v + k))
+// with k = 0x9e3779b97f4a7c15 + (seed << 6) + (seed >> 2), all modulo 2^64 (core/random.h).
+using U64x8 = std::uint64_t __attribute__((vector_size(64)));
+using U32x8 = std::uint32_t __attribute__((vector_size(32)));
+#define CS_AVX512 __attribute__((target("avx512f,avx512dq"), always_inline)) inline
+CS_AVX512 U64x8 hash8(const std::uint32_t* ids, std::uint64_t seed, std::uint64_t k) {
+  U32x8 v32;
+  std::memcpy(&v32, ids, sizeof v32);
+  U64x8 x = (seed ^ (__builtin_convertvector(v32, U64x8) + k)) + 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+#undef CS_AVX512
+
+__attribute__((target("avx512f,avx512dq"))) std::size_t max_hash_avx512(const std::uint32_t* ids,
+                                                                          std::size_t n,
+                                                                          std::uint64_t seed) {
+  if (n < 16) return max_hash_scalar(ids, n, seed);
+  const std::uint64_t k = 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+  U64x8 index = {0, 1, 2, 3, 4, 5, 6, 7};
+  U64x8 best = hash8(ids, seed, k), best_index = index;
+  std::size_t i = 8;
+  for (; i + 8 <= n; i += 8) {
+    index += 8;
+    const U64x8 h = hash8(ids + i, seed, k);
+    const auto more = h > best;
+    best = more ? h : best;
+    best_index = more ? index : best_index;
+  }
+  std::size_t out = best_index[0];
+  std::uint64_t out_hash = best[0];
+  for (int lane = 1; lane < 8; ++lane) {
+    if (best[lane] > out_hash) {
+      out = best_index[lane];
+      out_hash = best[lane];
+    }
+  }
+  for (; i < n; ++i) {
+    const std::uint64_t h = hash_combine(seed, ids[i]);
+    if (h > out_hash) {
+      out = i;
+      out_hash = h;
+    }
+  }
+  return out;
+}
+#endif
+
+std::size_t max_hash(const std::uint32_t* ids, std::size_t n, std::uint64_t seed) {
+#ifdef CS_ROUTER_AVX512
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  if (avx512) return max_hash_avx512(ids, n, seed);
+#endif
+  return max_hash_scalar(ids, n, seed);
+}
+
+// Open-addressing intern table of integer lists (a block's entries, a twin's signature): the
+// id of an equal list added before, else of the new one. Lists live in `words` at `begin`.
+class ListTable {
+ public:
+  // The id of the list words[first, last) if an equal one was interned, else interns it.
+  // Interned ids are consecutive from 0; `words` must not shrink while the table is used.
+  std::uint32_t intern(const std::vector<std::uint64_t>& words, std::size_t first, std::size_t last) {
+    if ((count_ + 1) * 2 > table_.size()) grow(words);
+    const std::uint64_t h = hash(words, first, last);
+    for (std::size_t i = h & (table_.size() - 1);; i = (i + 1) & (table_.size() - 1)) {
+      if (table_[i] == kFree) {
+        table_[i] = count_;
+        begin_.push_back(first);
+        end_.push_back(last);
+        return count_++;
+      }
+      const std::uint32_t id = table_[i];
+      if (end_[id] - begin_[id] == last - first &&
+          std::equal(words.begin() + static_cast<std::ptrdiff_t>(first), words.begin() + static_cast<std::ptrdiff_t>(last),
+                     words.begin() + static_cast<std::ptrdiff_t>(begin_[id]))) {
+        return id;
+      }
+    }
+  }
+  std::size_t first(std::uint32_t id) const { return begin_[id]; }
+  std::size_t last(std::uint32_t id) const { return end_[id]; }
+
+ private:
+  static constexpr std::uint32_t kFree = UINT32_MAX;
+  static std::uint64_t hash(const std::vector<std::uint64_t>& words, std::size_t first, std::size_t last) {
+    std::uint64_t h = mix64(last - first);
+    for (std::size_t k = first; k < last; ++k) h = hash_combine(h, words[k]);
+    return h;
+  }
+  void grow(const std::vector<std::uint64_t>& words) {
+    table_.assign(std::max<std::size_t>(64, table_.size() * 2), kFree);
+    for (std::uint32_t id = 0; id < count_; ++id) {
+      for (std::size_t i = hash(words, begin_[id], end_[id]) & (table_.size() - 1);; i = (i + 1) & (table_.size() - 1)) {
+        if (table_[i] == kFree) {
+          table_[i] = id;
+          break;
+        }
+      }
+    }
+  }
+  std::vector<std::uint32_t> table_;
+  std::vector<std::size_t> begin_, end_;
+  std::uint32_t count_ = 0;
+};
+
+// The first round's state of a search from s to d (vertices, or classes) in generation g.
+template <class Marks>
+void start_search(Marks& marks, std::vector<std::uint32_t>& front_fwd, std::vector<std::uint32_t>& front_bwd,
+                  std::uint32_t s, std::uint32_t d, std::uint32_t g) {
+  marks[s].gen_fwd = g;
+  marks[s].dist_fwd = 0;
+  marks[d].gen_bwd = g;
+  marks[d].dist_bwd = 0;
+  front_fwd.assign(1, s);
+  front_bwd.assign(1, d);
+}
+
+std::uint64_t bits_of(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
 }  // namespace
 
-Router::Router(const Cluster& cluster)
+Router::Router(const Cluster& cluster, Search search)
     : cluster_(cluster),
       vertex_count_(static_cast<std::uint32_t>(cluster.node_count())),
       out_begin_(cluster.out_adjacency().begin.data()),
@@ -59,8 +213,174 @@ Router::Router(const Cluster& cluster)
   };
   bandwidths(cluster.out_adjacency().link, out_bw_);
   bandwidths(cluster.in_adjacency().link, in_bw_);
-  marks_.resize(vertex_count_);
   slots_.assign(64, Slot{kEmpty, kEmpty, 0, nullptr, 0});
+  if (search != Search::kGeneric) build_compressed(cluster, search);
+}
+
+// The quotient of the compressed search (router.h, "Cost").
+void Router::build_compressed(const Cluster& cluster, Search search) {
+  const std::uint32_t n = vertex_count_;
+  if (n >= kDirect) return;  // ids must leave kDirect's bit free
+  // 1. Twin switches (NVSwitches and network switches): equal sorted (far end, rate) lists of
+  // out-links and of in-links, no self-loop. A vertex outside the class reaches every member at
+  // the same distance (a shortest path's last hop x -> u has the twin x -> v; x is neither, as
+  // twins are not adjacent without a self-loop), over links of the same rates, and likewise
+  // from every member to a vertex outside.
+  std::vector<std::uint8_t> kind(n);
+  for (std::uint32_t v = 0; v < n; ++v) kind[v] = static_cast<std::uint8_t>(cluster.node(NodeId{v}).kind);
+  std::vector<std::uint64_t> words;  // signatures, then block entries
+  std::vector<std::uint32_t> signature(n, UINT32_MAX);
+  {
+    ListTable table;
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> row;
+    for (std::uint32_t v = 0; v < n; ++v) {
+      const auto node_kind = static_cast<NodeKind>(kind[v]);
+      if (!is_switch(node_kind) || node_kind == NodeKind::kPcieSwitch) continue;  // each its own GPUs
+      const std::size_t first = words.size();
+      bool loop = false;
+      for (int dir = 0; dir < 2; ++dir) {
+        const std::uint32_t* begin = dir == 0 ? out_begin_ : in_begin_;
+        const std::uint32_t* node = dir == 0 ? out_node_ : in_node_;
+        const std::vector<double>& bw = dir == 0 ? out_bw_ : in_bw_;
+        row.clear();
+        for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) {
+          loop = loop || node[k] == v;
+          row.emplace_back(node[k], bits_of(bw[k]));
+        }
+        std::sort(row.begin(), row.end());
+        words.push_back(row.size());
+        for (const auto& [far, rate] : row) {
+          words.push_back(far);
+          words.push_back(rate);
+        }
+      }
+      if (loop) {
+        words.resize(first);
+        continue;
+      }
+      signature[v] = table.intern(words, first, words.size());
+    }
+  }
+  // Classes numbered in the order of their first member; members ascending.
+  class_of_.assign(n, 0);
+  std::vector<std::uint32_t> class_of_signature;
+  std::uint32_t classes = 0;
+  std::vector<std::uint32_t> size;
+  for (std::uint32_t v = 0; v < n; ++v) {
+    std::uint32_t c;
+    if (signature[v] == UINT32_MAX) {
+      c = classes++;
+    } else {
+      if (signature[v] >= class_of_signature.size()) class_of_signature.resize(signature[v] + 1, UINT32_MAX);
+      if (class_of_signature[signature[v]] == UINT32_MAX) class_of_signature[signature[v]] = classes++;
+      c = class_of_signature[signature[v]];
+    }
+    class_of_[v] = c;
+    if (c >= size.size()) size.resize(c + 1, 0);
+    ++size[c];
+  }
+  signature = {};
+  class_of_signature = {};
+  words.clear();
+  class_begin_.assign(classes + 1, 0);
+  for (std::uint32_t c = 0; c < classes; ++c) class_begin_[c + 1] = class_begin_[c] + size[c];
+  class_members_.resize(n);
+  {
+    std::vector<std::uint32_t> fill(class_begin_.begin(), class_begin_.end() - 1);
+    for (std::uint32_t v = 0; v < n; ++v) class_members_[fill[class_of_[v]]++] = v;
+  }
+
+  // 2. Each class's links, from its first member, as entries (far class, its members, widest
+  // rate): a member reaches every member of a twin class over the same rates. A row of
+  // kBigRow links or more (where the search spends its time) is split by the far end's kind
+  // into lists sorted by far class, interned as blocks shared by equal lists; a smaller row is
+  // read from the adjacency arrays (kDirect | its first member).
+  constexpr std::uint32_t kBigRow = 16;
+  ListTable table;
+  std::vector<std::uint32_t> interned_block;  // interned id -> block
+  std::vector<Entry> entries;
+  std::vector<Block> blocks;
+  // kAuto's measure, on the big rows: entries of the blocks they add plus block references,
+  // against the links of all their members.
+  std::size_t big_work = 0, big_slots = 0;
+  struct Item {
+    std::uint32_t key, cls;
+    double bw;
+  };
+  std::vector<Item> row;
+  const auto add_block = [&](std::size_t first) {
+    blocks.push_back(Block{static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(entries.size()), 0, 0, 0});
+    return static_cast<std::uint32_t>(blocks.size() - 1);
+  };
+  const auto entry = [&](std::uint32_t cls, double bw) {
+    entries.push_back(Entry{cls, size[cls], bw});
+  };
+  for (int dir = 0; dir < 2; ++dir) {
+    const std::uint32_t* begin = dir == 0 ? out_begin_ : in_begin_;
+    const std::uint32_t* node = dir == 0 ? out_node_ : in_node_;
+    const std::vector<double>& bw = dir == 0 ? out_bw_ : in_bw_;
+    std::vector<std::uint32_t>& list_begin = dir == 0 ? out_block_begin_ : in_block_begin_;
+    std::vector<std::uint32_t>& lists = dir == 0 ? out_blocks_ : in_blocks_;
+    list_begin.assign(classes + 1, 0);
+    for (std::uint32_t c = 0; c < classes; ++c) {
+      const std::uint32_t v = class_members_[class_begin_[c]];
+      const std::uint32_t degree = begin[v + 1] - begin[v];
+      if (degree < kBigRow) {
+        if (degree > 0) lists.push_back(kDirect | v);
+        list_begin[c + 1] = static_cast<std::uint32_t>(lists.size());
+        continue;
+      }
+      big_slots += std::size_t{degree} * size[c];
+      row.clear();
+      for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) row.push_back({kind[node[k]], class_of_[node[k]], bw[k]});
+      // One entry per far class: its widest rate, under the key of a widest link.
+      std::sort(row.begin(), row.end(), [](const Item& a, const Item& b) {
+        return a.cls != b.cls ? a.cls < b.cls : a.bw > b.bw;
+      });
+      row.erase(std::unique(row.begin(), row.end(), [](const Item& a, const Item& b) { return a.cls == b.cls; }),
+                row.end());
+      std::stable_sort(row.begin(), row.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+      for (std::size_t i = 0; i < row.size();) {
+        std::size_t j = i;
+        const std::size_t first = words.size();
+        for (; j < row.size() && row[j].key == row[i].key; ++j) {
+          words.push_back(row[j].cls);
+          words.push_back(bits_of(row[j].bw));
+        }
+        const std::uint32_t id = table.intern(words, first, words.size());
+        if (id == interned_block.size()) {
+          const std::size_t first_entry = entries.size();
+          for (std::size_t e = i; e < j; ++e) entry(row[e].cls, row[e].bw);
+          interned_block.push_back(add_block(first_entry));
+          big_work += j - i;
+        } else {
+          words.resize(first);
+        }
+        lists.push_back(interned_block[id]);
+        ++big_work;
+        i = j;
+      }
+      list_begin[c + 1] = static_cast<std::uint32_t>(lists.size());
+    }
+  }
+  // kAuto: only where the quotient halves the work of the big rows.
+  if (search == Search::kAuto && (big_slots == 0 || big_work * 2 > big_slots)) {
+    class_of_ = {};
+    class_begin_ = {};
+    class_members_ = {};
+    out_block_begin_ = {};
+    out_blocks_ = {};
+    in_block_begin_ = {};
+    in_blocks_ = {};
+    return;
+  }
+  entries_ = std::move(entries);
+  blocks_ = std::move(blocks);
+  class_marks_.resize(classes);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    if (size[class_of_[v]] > 1) class_of_[v] |= kTwins;
+  }
+  compressed_ = true;
 }
 
 Router::~Router() = default;
@@ -74,19 +394,28 @@ void Router::check_node(NodeId id, const char* what) const {
   }
 }
 
-int Router::search(std::uint32_t src, std::uint32_t dst) {
+void Router::next_generation() {
   if (++generation_ == 0) {  // wrapped after 2^32 queries: forget every stale mark
     std::fill(marks_.begin(), marks_.end(), Mark{});
+    std::fill(class_marks_.begin(), class_marks_.end(), Mark{});
     generation_ = 1;
     searched_src_ = UINT32_MAX;
   }
+}
+
+bool Router::takes_compressed(std::uint32_t src, std::uint32_t dst) const {
+  return compressed_ && !(class_of_[src] & kTwins) && !(class_of_[dst] & kTwins);
+}
+
+int Router::distance(std::uint32_t src, std::uint32_t dst) {
+  return takes_compressed(src, dst) ? search_compressed(src, dst) : search(src, dst);
+}
+
+int Router::search(std::uint32_t src, std::uint32_t dst) {
+  if (marks_.empty()) marks_.resize(vertex_count_);  // the compressed search may be all there is
+  next_generation();
   const std::uint32_t g = generation_;
-  marks_[src].gen_fwd = g;
-  marks_[src].dist_fwd = 0;
-  marks_[dst].gen_bwd = g;
-  marks_[dst].dist_bwd = 0;
-  front_fwd_.assign(1, src);
-  front_bwd_.assign(1, dst);
+  start_search(marks_, front_fwd_, front_bwd_, src, dst, g);
   meet_.clear();
   std::uint32_t depth_fwd = 0, depth_bwd = 0;
 
@@ -139,51 +468,225 @@ int Router::search(std::uint32_t src, std::uint32_t dst) {
   return -1;
 }
 
+// search() on the quotient: the same rounds (frontier sizes count members), the same marks by
+// class, meet_ the meeting classes. src and dst are classes of one vertex (takes_compressed).
+int Router::search_compressed(std::uint32_t src, std::uint32_t dst) {
+  next_generation();
+  const std::uint32_t g = generation_;
+  start_search(class_marks_, front_fwd_, front_bwd_, class_of_[src], class_of_[dst], g);
+  meet_.clear();
+  levels_[0].assign(1, SmallLevel{1, {src}});
+  levels_[1].assign(1, SmallLevel{1, {dst}});
+  std::uint32_t depth_fwd = 0, depth_bwd = 0;
+  std::size_t size_fwd = 1, size_bwd = 1;  // vertices in each frontier
+  while (!front_fwd_.empty() && !front_bwd_.empty()) {
+    next_.clear();
+    std::size_t size_next = 0;
+    if (++round_ == 0) {  // wrapped: forget which blocks were scanned
+      for (Block& b : blocks_) b.round = b.shared = 0;
+      round_ = 1;
+    }
+    const bool forward = size_fwd <= size_bwd;
+    const std::vector<std::uint32_t>& front = forward ? front_fwd_ : front_bwd_;
+    const std::uint32_t* list_begin = forward ? out_block_begin_.data() : in_block_begin_.data();
+    const std::uint32_t* lists = forward ? out_blocks_.data() : in_blocks_.data();
+    const std::uint32_t depth = (forward ? depth_fwd : depth_bwd) + 1;
+    // A link from frontier class u to class v of `members` vertices at rate bw, as search()
+    // visits one; also records u as v's predecessor class (kSeveral if another one reaches v).
+    const auto visit = [&](std::uint32_t u, std::uint32_t v, std::uint32_t members, double bw) {
+      Mark& m = class_marks_[v];
+      std::uint32_t& gen = forward ? m.gen_fwd : m.gen_bwd;
+      std::uint32_t& dist = forward ? m.dist_fwd : m.dist_bwd;
+      double& widest = forward ? m.widest_fwd : m.widest_bwd;
+      std::uint32_t& pred = forward ? m.pred_fwd : m.pred_bwd;
+      if (gen == g) {
+        if (dist == depth) {
+          widest = std::max(widest, bw);
+          if (pred != u) pred = kSeveral;
+        }
+        return;
+      }
+      gen = g;
+      dist = depth;
+      widest = bw;
+      pred = u;
+      next_.push_back(v);
+      size_next += members;
+      if ((forward ? m.gen_bwd : m.gen_fwd) == g) meet_.push_back(v);
+    };
+    const std::uint32_t* row_begin = forward ? out_begin_ : in_begin_;
+    const std::uint32_t* row_node = forward ? out_node_ : in_node_;
+    const double* row_bw = forward ? out_bw_.data() : in_bw_.data();
+    shared_.clear();
+    for (std::uint32_t u : front) {
+      for (std::uint32_t i = list_begin[u]; i < list_begin[u + 1]; ++i) {
+        if (lists[i] & kDirect) {  // a small row: the first member's links
+          const std::uint32_t r = lists[i] & ~kDirect;
+          for (std::uint32_t k = row_begin[r]; k < row_begin[r + 1]; ++k) {
+            const std::uint32_t c = class_of_[row_node[k]], v = c & ~kTwins;
+            visit(u, v, c & kTwins ? class_begin_[v + 1] - class_begin_[v] : 1, row_bw[k]);
+          }
+          continue;
+        }
+        Block& b = blocks_[lists[i]];
+        if (b.round == round_) {  // scanned for another class: its entries have several
+          if (b.holder != u && b.shared != round_) {
+            b.shared = round_;
+            shared_.push_back(lists[i]);
+          }
+          continue;
+        }
+        b.round = round_;
+        b.holder = u;
+        for (std::uint32_t k = b.begin; k < b.end; ++k) visit(u, entries_[k].cls, entries_[k].members, entries_[k].bw);
+      }
+    }
+    for (std::uint32_t id : shared_) {  // predecessors: a block held by several frontier classes
+      for (std::uint32_t k = blocks_[id].begin; k < blocks_[id].end; ++k) {
+        Mark& m = class_marks_[entries_[k].cls];
+        if ((forward ? m.gen_fwd : m.gen_bwd) == g && (forward ? m.dist_fwd : m.dist_bwd) == depth) {
+          (forward ? m.pred_fwd : m.pred_bwd) = kSeveral;
+        }
+      }
+    }
+    SmallLevel& level = levels_[forward ? 0 : 1].emplace_back();
+    if (size_next <= level.vertex.size()) {
+      for (std::uint32_t c : next_) {
+        for (std::uint32_t i = class_begin_[c]; i < class_begin_[c + 1]; ++i) level.vertex[level.size++] = class_members_[i];
+      }
+    } else {
+      level.size = SmallLevel::kLarge;
+    }
+    if (forward) {
+      ++depth_fwd;
+      front_fwd_.swap(next_);
+      size_fwd = size_next;
+    } else {
+      ++depth_bwd;
+      front_bwd_.swap(next_);
+      size_bwd = size_next;
+    }
+    if (!meet_.empty()) return static_cast<int>(depth_fwd + depth_bwd);
+  }
+  return -1;
+}
+
 // Builds path_ from the marks of the last search: a middle vertex chosen by hash, then the
 // links back to src and on to dst, each chosen by hash among those that stay on a shortest
 // path (a predecessor one hop closer to src, or a successor one hop closer to dst).
-void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash) {
-  const std::uint32_t g = generation_;
+void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, bool compressed) {
   constexpr double kEndpoint = std::numeric_limits<double>::infinity();
-  // Middle vertex: among the meeting vertices, those whose adjacent path links are widest
-  // (NVLink beats a PCIe detour of equal hop count), then the one with the largest hash.
-  auto width = [&](std::uint32_t v) {
-    const double in = v == src ? kEndpoint : marks_[v].widest_fwd;
-    const double out = v == dst ? kEndpoint : marks_[v].widest_bwd;
-    return std::min(in, out);
-  };
+  const std::uint64_t meet_seed = hash_combine(hash, kMeetSalt);
   // walk_branched_: whether any choice was decided by the hash (ties of the widest candidates),
   // i.e. whether another flow label could take another path.
-  walk_branched_ = false;
-  std::uint32_t middle = meet_[0];
+  std::uint32_t middle = UINT32_MAX;
+  if (!compressed) {
+    // Middle vertex: among the meeting vertices, those whose adjacent path links are widest
+    // (NVLink beats a PCIe detour of equal hop count), then the one with the largest hash.
+    auto width = [&](std::uint32_t v) {
+      const double in = v == src ? kEndpoint : marks_[v].widest_fwd;
+      const double out = v == dst ? kEndpoint : marks_[v].widest_bwd;
+      return std::min(in, out);
+    };
+    middle = meet_[0];
+    double middle_width = -1;
+    std::uint64_t middle_hash = 0;
+    int middle_ties = 0;
+    for (std::uint32_t v : meet_) {
+      const double w = width(v);
+      const std::uint64_t h = hash_combine(meet_seed, v);
+      middle_ties = w > middle_width ? 1 : middle_ties + (w == middle_width ? 1 : 0);
+      if (w > middle_width || (w == middle_width && h > middle_hash)) {
+        middle = v;
+        middle_width = w;
+        middle_hash = h;
+      }
+    }
+    walk_branched_ = middle_ties > 1;
+    walk_hops(src, dst, middle, hash, [this](std::uint32_t v) -> const Mark& { return marks_[v]; }, false);
+    return;
+  }
+  // The same choice by class: a class's members have the class's width (src and dst are
+  // classes of their own), so the candidates are the members of the widest classes.
+  const std::uint32_t cs = class_of_[src], cd = class_of_[dst];
+  auto width = [&](std::uint32_t c) {
+    const double in = c == cs ? kEndpoint : class_marks_[c].widest_fwd;
+    const double out = c == cd ? kEndpoint : class_marks_[c].widest_bwd;
+    return std::min(in, out);
+  };
   double middle_width = -1;
-  std::uint64_t middle_hash = 0;
-  int middle_ties = 0;
-  for (std::uint32_t v : meet_) {
-    const double w = width(v);
-    const std::uint64_t h = hash_combine(hash_combine(hash, kMeetSalt), v);
-    middle_ties = w > middle_width ? 1 : middle_ties + (w == middle_width ? 1 : 0);
-    if (w > middle_width || (w == middle_width && h > middle_hash)) {
-      middle = v;
-      middle_width = w;
-      middle_hash = h;
+  for (std::uint32_t c : meet_) middle_width = std::max(middle_width, width(c));
+  std::size_t ties = 0;
+  const std::uint32_t* widest = nullptr;
+  std::size_t widest_count = 0;
+  std::size_t classes = 0;
+  for (std::uint32_t c : meet_) {
+    if (width(c) == middle_width) {
+      ties += class_begin_[c + 1] - class_begin_[c];
+      ++classes;
+      widest = class_members_.data() + class_begin_[c];
+      widest_count = class_begin_[c + 1] - class_begin_[c];
     }
   }
-  walk_branched_ = middle_ties > 1;
-  path_.clear();
+  if (classes > 1) {  // gather the members of several widest classes
+    widest_.clear();
+    for (std::uint32_t c : meet_) {
+      if (width(c) == middle_width) {
+        widest_.insert(widest_.end(), class_members_.begin() + class_begin_[c],
+                       class_members_.begin() + class_begin_[c + 1]);
+      }
+    }
+    widest = widest_.data();
+    widest_count = widest_.size();
+  }
+  middle = widest[max_hash(widest, widest_count, meet_seed)];
+  walk_branched_ = ties > 1;
+  walk_hops(src, dst, middle, hash,
+            [this](std::uint32_t v) -> const Mark& { return class_marks_[class_of_[v] & ~kTwins]; }, true);
+}
 
-  // Back to src: at each vertex, among the in-links from one hop closer to src, the widest,
-  // then the largest hash (one pass).
+// The links from src to middle and from middle to dst: at each vertex, among the links that
+// stay on a shortest path, the widest, then the largest hash (one pass over its links). With
+// `levels` (a compressed search), when the vertices one hop back are known to be few (a small
+// level, or the single vertex whose links reached the class), the pass compares ids instead
+// of reading marks.
+template <class MarkOf>
+void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash,
+                       const MarkOf& mark_of, bool levels) {
+  const std::uint32_t g = generation_;
+  path_.clear();
+  // The vertices one hop back from cur (side 0: toward src, at depth `want`; 1: toward dst)
+  // when a compressed search knows them few: the level of that depth, or the one class that
+  // reached cur's class (its predecessor), if it is a single vertex. Null: read the marks.
+  SmallLevel one;
+  const auto small = [&](int side, std::uint32_t cur, std::uint32_t want) -> const SmallLevel* {
+    if (!levels) return nullptr;
+    const SmallLevel& level = levels_[side][want];
+    if (level.size != SmallLevel::kLarge) return &level;
+    const Mark& m = mark_of(cur);
+    const std::uint32_t pred = side == 0 ? m.pred_fwd : m.pred_bwd;
+    if (pred == kSeveral || class_begin_[pred + 1] - class_begin_[pred] != 1) return nullptr;
+    one.size = 1;
+    one.vertex[0] = class_members_[class_begin_[pred]];
+    return &one;
+  };
+
+  // Back to src: among the in-links from one hop closer to src.
   for (std::uint32_t cur = middle; cur != src;) {
-    const std::uint32_t want = marks_[cur].dist_fwd - 1;
+    const std::uint32_t want = mark_of(cur).dist_fwd - 1;
+    const SmallLevel* level = small(0, cur, want);
     std::uint32_t best = UINT32_MAX;
     double best_bw = -1;
     std::uint64_t best_hash = 0;
     int ties = 0;
     const std::uint64_t salt = hash_combine(hash, cur);
     for (std::uint32_t k = in_begin_[cur]; k < in_begin_[cur + 1]; ++k) {
-      const Mark& m = marks_[in_node_[k]];
-      if (m.gen_fwd != g || m.dist_fwd != want) continue;
+      if (level) {
+        if (!level->holds(in_node_[k])) continue;
+      } else {
+        const Mark& m = mark_of(in_node_[k]);
+        if (m.gen_fwd != g || m.dist_fwd != want) continue;
+      }
       const std::uint64_t h = hash_combine(salt, k - in_begin_[cur]);
       ties = in_bw_[k] > best_bw ? 1 : ties + (in_bw_[k] == best_bw ? 1 : 0);
       if (in_bw_[k] > best_bw || (in_bw_[k] == best_bw && h > best_hash)) {
@@ -200,15 +703,20 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash)
 
   // On to dst: among the out-links to one hop closer to dst, likewise.
   for (std::uint32_t cur = middle; cur != dst;) {
-    const std::uint32_t want = marks_[cur].dist_bwd - 1;
+    const std::uint32_t want = mark_of(cur).dist_bwd - 1;
+    const SmallLevel* level = small(1, cur, want);
     std::uint32_t best = UINT32_MAX;
     double best_bw = -1;
     std::uint64_t best_hash = 0;
     int ties = 0;
     const std::uint64_t salt = hash_combine(hash_combine(hash, cur), kOutSalt);
     for (std::uint32_t k = out_begin_[cur]; k < out_begin_[cur + 1]; ++k) {
-      const Mark& m = marks_[out_node_[k]];
-      if (m.gen_bwd != g || m.dist_bwd != want) continue;
+      if (level) {
+        if (!level->holds(out_node_[k])) continue;
+      } else {
+        const Mark& m = mark_of(out_node_[k]);
+        if (m.gen_bwd != g || m.dist_bwd != want) continue;
+      }
       const std::uint64_t h = hash_combine(salt, k - out_begin_[cur]);
       ties = out_bw_[k] > best_bw ? 1 : ties + (out_bw_[k] == best_bw ? 1 : 0);
       if (out_bw_[k] > best_bw || (out_bw_[k] == best_bw && h > best_hash)) {
@@ -259,18 +767,19 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   check_node(src, "source");
   check_node(dst, "destination");
   if (src == dst) return {};
+  // Grown before the lookups, so the free slots they end on are where a new route goes.
+  if ((size_ + 1) * 4 > slots_.size() * 3) grow_table();  // load factor at most 3/4
   // A pair with a single widest shortest path is cached once for every label.
   const std::uint64_t h_any = key_hash(src.value, dst.value, kAnyLabel);
-  if (Slot* s = find_slot(src.value, dst.value, kAnyLabel, h_any); s->src != kEmpty) return {s->path, s->length};
+  Slot* any = find_slot(src.value, dst.value, kAnyLabel, h_any);
+  if (any->src != kEmpty) return {any->path, any->length};
   if (flow_label == kAnyLabel) flow_label = kAnyLabel - 1;
-  const std::uint64_t h = key_hash(src.value, dst.value, flow_label);
-  if (Slot* s = find_slot(src.value, dst.value, flow_label, h); s->src != kEmpty) {
-    return {s->path, s->length};
-  }
+  Slot* own = find_slot(src.value, dst.value, flow_label, key_hash(src.value, dst.value, flow_label));
+  if (own->src != kEmpty) return {own->path, own->length};
   // The marks of the last search still hold when it was for this pair (other labels of one
   // connection's pair: a member's duplicated channels), so the walk needs no new search.
   const bool searched = searched_src_ == src.value && searched_dst_ == dst.value && searched_gen_ == generation_;
-  if (!searched && search(src.value, dst.value) < 0) {
+  if (!searched && distance(src.value, dst.value) < 0) {
     throw TopologyError(
         "", cluster_.node(src).origin,
         "no path from " + cluster_.node(src).name + " to " + cluster_.node(dst).name);
@@ -278,12 +787,12 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   searched_src_ = src.value;
   searched_dst_ = dst.value;
   searched_gen_ = generation_;
-  walk_path(src.value, dst.value, h);
-  const std::uint64_t key = walk_branched_ ? flow_label : kAnyLabel;
+  walk_path(src.value, dst.value, key_hash(src.value, dst.value, flow_label),
+            takes_compressed(src.value, dst.value));
   const LinkId* stored = store(path_);
-  if ((size_ + 1) * 4 > slots_.size() * 3) grow_table();  // load factor at most 3/4
-  Slot* s = find_slot(src.value, dst.value, key, walk_branched_ ? h : h_any);
-  *s = Slot{src.value, dst.value, key, stored, static_cast<std::uint32_t>(path_.size())};
+  Slot* s = walk_branched_ ? own : any;
+  *s = Slot{src.value, dst.value, walk_branched_ ? flow_label : kAnyLabel, stored,
+            static_cast<std::uint32_t>(path_.size())};
   ++size_;
   return {stored, path_.size()};
 }
@@ -296,7 +805,7 @@ int Router::hops(NodeId src, NodeId dst) {
     const Slot* s = find_slot(src.value, dst.value, label, key_hash(src.value, dst.value, label));
     if (s->src != kEmpty) return static_cast<int>(s->length);
   }
-  return search(src.value, dst.value);
+  return distance(src.value, dst.value);
 }
 
 }  // namespace cs::topo

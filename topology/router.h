@@ -15,19 +15,40 @@
 //
 // Cost: routes are computed on demand, never as an all-pairs table. One query runs a
 // bidirectional breadth-first search (each round expands the smaller frontier by one full
-// level) over the cluster's adjacency arrays (Cluster::out_adjacency, in_adjacency) and the
-// line rate of each of their slots, copied once in the constructor (16 bytes per link), with
-// visited marks stamped by a generation counter, so a query costs O(vertices and links visited),
-// not O(V). On a rail-optimized leaf-spine fabric that is a few hundred vertices per query. Routes are
-// cached by (src, dst, flow_label): about 50 bytes of table per route plus 4 bytes per link,
-// in chunks that never move, so returned spans stay valid for the Router's lifetime. A pair whose
-// path no label can change (no tie among the widest candidates, as inside a server) is cached
-// once for all labels, so the cache grows with the distinct pairs, not with the flows.
+// level), with visited marks stamped by a generation counter, so a query costs O(vertices and
+// links visited), not O(V). Two searches give the same marks, hence the same routes (tested
+// against each other, tests/topology/router_test.cpp, RouterCompressed):
+//  - generic: over the cluster's adjacency arrays (Cluster::out_adjacency, in_adjacency) and the
+//    line rate of each of their slots, copied once in the constructor (16 bytes per link). On
+//    the radix-128 three-tier fat-tree a query between NICs of two pods scans over 16,000 links
+//    (64 aggregation switches x 128 on each side) to meet at the 4,096 cores.
+//  - compressed: the same rounds on a quotient built once in the constructor (O(links log
+//    degree) time, about 70 bytes per vertex). Twin switches, with equal lists of (neighbour,
+//    rate) in and out (the 64 cores cabled to one aggregation index of every pod, the spines of
+//    a leaf-spine or rail-optimized fabric), are one class with one mark: a vertex outside a
+//    class is equally far from all its members, over links of the same rates. Frontier sizes
+//    count members. A row of 16 links or more becomes entries (far class, widest rate) split by
+//    the far end's kind and interned as blocks shared by equal lists (a pod's leaves, in the row
+//    of each of its aggregation switches); a round scans a block once however many frontier
+//    classes hold it. Smaller rows are read from the adjacency arrays. The walk reads class
+//    marks, and where the vertices one hop back are known to be one or a few (a level of at most
+//    4 vertices, or the single class whose links reached the vertex's class), it compares ids
+//    instead. The same fat-tree query scans a few hundred entries; what remains is the middle
+//    vertex: the largest hash over the 4,096 cores (8 hashes at a time where the CPU has
+//    AVX-512). Queries from or to a member of a class of several switches take the generic
+//    search; kAuto builds the quotient only where it halves the entries at rows of 16 links
+//    or more (fabrics of radix 16 and up, not rings, tori or single servers).
+// Routes are cached by (src, dst, flow_label): about 50 bytes of table per route plus 4 bytes
+// per link, in chunks that never move, so returned spans stay valid for the Router's lifetime.
+// A pair whose path no label can change (no tie among the widest candidates, as inside a
+// server) is cached once for all labels, so the cache grows with the distinct pairs, not with
+// the flows.
 //
 // Limits: the Cluster must outlive the Router (it is immutable, so routes never go stale). Not
 // thread-safe: a query mutates the scratch arrays and the cache.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -40,7 +61,11 @@ namespace cs::topo {
 
 class Router {
  public:
-  explicit Router(const Cluster& cluster);
+  // Which search answers queries (see "Cost"); every choice gives the same routes. kAuto: the
+  // compressed search where the quotient halves the work at vertices of many links.
+  enum class Search : std::uint8_t { kAuto, kGeneric, kCompressed };
+
+  explicit Router(const Cluster& cluster, Search search = Search::kAuto);
   ~Router();
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
@@ -54,15 +79,26 @@ class Router {
   int hops(NodeId src, NodeId dst);
   // Number of routes held in the cache.
   std::size_t cached_routes() const;
+  // Whether queries between singleton classes take the compressed search.
+  bool compressed() const { return compressed_; }
 
  private:
   struct Slot;
   struct Mark;
 
   // Bidirectional BFS; returns the distance or -1, and leaves the middle-layer candidates in
-  // meet_ and the distance marks of this generation in marks_.
+  // meet_ and the distance marks of this generation in marks_ (generic) or, by class, in
+  // class_marks_ (compressed: meet_ holds classes).
   int search(std::uint32_t src, std::uint32_t dst);
-  void walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash);
+  int search_compressed(std::uint32_t src, std::uint32_t dst);
+  bool takes_compressed(std::uint32_t src, std::uint32_t dst) const;
+  int distance(std::uint32_t src, std::uint32_t dst);  // the search the pair takes
+  void walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, bool compressed);
+  template <class MarkOf>
+  void walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash,
+                 const MarkOf& mark_of, bool levels);
+  void next_generation();
+  void build_compressed(const Cluster& cluster, Search search);
   bool walk_branched_ = false;  // the last walk_path decided a tie by its hash
   // The pair of the last search that found a path, and its generation: route() walks again on
   // its marks for another label of the same pair.
@@ -85,6 +121,42 @@ class Router {
   std::uint32_t generation_ = 0;
   std::vector<std::uint32_t> front_fwd_, front_bwd_, next_, meet_;
   std::vector<LinkId> path_;
+
+  // The compressed search's quotient (see "Cost"); empty unless compressed_.
+  bool compressed_ = false;
+  std::vector<std::uint32_t> class_of_;       // vertex -> class, | kTwins if it has several
+  std::vector<std::uint32_t> class_begin_;    // members of class c: class_members_[begin[c], begin[c+1])
+  std::vector<std::uint32_t> class_members_;  // ascending within a class
+  // Blocks of class c, out (toward dst) and in (toward src): *_blocks_[*_begin_[c], *_begin_[c+1]).
+  std::vector<std::uint32_t> out_block_begin_, out_blocks_, in_block_begin_, in_blocks_;
+  struct Entry {
+    std::uint32_t cls, members;  // a far class and its number of vertices
+    double bw;                   // the widest rate of the links to it
+  };
+  struct Block {
+    std::uint32_t begin, end;  // entries_[begin, end)
+    std::uint32_t round;       // the expansion round that last scanned it
+    std::uint32_t holder;      // the class it was scanned for in that round
+    std::uint32_t shared;      // the last round in which several frontier classes held it
+  };
+  std::vector<Entry> entries_;
+  std::vector<Block> blocks_;
+  std::uint32_t round_ = 0;
+  std::vector<Mark> class_marks_;
+  // Each level of the last compressed search (forward, backward) by depth: its vertices when
+  // there are at most 4 of them (src's NIC, its leaf and PCIe switch), else kLarge.
+  struct SmallLevel {
+    static constexpr std::uint32_t kLarge = UINT32_MAX;
+    std::uint32_t size = 0;
+    std::array<std::uint32_t, 4> vertex{};
+    bool holds(std::uint32_t v) const {
+      for (std::uint32_t i = 0; i < size; ++i) if (vertex[i] == v) return true;
+      return false;
+    }
+  };
+  std::vector<SmallLevel> levels_[2];
+  std::vector<std::uint32_t> widest_;  // scratch: the meeting members of the widest classes
+  std::vector<std::uint32_t> shared_;  // scratch: blocks held by several classes in a round
 
   // Cache: open-addressing table of (src, dst, label) -> path in the arena.
   std::vector<Slot> slots_;

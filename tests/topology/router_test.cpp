@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/random.h"
 #include "tests/topology/test_clusters.h"
+#include "topology/cluster_loader.h"
 
 namespace cs::topo {
 namespace {
@@ -245,6 +246,166 @@ TEST(Router, PathsNoLabelCanChangeAreCachedOncePerPair) {
   EXPECT_EQ(r.hops(g[0], g[1]), 2);
   for (std::uint64_t label = 0; label < 100; ++label) r.route(g[0], g[3], label);
   EXPECT_EQ(r.cached_routes(), 101u);
+}
+
+// The compressed search (router.h, "Cost") is exact: on every query it gives the generic
+// search's route, link for link, and its hop count. Both routers answer the same seeded random
+// queries: half between NICs (the fabric's routes, where the quotient matters), the rest between
+// GPUs and between any two devices (switches included: a member of a class of several twins
+// takes the generic search), each under a random label and then, as a connection's duplicated
+// channel does, under a second label walked on the same search.
+void expect_compressed_matches_generic(const Cluster& c, int queries, std::uint64_t seed) {
+  Router generic(c, Router::Search::kGeneric), compressed(c, Router::Search::kCompressed);
+  ASSERT_FALSE(generic.compressed());
+  ASSERT_TRUE(compressed.compressed());
+  std::vector<NodeId> nics;
+  for (std::uint32_t v = 0; v < c.node_count(); ++v) {
+    if (c.node(NodeId{v}).kind == NodeKind::kNic) nics.push_back(NodeId{v});
+  }
+  const auto gpus = c.gpus();
+  Rng rng = Rng::derive(seed, 0);
+  const auto pick = [&rng](std::size_t n) { return static_cast<std::size_t>(rng.below(n)); };
+  for (int q = 0; q < queries; ++q) {
+    NodeId src, dst;
+    const std::uint64_t kind = rng.below(4);
+    if (kind <= 1 && nics.size() >= 2) {
+      src = nics[pick(nics.size())];
+      dst = nics[pick(nics.size())];
+    } else if (kind == 2) {
+      src = gpus[pick(gpus.size())];
+      dst = gpus[pick(gpus.size())];
+    } else {
+      src = NodeId{static_cast<std::uint32_t>(pick(c.node_count()))};
+      dst = NodeId{static_cast<std::uint32_t>(pick(c.node_count()))};
+    }
+    ASSERT_EQ(compressed.hops(src, dst), generic.hops(src, dst)) << c.node(src).name << " -> " << c.node(dst).name;
+    const std::uint64_t label = rng.next();
+    for (std::uint64_t l : {label, hash_combine(label, 1)}) {
+      const auto a = generic.route(src, dst, l);
+      const auto b = compressed.route(src, dst, l);
+      ASSERT_EQ(std::vector<LinkId>(b.begin(), b.end()), std::vector<LinkId>(a.begin(), a.end()))
+          << c.name() << ": " << c.node(src).name << " -> " << c.node(dst).name << " label " << l;
+    }
+  }
+  EXPECT_EQ(compressed.cached_routes(), generic.cached_routes());
+}
+
+Cluster load_config(const std::string& file, const std::vector<std::string>& overrides) {
+  return load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + file, overrides);
+}
+
+TEST(RouterCompressed, MatchesGenericOnThreeTierFatTrees) {
+  // Radix 8: leaves of 4 NICs, so each 8-NIC DGX straddles two leaves (paths through a server
+  // tie with the fabric's); 13 servers fill 6 pods and part of a seventh, under 16 cores in 4
+  // twin classes. Radix 16: one server per leaf, 3 pods of 8 leaves and 8 aggregation switches,
+  // 64 cores in 8 classes; and the same cut into leaves per rail.
+  // kAuto takes the compressed search where switches have 16 links or more (radix 16).
+  const std::vector<std::pair<std::vector<std::string>, bool>> cases = {
+      {{"/fabric/radix=8", "/servers/0/count=13"}, false},
+      {{"/fabric/radix=16", "/servers/0/count=24"}, true},
+      {{"/fabric/radix=16", "/servers/0/count=24", "/fabric/rail_aligned=true"}, true}};
+  for (const auto& [overrides, automatic] : cases) {
+    const Cluster c = load_config("h100-fat-tree-3tier.json", overrides);
+    expect_compressed_matches_generic(c, 3000, 11);
+    EXPECT_EQ(Router(c).compressed(), automatic) << overrides[0];
+  }
+}
+
+TEST(RouterCompressed, MatchesGenericOnRailOptimizedFabrics) {
+  // 64 DGX, 8 rails of 8 leaves of 8 NICs, 8 spines (twins: every leaf to every spine); PXN
+  // paths through a server (NIC -> PCIe -> NIC of another rail) can tie with the spines' paths.
+  const Cluster c = load_config("h100-rail-512.json",
+                                {"/servers/0/count=64", "/fabric/nodes_per_leaf=8", "/fabric/spines=8"});
+  expect_compressed_matches_generic(c, 3000, 12);
+}
+
+TEST(RouterCompressed, MatchesGenericOnOversubscribedLeafSpines) {
+  // 2:1 at the leaves: uplinks narrower than the NICs' cables. 16 DGX on 4 leaves of 32 NICs
+  // and 16 spines; and 256 single-GPU servers on 32 leaves of 8 and 4 spines.
+  expect_compressed_matches_generic(load_config("h100-leafspine-2to1.json", {"/servers/0/count=16"}), 3000, 13);
+  expect_compressed_matches_generic(load_config("leafspine-oversub.json", {}), 3000, 14);
+}
+
+TEST(RouterCompressed, MatchesGenericOnRandomGraphsWithTwins) {
+  // Seeded random graphs of GPUs and switches, cables and one-way links of two rates, where
+  // some switches are cloned (the same links, so twins) and some clones get one more link
+  // (no longer twins): every ordered pair under two labels.
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    Rng rng = Rng::derive(seed, 1);
+    ClusterBuilder builder("twins");
+    const int n = 10 + static_cast<int>(rng.below(15));
+    std::vector<NodeKind> kinds;
+    for (int i = 0; i < n; ++i) {
+      kinds.push_back(rng.below(2) == 0 ? NodeKind::kGpu : NodeKind::kSpineSwitch);
+      add_device(builder, "v" + std::to_string(i), kinds.back());
+    }
+    struct Edge {
+      std::uint32_t a, b;
+      bool cable;
+      Bandwidth bw;
+    };
+    std::vector<Edge> edges;
+    const int m = n + static_cast<int>(rng.below(static_cast<std::uint64_t>(2 * n)));
+    for (int e = 0; e < m; ++e) {
+      const auto a = static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n)));
+      const auto b = static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n)));
+      if (a == b) continue;
+      edges.push_back({a, b, rng.below(3) != 0, gigabytes_per_second(rng.below(2) == 0 ? 1 : 2)});
+    }
+    const auto add = [&builder](std::uint32_t a, std::uint32_t b, bool cable, Bandwidth bw) {
+      if (cable) {
+        builder.add_cable(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
+      } else {
+        builder.add_link(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
+      }
+    };
+    for (const Edge& e : edges) add(e.a, e.b, e.cable, e.bw);
+    std::uint32_t next = static_cast<std::uint32_t>(n);
+    for (std::uint32_t v = 0; v < static_cast<std::uint32_t>(n); ++v) {
+      if (kinds[v] != NodeKind::kSpineSwitch || rng.below(2) == 0) continue;
+      for (std::uint64_t copy = 1 + rng.below(3); copy > 0; --copy) {
+        const std::uint32_t clone = next++;
+        add_device(builder, "v" + std::to_string(clone), NodeKind::kSpineSwitch);
+        for (const Edge& e : edges) {
+          if (e.a == v) add(clone, e.b, e.cable, e.bw);
+          if (e.b == v) add(e.a, clone, e.cable, e.bw);
+        }
+        if (rng.below(4) == 0) add(clone, static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n))), true, gigabytes_per_second(1));
+      }
+    }
+    const Cluster c = std::move(builder).build();
+    Router generic(c, Router::Search::kGeneric), compressed(c, Router::Search::kCompressed);
+    for (std::uint32_t s = 0; s < next; ++s) {
+      for (std::uint32_t d = 0; d < next; ++d) {
+        const NodeId src{s}, dst{d};
+        const int hops = generic.hops(src, dst);
+        ASSERT_EQ(compressed.hops(src, dst), hops) << "seed " << seed << " " << s << "->" << d;
+        if (hops < 0) {
+          EXPECT_THROW(compressed.route(src, dst), TopologyError);
+          continue;
+        }
+        for (std::uint64_t label : {seed * 1000 + s, seed * 1000 + s + 500}) {
+          const auto a = generic.route(src, dst, label);
+          const auto b = compressed.route(src, dst, label);
+          ASSERT_EQ(std::vector<LinkId>(b.begin(), b.end()), std::vector<LinkId>(a.begin(), a.end()))
+              << "seed " << seed << " " << s << "->" << d << " label " << label;
+        }
+      }
+    }
+  }
+}
+
+TEST(RouterCompressed, AutoKeepsTheGenericSearchWhereNothingRepeats) {
+  // A ring has no switches and no row of 16 links: nothing to compress.
+  EXPECT_FALSE(Router(fixtures::ring(8, gigabytes_per_second(100))).compressed());
+  // Forced, it still routes as the generic search does.
+  const Cluster c = fixtures::ring(9, gigabytes_per_second(100));
+  Router generic(c, Router::Search::kGeneric), compressed(c, Router::Search::kCompressed);
+  for (std::uint64_t label = 0; label < 20; ++label) {
+    const auto a = generic.route(c.gpus()[0], c.gpus()[label % 9], label);
+    const auto b = compressed.route(c.gpus()[0], c.gpus()[label % 9], label);
+    EXPECT_EQ(std::vector<LinkId>(b.begin(), b.end()), std::vector<LinkId>(a.begin(), a.end()));
+  }
 }
 
 }  // namespace
