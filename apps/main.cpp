@@ -14,6 +14,7 @@
 #include "apps/cmd_gemm.h"
 #include "apps/cmd_plan.h"
 #include "apps/cmd_profile.h"
+#include "apps/cmd_report.h"
 #include "apps/cmd_run.h"
 #include "apps/cmd_scale.h"
 #include "apps/cmd_search.h"
@@ -68,15 +69,18 @@ int dispatch(int argc, char** argv) {
   auto* profile = cs::cli::add_profile_command(app, profile_opts);
   cs::cli::SearchCommandOptions search_opts;
   auto* search = cs::cli::add_search_command(app, search_opts);
+  cs::cli::ReportOptions report_opts;
+  auto* report = cs::cli::add_report_command(app, report_opts);
   cs::cli::SweepOptions sweep_opts, merge_opts;
   const cs::cli::SweepCommands sweep = cs::cli::add_sweep_commands(app, sweep_opts, merge_opts);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
-        first != "plan" && first != "profile" && first != "gemm" && first != "sweep" && first != "search") {
+        first != "plan" && first != "profile" && first != "gemm" && first != "sweep" && first != "search" &&
+        first != "report") {
       std::cerr << "clustersim: command-line error: unknown command \"" << cs::escape_control(first)
-                << "\" (run, scale, sweep, search, plan, collective, gemm, topo, validate, profile; see --help)\n";
+                << "\" (run, scale, sweep, search, report, plan, collective, gemm, topo, validate, profile; see --help)\n";
       return 2;
     }
   }
@@ -101,6 +105,7 @@ int dispatch(int argc, char** argv) {
   if (search->parsed()) return cs::cli::run_search_command(search_opts);
   if (sweep.merge->parsed()) return cs::cli::run_sweep_merge(merge_opts);
   if (sweep.sweep->parsed()) return cs::cli::run_sweep_command(sweep_opts);
+  if (report->parsed()) return cs::cli::run_report_command(report_opts);
   if (gemm->parsed()) return cs::cli::run_gemm_command(gemm_opts);
   if (profile->parsed()) return cs::cli::run_profile_synthetic(profile_opts);
   if (validate->parsed()) {
