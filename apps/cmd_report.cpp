@@ -1,7 +1,10 @@
 #include "apps/cmd_report.h"
 
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
+#include "core/errors.h"
 #include "core/output_file.h"
 #include "results/report_html.h"
 
@@ -15,6 +18,11 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& o) {
 }
 
 int run_report_command(const ReportOptions& o) {
+  // A slip of the keyboard (`report rows.csv -o rows.csv`) must not replace the results with the page.
+  std::error_code ec;
+  if (o.out != "-" && std::filesystem::equivalent(o.input, o.out, ec)) {
+    throw ConfigError("", "--out", "\"" + o.out + "\" is the input itself; name another file for the page");
+  }
   // The whole page is made before anything is written: bad input leaves no file.
   const std::string html = results::report_html(o.input);
   write_output_file(o.out, html, "--out");

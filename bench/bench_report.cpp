@@ -2,9 +2,10 @@
 // file of N rows (default 1,000: schema 1's columns, the cost and energy columns of a later schema,
 // three parameters, 1 point in 20 invalid), written to a temporary folder and made into a page by
 // results::report_html, the function `clustersim report` calls; the best of three. With --run DIR
-// it also reports a run folder. Prints seconds and bytes; reports, never asserts (the targets:
-// a 1,000-row sweep in at most 2 s and a page under 5 MB).
-//   bench_report [--rows N] [--run DIR]
+// it also reports a run folder; with --html FILE it writes the sweep's page there (to time it in a
+// browser), with --csv FILE the synthetic results file (to time `clustersim report` on it). Prints seconds and bytes; reports, never asserts (the targets: a 1,000-row sweep in at
+// most 2 s and a page under 5 MB).
+//   bench_report [--rows N] [--run DIR] [--html FILE] [--csv FILE]
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,7 +30,7 @@ std::string synthetic_sweep(int rows) {
   text.pop_back();
   text += ",energy_per_iteration_j,average_power_w,time_to_train_s,energy_to_train_j,cost_to_train_usd,tokens_per_usd\n";
   const std::size_t metrics = cs::results::sweep_result_columns().size();
-  char buf[512];
+  char buf[1024];
   for (int p = 0; p < rows; ++p) {
     const int tp = 1 << (p % 4), pp = 1 << ((p / 4) % 4), dp = 1 << ((p / 16) % 6);
     const int gpus = tp * pp * dp;
@@ -53,28 +54,30 @@ std::string synthetic_sweep(int rows) {
   return text;
 }
 
-void measure(const std::string& what, const std::string& input) {
+std::string measure(const std::string& what, const std::string& input) {
   double best = 1e9;
-  std::size_t bytes = 0;
+  std::string page;
   for (int i = 0; i < 3; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string page = cs::results::report_html(input);
+    page = cs::results::report_html(input);
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    bytes = page.size();
   }
-  std::printf("%-44s %8.3f s %10zu bytes (%.2f MB)\n", what.c_str(), best, bytes, static_cast<double>(bytes) / 1e6);
+  std::printf("%-44s %8.3f s %10zu bytes (%.2f MB)\n", what.c_str(), best, page.size(), static_cast<double>(page.size()) / 1e6);
+  return page;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int rows = 1000;
-  std::string run;
+  std::string run, html, keep_csv;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--rows") == 0 && i + 1 < argc) rows = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--run") == 0 && i + 1 < argc) run = argv[++i];
+    else if (std::strcmp(argv[i], "--html") == 0 && i + 1 < argc) html = argv[++i];
+    else if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) keep_csv = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_report [--rows N] [--run DIR]\n");
+      std::fprintf(stderr, "usage: bench_report [--rows N] [--run DIR] [--html FILE] [--csv FILE]\n");
       return 2;
     }
   }
@@ -83,7 +86,10 @@ int main(int argc, char** argv) {
   const fs::path csv = dir / "sweep.csv";
   std::ofstream(csv, std::ios::binary) << synthetic_sweep(rows);
   std::printf("report of (best of 3, in process)                  time      page\n");
-  measure("sweep, " + std::to_string(rows) + " rows (" + std::to_string(fs::file_size(csv) / 1024) + " KiB of CSV)", csv.string());
+  const std::string page =
+      measure("sweep, " + std::to_string(rows) + " rows (" + std::to_string(fs::file_size(csv) / 1024) + " KiB of CSV)", csv.string());
+  if (!html.empty()) std::ofstream(html, std::ios::binary) << page;
+  if (!keep_csv.empty()) fs::copy_file(csv, keep_csv, fs::copy_options::overwrite_existing);
   if (!run.empty()) measure("run folder " + run, run);
   fs::remove_all(dir);
   return 0;

@@ -1,4 +1,5 @@
 // Chart helpers the report kinds share (results/report_kinds.h).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -88,7 +89,14 @@ nlohmann::json category_bars_option(const std::vector<std::string>& labels, std:
       {"yAxis", {{"type", "value"}, {"name", std::move(y_name)}}},
       {"series", std::move(series)}};
   if (legend) option["legend"] = {{"top", 0}, {"type", "scroll"}};
-  if (many) option["dataZoom"] = nlohmann::json::array({{{"type", "inside"}}, {{"type", "slider"}, {"height", 18}, {"bottom", 6}}});
+  // Many bars: the first 100 drawn, the rest a drag of the slider away (a 1,000-point page stays
+  // quick to open: ECharts lays out and labels only the window).
+  if (many) {
+    const nlohmann::json window = {{"startValue", 0}, {"endValue", std::min<std::size_t>(labels.size(), 100) - 1}};
+    option["dataZoom"] = nlohmann::json::array({window, window});
+    option["dataZoom"][0]["type"] = "inside";
+    option["dataZoom"][1].update({{"type", "slider"}, {"height", 18}, {"bottom", 6}});
+  }
   return option;
 }
 

@@ -139,7 +139,12 @@ std::string render_report_page(const ReportPage& page) {
              std::to_string(c.height_px) + "px\"></div>\n";
       if (!c.note.empty()) out += "<p class=\"cs-note\">" + html_escape(c.note) + "</p>\n";
       nlohmann::json option = c.option;
+      // Drawn at once, without animation or progressive (frame by frame) rendering: the page is
+      // final when it has loaded (a screenshot, a headless browser's virtual time).
       option["animation"] = false;
+      if (option.contains("series") && option["series"].is_array()) {
+        for (nlohmann::json& series : option["series"]) series["progressive"] = 0;
+      }
       charts.push_back({{"id", id}, {"option", std::move(option)}});
     }
     for (const ReportTable& t : s.tables) render_table(out, t);

@@ -12,7 +12,8 @@
 //     page's script knows: "renderItem": "gantt" (a timeline bar from [row, start, end]) and
 //     "tooltip": {"formatter": "gantt"} (a span's name, start and length, escaped by ECharts'
 //     encodeHTML).
-// Charts are drawn without animation, so a screenshot taken when the page has loaded is final.
+// Charts are drawn at once, without animation or progressive rendering, so a screenshot taken
+// when the page has loaded is final.
 #pragma once
 
 #include <string>

@@ -257,26 +257,36 @@ void timeline_section(const std::string& file, const std::vector<RankStalls>& ra
       rows.push_back(label + " \xC2\xB7 " + stream);
     }
   }
-  std::vector<Span> spans;
   std::map<std::size_t, std::string> stream_of_row;
   for (const auto& [pt, row] : row_of) {
     const auto tn = track.find(pt);
     stream_of_row[row] = tn != track.end() ? tn->second : "other";
   }
+  std::vector<std::vector<Span>> by_row(rows.size());
+  std::size_t all = 0;
   for (const Raw& r : raw) {
     const auto it = row_of.find({r.pid, r.tid});
-    if (it != row_of.end()) spans.push_back({it->second, r.ts / 1e3, (r.ts + r.dur) / 1e3, r.name});
+    if (it == row_of.end()) continue;
+    by_row[it->second].push_back({it->second, r.ts / 1e3, (r.ts + r.dur) / 1e3, r.name});
+    ++all;
   }
-  const std::size_t all = spans.size();
-  if (spans.size() > kMaxTimelineSpans) {
-    std::nth_element(spans.begin(), spans.begin() + static_cast<long>(kMaxTimelineSpans), spans.end(),
+  // The cap shared among the rows (water-filling from the row with fewest spans), each keeping its
+  // longest: every stream stays visible, short compute kernels go first.
+  std::vector<std::size_t> order(rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return by_row[a].size() < by_row[b].size(); });
+  std::vector<Span> spans;
+  std::size_t budget = kMaxTimelineSpans, rows_left = rows.size();
+  for (std::size_t row : order) {
+    std::vector<Span>& v = by_row[row];
+    const std::size_t keep = std::min(v.size(), budget / rows_left--);
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(keep), v.end(),
                      [](const Span& a, const Span& b) { return a.end_ms - a.start_ms > b.end_ms - b.start_ms; });
-    spans.resize(kMaxTimelineSpans);
+    spans.insert(spans.end(), v.begin(), v.begin() + static_cast<long>(keep));
+    budget -= keep;
   }
   std::map<std::string, nlohmann::json> per_stream;
-  double t_end = 0;
   for (const Span& sp : spans) {
-    t_end = std::max(t_end, sp.end_ms);
     nlohmann::json& d = per_stream[stream_of_row[sp.row]];
     if (d.is_null()) d = nlohmann::json::array();
     d.push_back({{"name", sp.name}, {"value", {sp.row, chart_round(sp.start_ms, 8), chart_round(sp.end_ms, 8)}}});
@@ -297,8 +307,7 @@ void timeline_section(const std::string& file, const std::vector<RankStalls>& ra
   c.option = {{"tooltip", {{"trigger", "item"}, {"confine", true}}},
               {"legend", {{"top", 0}}},
               {"grid", {{"left", 200}, {"right", 40}, {"top", 36}, {"bottom", 70}}},
-              {"xAxis", {{"type", "value"}, {"name", "ms"}, {"nameLocation", "middle"}, {"nameGap", 24}, {"min", 0},
-                         {"max", chart_round(t_end, 6)}}},
+              {"xAxis", {{"type", "value"}, {"name", "ms"}, {"nameLocation", "middle"}, {"nameGap", 24}, {"min", 0}}},
               {"yAxis", {{"type", "category"}, {"data", rows}, {"inverse", true}, {"axisLabel", {{"fontSize", 11}}}}},
               {"dataZoom", nlohmann::json::array({{{"type", "inside"}, {"filterMode", "weakFilter"}},
                                                   {{"type", "slider"}, {"height", 18}, {"bottom", 8}, {"filterMode", "weakFilter"}}})},
@@ -306,7 +315,7 @@ void timeline_section(const std::string& file, const std::vector<RankStalls>& ra
   c.note = "From trace.json (open it in ui.perfetto.dev for every op): " + std::to_string(chosen.size()) + " rank(s) with spans";
   if (chosen.size() > kMaxTimelineRanks) c.note += ", the first " + std::to_string(kMaxTimelineRanks) + " shown";
   c.note += "; " + format_count(static_cast<double>(all)) + " spans";
-  if (all > spans.size()) c.note += ", the " + format_count(static_cast<double>(spans.size())) + " longest drawn";
+  if (all > spans.size()) c.note += ", " + format_count(static_cast<double>(spans.size())) + " drawn (the longest of each row)";
   c.note += ". Zoom with the wheel or the slider.";
   s.charts.push_back(std::move(c));
   page.sections.push_back(std::move(s));

@@ -5,7 +5,7 @@
 //    schema's columns do, a note when they do not; a torn last row is left out, not an error;
 //  - strings from the input (a parameter named "</script>...", values with markup) reach the
 //    page escaped: never as markup in HTML, never as "</" in the chart data;
-//  - "-o -" writes the page alone on standard output.
+//  - "-o -" writes the page alone on standard output; "-o" naming the input is refused.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -135,6 +135,16 @@ TEST(Report, SweepOfSchemaOneInJsonLinesNotesWhatIsNotCharted) {
   const fs::path torn_csv = dir.path() / "torn.csv";
   cs::test::write_text(torn_csv, csv.substr(0, csv.size() - 60));
   EXPECT_NE(report(torn_csv.string(), dir, "torn-csv.html").find("Every point (7 rows)"), std::string::npos);
+}
+
+TEST(Report, RefusesToReplaceItsInput) {
+  TempDir dir("report_self");
+  const fs::path rows = dir.path() / "rows.jsonl";
+  fs::copy_file(kSchema1, rows);
+  const auto r = clustersim({"report", rows.string(), "-o", rows.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+  EXPECT_EQ(cs::test::read_text(rows), cs::test::read_text(kSchema1));
 }
 
 TEST(Report, ToStandardOutput) {
