@@ -1,14 +1,10 @@
 #include "core/config.h"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/input_file.h"
-#include "core/limits.h"
 #include "core/unit_parse.h"
 
 namespace cs {
