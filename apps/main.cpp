@@ -15,6 +15,7 @@
 #include "apps/cmd_gemm.h"
 #include "apps/cmd_plan.h"
 #include "apps/cmd_profile.h"
+#include "apps/cmd_report.h"
 #include "apps/cmd_run.h"
 #include "apps/cmd_scale.h"
 #include "apps/cmd_search.h"
@@ -74,6 +75,8 @@ int dispatch(int argc, char** argv) {
   auto* cost = cs::cli::add_cost_command(app, cost_opts);
   cs::cli::SizeOptions size_opts;
   auto* size = cs::cli::add_size_command(app, size_opts);
+  cs::cli::ReportOptions report_opts;
+  auto* report = cs::cli::add_report_command(app, report_opts);
   cs::cli::SweepOptions sweep_opts, merge_opts;
   const cs::cli::SweepCommands sweep = cs::cli::add_sweep_commands(app, sweep_opts, merge_opts);
 
@@ -81,9 +84,9 @@ int dispatch(int argc, char** argv) {
     const std::string first = argv[1];
     if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
         first != "plan" && first != "profile" && first != "gemm" && first != "sweep" && first != "search" &&
-        first != "cost" && first != "size") {
+        first != "cost" && first != "size" && first != "report") {
       std::cerr << "clustersim: command-line error: unknown command \"" << cs::escape_control(first)
-                << "\" (run, scale, sweep, search, cost, size, plan, collective, gemm, topo, validate, profile; see --help)\n";
+                << "\" (run, scale, sweep, search, cost, size, report, plan, collective, gemm, topo, validate, profile; see --help)\n";
       return 2;
     }
   }
@@ -110,6 +113,7 @@ int dispatch(int argc, char** argv) {
   if (size->parsed()) return cs::cli::run_size_command(size_opts);
   if (sweep.merge->parsed()) return cs::cli::run_sweep_merge(merge_opts);
   if (sweep.sweep->parsed()) return cs::cli::run_sweep_command(sweep_opts);
+  if (report->parsed()) return cs::cli::run_report_command(report_opts);
   if (gemm->parsed()) return cs::cli::run_gemm_command(gemm_opts);
   if (profile->parsed()) return cs::cli::run_profile_synthetic(profile_opts);
   if (validate->parsed()) {

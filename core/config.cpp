@@ -1,13 +1,10 @@
 #include "core/config.h"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
-#include "core/limits.h"
+#include "core/input_file.h"
 #include "core/unit_parse.h"
 
 namespace cs {
@@ -307,26 +304,7 @@ ConfigDocument ConfigDocument::from_json(nlohmann::json value, std::string name)
                         std::make_shared<const std::string>(std::move(name)));
 }
 
-ConfigDocument ConfigDocument::load(const std::string& path) {
-  // Read at most the limit and one byte more, so that /dev/zero or a FIFO cannot run away.
-  const std::int64_t cap = limits().file_bytes.value();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "", "is a folder, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot open the file");
-  std::string text;
-  std::array<char, 65536> buf{};
-  while (in) {
-    in.read(buf.data(), buf.size());
-    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
-    if (static_cast<std::int64_t>(text.size()) > cap) {
-      throw ConfigError(path, "", "the file is larger than " + format_bytes(limits().file_bytes) +
-                                      ", the largest input clustersim reads (docs/cli.md, \"Limits\": CLUSTERSIM_LIMITS=file=...)");
-    }
-  }
-  if (in.bad()) throw ConfigError(path, "", "cannot read the file");
-  return parse(text, path);
-}
+ConfigDocument ConfigDocument::load(const std::string& path) { return parse(read_input_file(path), path); }
 
 ConfigNode ConfigDocument::root() const { return ConfigNode(value_.get(), file_, ""); }
 

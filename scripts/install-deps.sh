@@ -5,9 +5,10 @@ set -euo pipefail
 packages=(cmake ninja-build g++ make libboost-graph-dev libeigen3-dev nlohmann-json3-dev libgtest-dev
           libcli11-dev)
 if [[ "${1:-}" == "--fuzz" ]]; then packages+=(clang libclang-rt-dev); fi
-# Optional: OpenMPI for `mpirun clustersim sweep` (and its test). Installed when this runs as root;
-# otherwise its absence only leaves that feature out of the build.
-optional=(libopenmpi-dev openmpi-bin)
+# Optional: OpenMPI for `mpirun clustersim sweep` (and its test), and Chromium for the test that opens
+# `clustersim report`'s pages in a headless browser (ctest -L browser). Installed when this runs as
+# root; otherwise their absence only leaves that feature out of the build, or skips that test.
+optional=(libopenmpi-dev openmpi-bin chromium)
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do

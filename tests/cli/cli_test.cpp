@@ -431,7 +431,7 @@ TEST(CliGemm, WaveQuantizationOfTwoShapesAndBadShapes) {
 TEST(CliHelp, EverySubcommandHasHelp) {
   const std::vector<std::vector<std::string>> commands{
       {"--help"}, {"run", "--help"}, {"collective", "--help"}, {"topo", "--help"},
-      {"topo", "info", "--help"}, {"topo", "export", "--help"}, {"gemm", "--help"}};
+      {"topo", "info", "--help"}, {"topo", "export", "--help"}, {"gemm", "--help"}, {"report", "--help"}};
   for (const auto& args : commands) {
     const RunResult r = run_clustersim(args);
     EXPECT_EQ(r.exit_code, 0) << describe(args, r);
