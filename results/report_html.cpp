@@ -11,6 +11,7 @@ namespace {
 constexpr ReportKind kReportKinds[] = {
     {"run folder (clustersim run --out)", is_run_folder, run_folder_report},
     {"sweep results (clustersim sweep)", is_sweep_results, sweep_results_report},
+    {"sizing result (clustersim size --json)", is_size_result, size_result_report},
 };
 
 [[noreturn]] void unrecognized(const ReportSource& s) {

@@ -33,6 +33,10 @@ void run_folder_report(const ReportSource& s, ReportPage& page);
 bool is_sweep_results(const ReportSource& s);
 void sweep_results_report(const ReportSource& s, ReportPage& page);
 
+// `clustersim size --json` (docs/sizing.md, schema 1): "kind": "size".
+bool is_size_result(const ReportSource& s);
+void size_result_report(const ReportSource& s, ReportPage& page);
+
 // ---- helpers the kinds share (results/report_charts.cpp) ----
 
 // The stall categories as per_gpu.csv and the sweep rows name their columns ("compute_s", ...),

@@ -43,11 +43,12 @@ struct SweepData {
 // The parameters of a header (or a first row's keys): `point`, the parameters, then schema 1's
 // result columns in order, then (later schemas) more columns. InputError at line 1 otherwise.
 std::size_t check_columns(const std::vector<std::string>& cols, const std::string& file) {
-  const std::vector<std::string>& result = sweep_result_columns();
+  // Schema 1's columns: the result columns up to "warnings" (schema 2 added the cost columns after it).
+  const std::vector<std::string>& all = sweep_result_columns();
+  const std::vector<std::string> result(all.begin(), std::find(all.begin(), all.end(), "warnings") + 1);
   const auto fail = [&] {
     throw InputError(file, "line 1",
-                     "not a sweep results file of schema " + std::to_string(kSweepSchemaVersion) +
-                         " or later: the columns must be point, the parameters, then status, reason, cluster, model, gpus, "
+                     "not a sweep results file of schema 1 or later: the columns must be point, the parameters, then status, reason, cluster, model, gpus, "
                          "iteration_time_s, ... warnings (docs/outputs.md, \"Sweep results\")");
   };
   if (cols.empty() || cols[0] != "point") fail();

@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -181,6 +182,15 @@ TEST_F(ReportBrowser, EveryKindOfReportDrawsWithoutScriptErrors) {
   const fs::path costs_html = dir.path() / "costs.html";
   clustersim({"report", kData + "/report/sweep-costs-hostile.csv", "-o", costs_html.string()});
   open_in_browser(costs_html, "report-sweep-costs", 6, dir);
+
+  // The sizing advisor's result: candidates against capital, the finalists' time and power.
+  const auto sized = cs::test::run_binary(kBinary, {"size", kSource + "/configs/examples/size-7b-finetune.json", "--json"});
+  ASSERT_EQ(sized.exit_code, 0) << sized.err;
+  const fs::path size_json = dir.path() / "size.json";
+  { std::ofstream(size_json) << sized.out; }
+  const fs::path size_html = dir.path() / "size.html";
+  clustersim({"report", size_json.string(), "-o", size_html.string()});
+  open_in_browser(size_html, "report-size", 3, dir);
 }
 
 }  // namespace

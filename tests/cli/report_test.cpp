@@ -6,7 +6,9 @@
 //  - strings from the input (a parameter named "</script>...", values with markup) reach the
 //    page escaped: never as markup in HTML, never as "</" in the chart data;
 //  - "-o -" writes the page alone on standard output; "-o" naming the input is refused.
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -145,6 +147,35 @@ TEST(Report, RefusesToReplaceItsInput) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
   EXPECT_EQ(cs::test::read_text(rows), cs::test::read_text(kSchema1));
+}
+
+TEST(Report, SizingResultShowsTheAnswerCandidatesAndFinalists) {
+  TempDir dir("report_size");
+  const std::vector<std::string> args{"size", kSource + "/configs/examples/size-7b-finetune.json", "--json"};
+  const auto sized = clustersim(args);
+  ASSERT_EQ(sized.exit_code, 0) << cs::test::describe(kBinary, args, sized);
+  const std::string goal = dir.file("size.json");
+  { std::ofstream(goal) << sized.out; }
+  const std::string page = report(goal, dir);
+  const nlohmann::json result = nlohmann::json::parse(sized.out);
+  EXPECT_NE(page.find("No cluster needed"), std::string::npos);
+  const std::vector<std::string> titles = chart_titles(page);
+  for (const char* t : {"Time to train against capital", "Time to train per finalist", "Power at full load per finalist"}) {
+    EXPECT_NE(std::find(titles.begin(), titles.end(), t), titles.end()) << t;
+  }
+  // One scatter point per estimated candidate.
+  const nlohmann::json data = chart_data(page);
+  std::size_t estimated = 0;
+  for (const auto& c : result["candidates"]) estimated += c.contains("skipped") ? 0 : 1;
+  std::size_t points = 0;
+  for (const auto& chart : data["charts"]) {
+    const nlohmann::json& option = chart["option"];
+    if (!option.contains("series")) continue;
+    for (const auto& series : option["series"]) {
+      if (series.value("type", "") == "scatter") points += series["data"].size();
+    }
+  }
+  EXPECT_EQ(points, estimated);
 }
 
 TEST(Report, ToStandardOutput) {
