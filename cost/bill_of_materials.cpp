@@ -85,8 +85,11 @@ BillOfMaterials bill_of_materials(const topo::Cluster& cluster, const PriceCatal
 
   // NICs and the fabric's port speed and family.
   bool ethernet = false;
+  bool has_switches = false;
   for (std::size_t i = 0; i < cluster.node_count(); ++i) {
     const topo::NodeInfo& n = cluster.node(topo::NodeId{static_cast<std::uint32_t>(i)});
+    has_switches = has_switches || n.kind == topo::NodeKind::kLeafSwitch || n.kind == topo::NodeKind::kSpineSwitch ||
+                   n.kind == topo::NodeKind::kCoreSwitch;
     if (n.kind != topo::NodeKind::kNic) continue;
     ++bom.nics;
     ethernet = ethernet || n.model.ends_with("GbE");
@@ -102,12 +105,6 @@ BillOfMaterials bill_of_materials(const topo::Cluster& cluster, const PriceCatal
     capacity_by_tier[l.tier] += l.bandwidth.value();
     if (l.tier == 1) bom.port_speed = std::max(bom.port_speed, l.bandwidth);
   }
-  bool has_switches = false;
-  for (std::size_t i = 0; i < cluster.node_count(); ++i) {
-    const auto k = cluster.node(topo::NodeId{static_cast<std::uint32_t>(i)}).kind;
-    has_switches = has_switches || k == topo::NodeKind::kLeafSwitch || k == topo::NodeKind::kSpineSwitch ||
-                   k == topo::NodeKind::kCoreSwitch;
-  }
   if (bom.port_speed.value() <= 0) return bom;  // no fabric: servers only
 
   const std::string speed = format_bandwidth(bom.port_speed);
@@ -117,7 +114,6 @@ BillOfMaterials bill_of_materials(const topo::Cluster& cluster, const PriceCatal
     throw ConfigError(file, "/fabric", std::string("no cable prices at the fabric's port speed (") + speed +
                                            ") in the price catalog " + prices.file() + " under /links");
   }
-  const std::string link_key = std::to_string(static_cast<long long>(std::llround(bom.port_speed.value() * 8 / 1e9))) + "Gbps";
 
   if (has_switches) {
     bom.switch_price = prices.find_switch(bom.family, bom.port_speed);
@@ -172,7 +168,7 @@ BillOfMaterials bill_of_materials(const topo::Cluster& cluster, const PriceCatal
                                                 ? std::vector<std::string>{"/optical_usd", "/transceiver_w"}
                                                 : std::vector<std::string>{"/copper_usd"};
     for (const std::string& what : priced) {
-      const std::string path = "/links/" + link_key + what;
+      const std::string path = bom.link_price->path + what;
       if (std::find(bom.price_paths.begin(), bom.price_paths.end(), path) == bom.price_paths.end()) bom.price_paths.push_back(path);
     }
     bom.cable_tiers.push_back(c);

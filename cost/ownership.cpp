@@ -50,4 +50,13 @@ Ownership ownership(const topo::Cluster& cluster, BillOfMaterials bom, const Pri
   return o;
 }
 
+std::vector<SourcedFact> assumed_prices(const Ownership& o, const PriceCatalog& prices) {
+  std::vector<std::string> paths = o.bom.price_paths;
+  for (const char* f : {"/facility/pue", "/facility/usd_per_kwh", "/facility/amortization_years", "/facility/average_load",
+                        "/facility/operations_per_server_usd"}) {
+    paths.emplace_back(f);
+  }
+  return prices.judgements(paths);
+}
+
 }  // namespace cs::cost

@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/units.h"
 #include "cost/bill_of_materials.h"
@@ -67,6 +68,10 @@ struct Ownership {
 
 // Prices `bom` (bill_of_materials of the same catalog).
 Ownership ownership(const topo::Cluster& cluster, BillOfMaterials bom, const PriceCatalog& prices);
+
+// The assumed (or fitted) catalog figures the ownership rests on: those of the bill of materials'
+// prices and the facility's, in that order.
+std::vector<SourcedFact> assumed_prices(const Ownership& o, const PriceCatalog& prices);
 
 // Hours in a year (365 days), the amortization's unit.
 inline constexpr double kHoursPerYear = 8760;

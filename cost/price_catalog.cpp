@@ -35,6 +35,14 @@ std::string to_value_assignment(const nlohmann::json& doc, const std::string& as
   return assignment;
 }
 
+// The compiled-in document's text.
+const std::string& builtin_text() {
+  for (const auto& [n, text] : builtin_price_documents()) {
+    if (n == kBuiltinName) return text;
+  }
+  throw ConfigError(std::string(kBuiltinName), "", "not compiled into this binary");
+}
+
 }  // namespace
 
 PriceCatalog PriceCatalog::parse(const std::string& text, const std::string& name,
@@ -103,6 +111,7 @@ PriceCatalog PriceCatalog::parse(const std::string& text, const std::string& nam
     p.optical = dollars(positive(s.at("optical_usd"), facts));
     p.copper = dollars(positive(s.at("copper_usd"), facts));
     p.transceiver = watts(positive(s.at("transceiver_w"), facts, true));
+    p.path = s.path();
     c.links_.push_back(p);
   }
   std::sort(c.links_.begin(), c.links_.end(), [](const LinkPrice& a, const LinkPrice& b) { return a.speed < b.speed; });
@@ -135,22 +144,12 @@ PriceCatalog PriceCatalog::parse(const std::string& text, const std::string& nam
 }
 
 const PriceCatalog& PriceCatalog::builtin() {
-  static const PriceCatalog catalog = [] {
-    for (const auto& [n, text] : builtin_price_documents()) {
-      if (n == kBuiltinName) return parse(text, n);
-    }
-    throw ConfigError(std::string(kBuiltinName), "", "not compiled into this binary");
-  }();
+  static const PriceCatalog catalog = parse(builtin_text(), std::string(kBuiltinName));
   return catalog;
 }
 
 PriceCatalog PriceCatalog::load(const std::string& file, const std::vector<std::string>& overrides) {
-  if (file.empty()) {
-    if (overrides.empty()) return builtin();
-    for (const auto& [n, text] : builtin_price_documents()) {
-      if (n == kBuiltinName) return parse(text, n, overrides);
-    }
-  }
+  if (file.empty()) return overrides.empty() ? builtin() : parse(builtin_text(), std::string(kBuiltinName), overrides);
   const ConfigDocument doc = ConfigDocument::load(file);
   return parse(doc.json().dump(), file, overrides);
 }

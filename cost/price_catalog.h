@@ -47,6 +47,7 @@ struct LinkPrice {
   Money optical{0};             // two transceivers and a fiber
   Money copper{0};              // a passive direct-attach cable
   Power transceiver{0};         // one transceiver (two per optical link)
+  std::string path;             // "/links/400Gbps"
 };
 
 enum class Medium : std::uint8_t { kOptical, kCopper };

@@ -10,7 +10,6 @@
 #include "drivers/assumptions.h"
 #include "drivers/calibrated_protocol.h"
 #include "drivers/plan_warnings.h"
-#include "results/cost_report.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
 #include "sim/collectives/algorithm_tuner.h"
@@ -131,7 +130,7 @@ void add_energy(results::TrainingRun& run, const Experiment& e, const cost::Pric
     energy.goal = cost::goal_cost(own, prices, energy.iteration, run.result.iteration, run.result.tokens_per_s,
                                   e.goal->tokens, gpus);
   }
-  energy.assumptions = results::cost_assumptions_json(own, prices);
+  energy.assumptions = cost::assumed_prices(own, prices);
   run.energy = std::move(energy);
 }
 

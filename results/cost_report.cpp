@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "results/summary.h"
+
 namespace cs::results {
 namespace {
 
@@ -38,19 +40,6 @@ std::string fixed_gbps(Bandwidth b) {
 }
 
 }  // namespace
-
-nlohmann::json cost_assumptions_json(const cost::Ownership& o, const cost::PriceCatalog& prices) {
-  nlohmann::json a = nlohmann::json::array();
-  std::vector<std::string> paths = o.bom.price_paths;
-  for (const char* f : {"/facility/pue", "/facility/usd_per_kwh", "/facility/amortization_years",
-                        "/facility/average_load", "/facility/operations_per_server_usd"}) {
-    paths.emplace_back(f);
-  }
-  for (const SourcedFact& f : prices.judgements(paths)) {
-    a.push_back({{"value_of", f.path}, {"file", f.file}, {"value", f.value}, {"kind", f.kind}, {"status", f.status}});
-  }
-  return a;
-}
 
 nlohmann::json cost_json(const cost::Ownership& o, const cost::PriceCatalog& prices) {
   const cost::BillOfMaterials& b = o.bom;
@@ -110,7 +99,7 @@ nlohmann::json cost_json(const cost::Ownership& o, const cost::PriceCatalog& pri
       {"cost_per_hour_usd", o.per_hour.value()},
       {"cost_per_gpu_hour_usd", o.per_gpu_hour.value()},
       {"cloud_per_gpu_hour_usd", o.cloud_per_gpu_hour ? nlohmann::json(o.cloud_per_gpu_hour->value()) : nlohmann::json(nullptr)},
-      {"assumptions", cost_assumptions_json(o, prices)}};
+      {"assumptions", assumptions_json(cost::assumed_prices(o, prices))}};
   return j;
 }
 
@@ -154,10 +143,8 @@ std::string cost_table(const cost::Ownership& o, const cost::PriceCatalog& price
   s << "  energy per year          " << buf << ", " << format_money(o.energy_cost_per_year) << "\n";
   s << "\nper hour                   " << format_money(o.per_hour) << " (" << format_money(o.per_gpu_hour) << " per GPU-hour, amortized)\n";
   if (o.cloud_per_gpu_hour) s << "cloud rent                 " << format_money(*o.cloud_per_gpu_hour) << " per GPU-hour\n";
-  const nlohmann::json a = cost_assumptions_json(o, prices);
-  for (const auto& e : a) {
-    s << "rests on: " << e["value_of"].get<std::string>() << " = " << e["value"].get<std::string>() << " ("
-      << e["status"].get<std::string>() << ")\n";
+  for (const SourcedFact& f : cost::assumed_prices(o, prices)) {
+    s << "rests on: " << f.path << " = " << f.value << " (" << f.status << ")\n";
   }
   return s.str();
 }

@@ -18,8 +18,5 @@ std::string format_money(Money m);
 
 nlohmann::json cost_json(const cost::Ownership& o, const cost::PriceCatalog& prices);
 std::string cost_table(const cost::Ownership& o, const cost::PriceCatalog& prices);
-// The assumed figures of the price catalog the cost rests on, as JSON objects like summary.json's
-// "assumptions" (value_of, file, value, kind, status).
-nlohmann::json cost_assumptions_json(const cost::Ownership& o, const cost::PriceCatalog& prices);
 
 }  // namespace cs::results

@@ -38,7 +38,9 @@ nlohmann::json flop_conventions_json(const IterationResult& r) {
   return out;
 }
 
-// The assumed and fitted values the prediction rests on.
+
+}  // namespace
+
 nlohmann::json assumptions_json(const std::vector<SourcedFact>& facts) {
   nlohmann::json out = nlohmann::json::array();
   for (const SourcedFact& f : facts) {
@@ -46,8 +48,6 @@ nlohmann::json assumptions_json(const std::vector<SourcedFact>& facts) {
   }
   return out;
 }
-
-}  // namespace
 
 nlohmann::json energy_json(const TrainingRun& s) {
   if (!s.energy) return nullptr;
@@ -60,7 +60,7 @@ nlohmann::json energy_json(const TrainingRun& s) {
           {"pue", e.pue},
           {"average_power_w", e.iteration.average_power.value()},
           {"cost_per_hour_usd", e.cost_per_hour.value()},
-          {"assumptions", e.assumptions}};
+          {"assumptions", assumptions_json(e.assumptions)}};
 }
 
 nlohmann::json goal_json(const TrainingRun& s) {

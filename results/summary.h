@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,9 @@
 namespace cs::results {
 
 nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPlan& plan, const TrainingRun& run);
+// The assumed and fitted values a prediction rests on, as summary.json's "assumptions" lists them:
+// value_of, file, value, kind, status.
+nlohmann::json assumptions_json(const std::vector<SourcedFact>& facts);
 // summary.json's "energy" (null when the run has none) and "goal" (null without a goal).
 nlohmann::json energy_json(const TrainingRun& run);
 nlohmann::json goal_json(const TrainingRun& run);

@@ -65,7 +65,7 @@ struct RunEnergy {
   double pue = 1;
   Money cost_per_hour{0};                // the job's share of the cluster, amortized capital + energy
   std::optional<cost::GoalCost> goal;
-  nlohmann::json assumptions;            // the price catalog's assumed figures it rests on
+  std::vector<SourcedFact> assumptions;  // the price catalog's assumed figures it rests on
 };
 
 struct TrainingRun {
