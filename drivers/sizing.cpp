@@ -16,6 +16,7 @@
 #include "drivers/plan_space.h"
 #include "drivers/training_run.h"
 #include "results/cost_report.h"
+#include "results/summary.h"
 #include "sim/collectives/machine.h"
 #include "workloads/layer_cost.h"
 
@@ -188,12 +189,11 @@ SizingResult size_cluster(const SizingSpec& spec, const std::function<void(const
       PlanEstimator estimator(machine, model);
       SearchResult tally;
       SearchOptions options;
-      const std::vector<SearchCandidate> plans =
-          estimate_space(e, model, gpu, std::min(per_server, n), estimator, n, options, tally);
-      const auto best = std::min_element(plans.begin(), plans.end(), [](const SearchCandidate& a, const SearchCandidate& b) {
+      std::vector<SearchCandidate> plans = estimate_space(e, model, gpu, std::min(per_server, n), estimator, n, options, tally);
+      std::stable_sort(plans.begin(), plans.end(), [](const SearchCandidate& a, const SearchCandidate& b) {
         return a.estimate.iteration < b.estimate.iteration;
       });
-      if (best == plans.end() || best->estimate.iteration >= kMaxDuration) {
+      if (plans.empty() || plans.front().estimate.iteration >= kMaxDuration) {
         cand.skipped = "no plan fits";
         if (!tally.dropped.empty()) {
           auto most = std::max_element(tally.dropped.begin(), tally.dropped.end(),
@@ -204,9 +204,11 @@ SizingResult size_cluster(const SizingSpec& spec, const std::function<void(const
         continue;
       }
       cand.estimated = true;
-      cand.plan = best->plan;
-      cand.estimate = best->estimate;
-      cand.time_to_train_s = to_seconds(best->estimate.iteration) * p.iterations;
+      plans.resize(std::min(plans.size(), static_cast<std::size_t>(kMaxSimulatedPlans)));
+      cand.best_plans = std::move(plans);
+      cand.plan = cand.best_plans.front().plan;
+      cand.estimate = cand.best_plans.front().estimate;
+      cand.time_to_train_s = to_seconds(cand.estimate.iteration) * p.iterations;
       cand.meets_deadline = cand.time_to_train_s <= spec.deadline_s;
       try {
         const cost::Ownership own = cost::ownership(
@@ -214,7 +216,9 @@ SizingResult size_cluster(const SizingSpec& spec, const std::function<void(const
         // One server needs no fabric: its servers and their operations only (the generators
         // build a fabric as if full, which a single server would not buy).
         const Money capital = cand.servers == 1 ? own.capital.servers + own.capital.operations : own.capital.total();
-        cand.capital = capital * std::min(1.0, static_cast<double>(n) / static_cast<double>(own.bom.gpus));
+        const double share = std::min(1.0, static_cast<double>(n) / static_cast<double>(own.bom.gpus));
+        cand.capital = capital * share;
+        cand.power_full = own.power.full() * share;
       } catch (const ConfigError& err) {
         throw ConfigError(spec.file, "/candidates/clusters", "cannot price " + cand.cluster + ": " + err.message());
       }
@@ -229,36 +233,21 @@ SizingResult size_cluster(const SizingSpec& spec, const std::function<void(const
     SizingFinalist f;
     f.candidate = cand;
     Experiment e = candidate_experiment(spec, cluster, cand.servers);
-    const coll::Machine machine = coll::load_machine(e.cluster, e.cluster_overrides, experiment_catalog(e));
-    const hw::GpuSpec& gpu = machine.cluster.gpu_spec(machine.cluster.gpus()[0]);
-    PlanEstimator estimator(machine, model);
-    SearchResult tally;
-    std::vector<SearchCandidate> plans =
-        estimate_space(e, model, gpu, std::min(static_cast<int>(machine.cluster.gpus().size()) / std::max(cand.servers, 1), cand.gpus),
-                       estimator, cand.gpus, SearchOptions{}, tally);
-    std::stable_sort(plans.begin(), plans.end(), [](const SearchCandidate& a, const SearchCandidate& b) {
-      return a.estimate.iteration < b.estimate.iteration;
-    });
-    for (std::size_t i = 0; i < plans.size() && i < static_cast<std::size_t>(kMaxSimulatedPlans); ++i) {
-      e.plan = plans[i].plan;
+    for (const SearchCandidate& plan : cand.best_plans) {
+      e.plan = plan.plan;
       tell("simulating " + cand.cluster + " with " + std::to_string(cand.gpus) + " GPUs: " + describe_plan(e.plan));
       try {
         const results::TrainingRun run = simulate_training(e);
         f.candidate.plan = e.plan;
-        f.candidate.estimate = plans[i].estimate;
+        f.candidate.estimate = plan.estimate;
         f.failure.clear();
         f.simulated = summarize_simulation(run);
         f.capacity = run.result.memory.capacity;
-        for (const results::LinkUse& u : run.links) {
-          const int tier = run.cluster.link(u.link).tier;
-          if (tier >= 0 && tier < 4) f.bytes_by_tier[static_cast<std::size_t>(tier)] += u.bytes.value();
-        }
+        f.bytes_by_tier = results::bytes_by_tier(run);
         f.time_to_train_s = f.simulated.tokens_per_s > 0 ? spec.tokens / f.simulated.tokens_per_s : 0;
         f.meets_deadline = f.time_to_train_s <= spec.deadline_s;
+        f.power_full = cand.power_full;
         if (run.energy) {
-          const cost::Ownership own = cost::ownership(
-              run.cluster, cost::bill_of_materials(run.cluster, prices, hw::Catalog::builtin(), e.cluster), prices);
-          f.power_full = own.power.full() * std::min(1.0, static_cast<double>(cand.gpus) / own.bom.gpus);
           f.average_power = run.energy->iteration.average_power;
           if (run.energy->goal) {
             f.energy = run.energy->goal->energy;
@@ -272,7 +261,6 @@ SizingResult size_cluster(const SizingSpec& spec, const std::function<void(const
         f.failure = err.message();
       }
     }
-    if (plans.empty()) f.failure = "no plan fits";
     return f;
   };
   for (std::size_t c = 0; c < spec.clusters.size(); ++c) {

@@ -82,11 +82,14 @@ struct SizeCandidate {
   int servers = 0;
   bool estimated = false;         // a plan fits and was estimated
   std::string skipped;            // why not (below a bound, too many servers, no plan fits)
-  wl::ParallelPlan plan;
+  wl::ParallelPlan plan;          // the best estimate's (best_plans.front())
   PlanEstimate estimate;
+  // The best few plans by estimate, best first: what a finalist simulates, in order, until one runs.
+  std::vector<SearchCandidate> best_plans;
   double time_to_train_s = 0;     // estimated
   bool meets_deadline = false;
   Money capital{0};               // the cluster of this size (its share of one server below a server)
+  Power power_full{0};            // its IT power at full load (the same share)
 };
 
 struct SizingFinalist {

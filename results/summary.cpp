@@ -41,6 +41,15 @@ nlohmann::json flop_conventions_json(const IterationResult& r) {
 
 }  // namespace
 
+std::array<std::int64_t, 4> bytes_by_tier(const TrainingRun& run) {
+  std::array<std::int64_t, 4> tiers{};
+  for (const LinkUse& u : run.links) {
+    const int tier = run.cluster.link(u.link).tier;
+    if (tier >= 0 && tier < static_cast<int>(tiers.size())) tiers[static_cast<std::size_t>(tier)] += u.bytes.value();
+  }
+  return tiers;
+}
+
 nlohmann::json assumptions_json(const std::vector<SourcedFact>& facts) {
   nlohmann::json out = nlohmann::json::array();
   for (const SourcedFact& f : facts) {

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "results/stall_attribution.h"
+#include "results/summary.h"
 
 namespace cs::results {
 namespace {
@@ -83,12 +84,7 @@ std::vector<nlohmann::json> sweep_result_cells(const TrainingRun& run) {
                                    to_seconds(r.iteration), r.samples_per_s, r.tokens_per_s, r.tflops_per_gpu, r.mfu,
                                    r.memory.total.value(), r.memory.capacity.value()};
   for (double s : mean_stall_seconds(run.stalls)) c.emplace_back(s);
-  std::array<std::int64_t, kTierColumns.size()> tiers{};
-  for (const LinkUse& u : run.links) {
-    const int tier = run.cluster.link(u.link).tier;
-    if (tier >= 0 && tier < static_cast<int>(tiers.size())) tiers[static_cast<std::size_t>(tier)] += u.bytes.value();
-  }
-  for (std::int64_t b : tiers) c.emplace_back(b);
+  for (std::int64_t b : bytes_by_tier(run)) c.emplace_back(b);
   c.emplace_back(r.largest_stall.stall ? nlohmann::json(to_string(*r.largest_stall.stall)) : nlohmann::json(nullptr));
   c.emplace_back(r.largest_stall.share);
   c.emplace_back(run.warnings.size());
