@@ -131,4 +131,22 @@ ReportChart stall_chart(std::string title, const std::vector<std::string>& label
   return c;
 }
 
+std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double>>& sorted) {
+  std::vector<std::size_t> front;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (front.empty() || sorted[i].second < sorted[front.back()].second) front.push_back(i);
+  }
+  return front;
+}
+
+nlohmann::json pareto_series(nlohmann::json data, int symbol_size) {
+  return {{"name", "Pareto front"}, {"type", "line"}, {"step", "end"}, {"data", std::move(data)}, {"symbolSize", symbol_size},
+          {"itemStyle", {{"color", "#d9534f"}}}, {"lineStyle", {{"color", "#d9534f"}}}};
+}
+
+nlohmann::json dashed_mark_line(const char* axis, double value, const char* label) {
+  return {{"symbol", "none"}, {"label", {{"formatter", label}}}, {"lineStyle", {{"color", "#333"}, {"type", "dashed"}}},
+          {"data", {{{axis, value}}}}};
+}
+
 }  // namespace cs::results

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,14 @@ nlohmann::json category_bars_option(const std::vector<std::string>& labels, std:
 // One series of bars over `labels`.
 ReportChart bar_chart(std::string title, const std::vector<std::string>& labels, nlohmann::json values, std::string series_name,
                       std::string y_name, const char* colour);
+
+// Of points sorted by (x, y), lower being better on both: the indices of the Pareto front, each
+// point strictly below (in y) every point before it.
+std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double>>& sorted);
+// The red step line that draws a Pareto front over a scatter (`data`: the front's items).
+nlohmann::json pareto_series(nlohmann::json data, int symbol_size);
+// A dashed, labelled line across a chart at `value` on the "xAxis" or the "yAxis" (a series' markLine).
+nlohmann::json dashed_mark_line(const char* axis, double value, const char* label);
 
 // A stacked bar chart of the stall categories over `labels` (one vector of seconds per category,
 // each as long as `labels`); zoomable when there are many bars.

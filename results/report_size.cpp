@@ -85,24 +85,20 @@ void size_result_report(const ReportSource& src, ReportPage& page) {
     }
     if (!points.empty()) {
       std::sort(points.begin(), points.end());
+      std::vector<std::pair<double, double>> xy;
+      for (const auto& pt : points) xy.push_back(pt.first);
       nlohmann::json front = nlohmann::json::array();
-      double least = 0;
-      for (std::size_t i = 0; i < points.size(); ++i) {
-        if (i == 0 || points[i].first.second < least) {
-          least = points[i].first.second;
-          front.push_back({{"name", points[i].second},
-                           {"value", {chart_round(points[i].first.first / 86400), chart_round(points[i].first.second)}}});
-        }
+      for (std::size_t i : pareto_front(xy)) {
+        front.push_back({{"name", points[i].second},
+                         {"value", {chart_round(points[i].first.first / 86400), chart_round(points[i].first.second)}}});
       }
       nlohmann::json series = nlohmann::json::array();
       for (auto& [cluster, data] : by_cluster) {
         series.push_back({{"name", cluster}, {"type", "scatter"}, {"data", data}, {"symbolSize", 10}});
       }
-      series.push_back({{"name", "Pareto front"}, {"type", "line"}, {"step", "end"}, {"data", front}, {"symbolSize", 6},
-                        {"lineStyle", {{"color", "#d9534f"}}}, {"itemStyle", {{"color", "#d9534f"}}},
-                        {"markLine", {{"symbol", "none"}, {"label", {{"formatter", "deadline"}}},
-                                      {"lineStyle", {{"color", "#333"}, {"type", "dashed"}}},
-                                      {"data", {{{"xAxis", chart_round(deadline / 86400)}}}}}}});
+      nlohmann::json line = pareto_series(std::move(front), 6);
+      line["markLine"] = dashed_mark_line("xAxis", chart_round(deadline / 86400), "deadline");
+      series.push_back(std::move(line));
       ReportChart c;
       c.title = "Time to train against capital";
       c.option = {{"tooltip", {{"trigger", "item"}, {"confine", true}}},
@@ -144,9 +140,7 @@ void size_result_report(const ReportSource& src, ReportPage& page) {
     }
     if (!labels.empty()) {
       ReportChart c = bar_chart("Time to train per finalist", labels, std::move(times), "time to train (days)", "days", "#2b5fb4");
-      c.option["series"][0]["markLine"] = {{"symbol", "none"}, {"label", {{"formatter", "deadline"}}},
-                                           {"lineStyle", {{"color", "#333"}, {"type", "dashed"}}},
-                                           {"data", {{{"yAxis", chart_round(deadline / 86400)}}}}};
+      c.option["series"][0]["markLine"] = dashed_mark_line("yAxis", chart_round(deadline / 86400), "deadline");
       s.charts.push_back(std::move(c));
       s.charts.push_back(bar_chart("Power at full load per finalist", labels, std::move(power), "IT power (kW)", "kW", "#9c6b3c"));
     }

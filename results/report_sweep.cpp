@@ -349,16 +349,14 @@ void sweep_results_report(const ReportSource& src, ReportPage& page) {
       std::sort(tc.begin(), tc.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
       nlohmann::json front = nlohmann::json::array();
       ReportTable t{"The Pareto front: no other point is both faster and cheaper to train", {"point", "time to train", "cost to train (USD)"}, {}, {}};
-      double least = 0;
-      for (std::size_t i = 0; i < tc.size(); ++i) {
-        const auto& [tcost, r] = tc[i];
-        const nlohmann::json item = {{"name", point_label(d, *r)}, {"value", {chart_round(tcost.first / 3600), chart_round(tcost.second)}}};
-        pts.push_back(item);
-        if (i == 0 || tcost.second < least) {
-          least = tcost.second;
-          front.push_back(item);
-          t.rows.push_back({point_label(d, *r), format_seconds(tcost.first), format_number(tcost.second, 6)});
-        }
+      std::vector<std::pair<double, double>> xy;
+      for (const auto& [tcost, r] : tc) {
+        xy.push_back(tcost);
+        pts.push_back({{"name", point_label(d, *r)}, {"value", {chart_round(tcost.first / 3600), chart_round(tcost.second)}}});
+      }
+      for (std::size_t i : pareto_front(xy)) {
+        front.push_back(pts[i]);
+        t.rows.push_back({point_label(d, *tc[i].second), format_seconds(tc[i].first.first), format_number(tc[i].first.second, 6)});
       }
       ReportChart c;
       c.title = "Time to train against cost to train";
@@ -368,8 +366,7 @@ void sweep_results_report(const ReportSource& src, ReportPage& page) {
                   {"xAxis", {{"type", "value"}, {"name", "time to train (h)"}, {"nameLocation", "middle"}, {"nameGap", 28}, {"scale", true}}},
                   {"yAxis", {{"type", "value"}, {"name", "cost to train (USD)"}, {"scale", true}}},
                   {"series", {{{"name", "every point"}, {"type", "scatter"}, {"data", pts}, {"itemStyle", {{"color", "#9aa3b2"}}}},
-                              {{"name", "Pareto front"}, {"type", "line"}, {"step", "end"}, {"data", front}, {"symbolSize", 9},
-                               {"itemStyle", {{"color", "#d9534f"}}}, {"lineStyle", {{"color", "#d9534f"}}}}}}};
+                              pareto_series(std::move(front), 9)}}};
       c.note = "Lower left is better: the red points are those no other point beats on both time and cost to train.";
       s.charts.push_back(std::move(c));
       s.tables.push_back(std::move(t));
