@@ -213,12 +213,14 @@ SizingResult size_cluster(const SizingSpec& spec, const std::function<void(const
       try {
         const cost::Ownership own = cost::ownership(
             machine.cluster, cost::bill_of_materials(machine.cluster, prices, hw::Catalog::builtin(), e.cluster), prices);
-        // One server needs no fabric: its servers and their operations only (the generators
-        // build a fabric as if full, which a single server would not buy).
-        const Money capital = cand.servers == 1 ? own.capital.servers + own.capital.operations : own.capital.total();
+        // One server needs no fabric: its servers and their operations only, and their power (the
+        // generators build a fabric as if full, which a single server would not buy or power).
+        const bool alone = cand.servers == 1;
+        const Money capital = alone ? own.capital.servers + own.capital.operations : own.capital.total();
+        const Power power = alone ? own.power.servers_max : own.power.full();
         const double share = std::min(1.0, static_cast<double>(n) / static_cast<double>(own.bom.gpus));
         cand.capital = capital * share;
-        cand.power_full = own.power.full() * share;
+        cand.power_full = power * share;
       } catch (const ConfigError& err) {
         throw ConfigError(spec.file, "/candidates/clusters", "cannot price " + cand.cluster + ": " + err.message());
       }

@@ -96,6 +96,13 @@ TEST(SizeCommand, SevenBFineTuneNeedsNoCluster) {
   const json& s = j["finalists"][j["smallest"].get<std::size_t>()];
   EXPECT_LE(s["gpus"].get<int>(), 8);
   EXPECT_TRUE(s["meets_deadline"].get<bool>());
+  // One server needs no fabric: its share of the server and of its facility and operations
+  // ($310,000 + $50,000 for 8 GPUs), and the same share of the server's 10.2 kW.
+  const double share = s["gpus"].get<double>() / 8;
+  EXPECT_NEAR(s["capital_usd"].get<double>(), share * 360'000, 1e-6);
+  EXPECT_NEAR(s["power_full_load_w"].get<double>(), share * 10'200, 1e-6);
+  // Time to train from the simulated throughput.
+  EXPECT_NEAR(s["time_to_train_s"].get<double>(), 1e9 / s["tokens_per_s"].get<double>(), 1e-6 * s["time_to_train_s"].get<double>());
   // The paper estimates against hand formulas: Llama 2 7B, 1B tokens, H100 (80 GB, 989 TFLOP/s bf16).
   const json& e = j["estimates"];
   const double params = e["parameters"].get<double>();
@@ -137,6 +144,11 @@ TEST(SlowSize, SeventyBOnTwoTrillionTokensInThirtyDaysTakesLowThousandsOfH100s) 
   EXPECT_GE(s["gpus"].get<int>(), 1024) << j["answer"];
   EXPECT_LE(s["gpus"].get<int>(), 4096) << j["answer"];
   EXPECT_LE(s["time_to_train_s"].get<double>(), 30 * 86400.0);
+  // A whole cluster of that size: the capital and full-load power `clustersim cost` gives it.
+  const json cost = run_json({"cost", s["cluster"].get<std::string>(), "--set",
+                              "/servers/0/count=" + std::to_string(s["gpus"].get<int>() / 8), "--json"});
+  EXPECT_DOUBLE_EQ(s["capital_usd"].get<double>(), cost["capital_usd"]["total"].get<double>());
+  EXPECT_DOUBLE_EQ(s["power_full_load_w"].get<double>(), cost["power_w"]["full_load"].get<double>());
   // Hand formulas: FLOPs at least 6ND, the deadline bound at peak below the answer.
   const json& e = j["estimates"];
   EXPECT_GE(e["flops_to_train"].get<double>(), e["flops_6nd"].get<double>());
