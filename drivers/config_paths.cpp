@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "workloads/hf_config.h"
 #include "workloads/model.h"
 
 #ifndef CS_CONFIG_DIR
@@ -66,6 +67,10 @@ std::string resolve_model(const std::string& ref, const std::string& base_dir, c
     throw ConfigError(file, where, "no model file \"" + ref + "\" and no bundled model of that name (bundled: " + names + ")");
   }
   return path;
+}
+
+wl::Model load_model_reference(const std::string& resolved) {
+  return resolved.rfind("hf:", 0) == 0 ? wl::model_from_hf_config(resolved.substr(3)) : wl::load_model(resolved);
 }
 
 }  // namespace cs::drv

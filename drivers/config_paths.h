@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "workloads/model.h"
+
 namespace cs::drv {
 
 // A configuration file named by path (tried beside `base_dir` unless it is empty, then as given) or, without a
@@ -22,5 +24,8 @@ std::string resolve_model(const std::string& ref, const std::string& base_dir, c
 // ConfigError at `file`, `where` listing the bundled names when there is no such file.
 std::string resolve_profile(const std::string& ref, const std::string& base_dir, const std::string& file,
                             const std::string& where);
+
+// Loads a model reference as resolve_model returns it: a model file or "hf:PATH/config.json".
+wl::Model load_model_reference(const std::string& resolved);
 
 }  // namespace cs::drv

@@ -1,0 +1,168 @@
+#include "drivers/request_stream.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <numbers>
+#include <sstream>
+
+#include "core/errors.h"
+#include "core/limits.h"
+#include "core/random.h"
+
+namespace cs::drv {
+namespace {
+
+// Exponential with mean 1.
+double exponential(Rng& rng) { return -std::log1p(-rng.uniform()); }
+
+// Standard normal (Box-Muller, one value per call).
+double normal(Rng& rng) {
+  const double u = 1.0 - rng.uniform();  // (0, 1]
+  const double v = rng.uniform();
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * std::numbers::pi * v);
+}
+
+// Gamma with shape k and scale 1 (Marsaglia and Tsang; k < 1 boosted by U^(1/k)).
+double gamma(Rng& rng, double k) {
+  if (k < 1) return gamma(rng, k + 1) * std::pow(1.0 - rng.uniform(), 1.0 / k);
+  const double d = k - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    double x, v;
+    do {
+      x = normal(rng);
+      v = 1.0 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const double u = 1.0 - rng.uniform();
+    if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
+  }
+}
+
+std::int64_t draw_length(const LengthDistribution& d, Rng& rng) {
+  switch (d.kind) {
+    case LengthDistribution::Kind::kConstant:
+      return d.constant;
+    case LengthDistribution::Kind::kUniform:
+      return d.lo + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.hi - d.lo + 1)));
+    case LengthDistribution::Kind::kLognormal: {
+      const double v = std::round(d.mean * std::exp(d.sigma * normal(rng)));
+      return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min(v, 1e15)), 1, d.max);
+    }
+  }
+  return d.constant;
+}
+
+// Days from 1970-01-01 of a civil date (Howard Hinnant's days_from_civil).
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+bool parse_int(std::string_view s, std::int64_t& out) {
+  if (s.empty()) return false;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc{} && r.ptr == s.data() + s.size();
+}
+
+// "YYYY-MM-DD HH:MM:SS[.fffffff]" as picoseconds since 1970, or -1.
+std::int64_t parse_timestamp(std::string_view s) {
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':') return -1;
+  std::int64_t y, mo, d, h, mi, se;
+  if (!parse_int(s.substr(0, 4), y) || !parse_int(s.substr(5, 2), mo) || !parse_int(s.substr(8, 2), d) ||
+      !parse_int(s.substr(11, 2), h) || !parse_int(s.substr(14, 2), mi) || !parse_int(s.substr(17, 2), se))
+    return -1;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return -1;
+  std::int64_t frac_ps = 0;
+  if (s.size() > 19) {
+    if (s[19] != '.' || s.size() == 20 || s.size() > 32) return -1;
+    std::int64_t scale = 100000000000;  // first fractional digit in ps
+    for (char c : s.substr(20)) {
+      if (c < '0' || c > '9') return -1;
+      frac_ps += (c - '0') * scale;
+      scale /= 10;
+    }
+  }
+  const std::int64_t secs = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 + mi * 60 + se;
+  if (secs < 0 || secs > std::int64_t{1} << 32) return -1;
+  return secs * 1000000000000 + frac_ps;
+}
+
+}  // namespace
+
+std::vector<ServingRequest> read_azure_trace(const std::string& path, double time_scale, std::int64_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot read the trace file");
+  const auto fail = [&](std::int64_t line, const std::string& msg) -> void {
+    throw InputError(path, "line " + std::to_string(line), msg);
+  };
+  std::string text;
+  std::int64_t line = 0;
+  std::vector<ServingRequest> out;
+  std::int64_t first = -1, previous = -1;
+  while (std::getline(in, text)) {
+    ++line;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (line == 1) {
+      if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+      if (text != "TIMESTAMP,ContextTokens,GeneratedTokens")
+        fail(1, "expected the header \"TIMESTAMP,ContextTokens,GeneratedTokens\" (the Azure LLM inference trace format)");
+      continue;
+    }
+    if (text.empty()) continue;
+    const std::size_t a = text.find(','), b = a == std::string::npos ? a : text.find(',', a + 1);
+    if (b == std::string::npos || text.find(',', b + 1) != std::string::npos) fail(line, "expected three comma-separated fields");
+    const std::int64_t ts = parse_timestamp(std::string_view(text).substr(0, a));
+    if (ts < 0) fail(line, "expected a timestamp \"YYYY-MM-DD HH:MM:SS.fraction\"");
+    std::int64_t prompt = 0, output = 0;
+    if (!parse_int(std::string_view(text).substr(a + 1, b - a - 1), prompt) || prompt < 1 || prompt > (1 << 24))
+      fail(line, "expected ContextTokens from 1 to 16777216");
+    if (!parse_int(std::string_view(text).substr(b + 1), output) || output < 0 || output > (1 << 24))
+      fail(line, "expected GeneratedTokens from 0 to 16777216");
+    if (previous >= 0 && ts < previous) fail(line, "timestamps go back in time");
+    previous = ts;
+    if (first < 0) first = ts;
+    const double rel = static_cast<double>(ts - first) * time_scale;
+    if (rel > static_cast<double>(kMaxDuration.count())) fail(line, "the trace lasts longer than the simulated clock's range after time scaling");
+    ServingRequest r;
+    r.id = static_cast<std::int64_t>(out.size());
+    r.arrival = kTimeZero + Duration{static_cast<std::int64_t>(std::llround(rel))};
+    r.prompt = prompt;
+    r.output = output;
+    r.session = static_cast<std::uint64_t>(r.id);
+    out.push_back(r);
+    if (limit > 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
+  }
+  if (out.empty()) throw InputError(path, "", "the trace has no requests");
+  return out;
+}
+
+std::vector<ServingRequest> make_requests(const RequestStreamSpec& spec, const std::string& file) {
+  if (!spec.trace.empty()) return read_azure_trace(spec.trace, spec.time_scale, spec.limit);
+  (void)file;
+  std::vector<ServingRequest> out;
+  out.reserve(static_cast<std::size_t>(spec.count));
+  Rng arrivals = Rng::derive(spec.seed, 1), lengths = Rng::derive(spec.seed, 2), sessions = Rng::derive(spec.seed, 3);
+  const double shape = 1.0 / (spec.cv * spec.cv);
+  double t = 0;
+  for (std::int64_t i = 0; i < spec.count; ++i) {
+    const double gap = spec.arrival == ArrivalProcess::kPoisson ? exponential(arrivals) / spec.rate
+                                                                 : gamma(arrivals, shape) / (shape * spec.rate);
+    t += gap;
+    ServingRequest r;
+    r.id = i;
+    r.arrival = kTimeZero + duration_from_seconds(t);
+    r.prompt = draw_length(spec.prompt, lengths);
+    r.output = draw_length(spec.output, lengths);
+    r.session = spec.sessions > 0 ? sessions.below(static_cast<std::uint64_t>(spec.sessions)) : static_cast<std::uint64_t>(i);
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace cs::drv

@@ -1,0 +1,125 @@
+// A serving scenario, read from JSON (docs/serving.md, "The scenario file"): a cluster, a model,
+// replicas and how they are sharded, a router, each replica's scheduler, the request stream,
+// SLOs and failures. drivers/serving_sim.h simulates it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/enum_names.h"
+#include "core/units.h"
+#include "workloads/parallel_plan.h"
+
+namespace cs::drv {
+
+enum class RouterPolicy { kRoundRobin, kLeastOutstanding, kLeastKv, kPowerOfTwo, kSessionAffinity };
+inline constexpr EnumName<RouterPolicy> kRouterPolicyNames[] = {
+    {RouterPolicy::kRoundRobin, "round_robin"},
+    {RouterPolicy::kLeastOutstanding, "least_outstanding"},
+    {RouterPolicy::kLeastKv, "least_kv"},
+    {RouterPolicy::kPowerOfTwo, "power_of_two"},
+    {RouterPolicy::kSessionAffinity, "session_affinity"}};
+
+enum class Preemption { kRecompute, kSwap };
+inline constexpr EnumName<Preemption> kPreemptionNames[] = {{Preemption::kRecompute, "recompute"},
+                                                            {Preemption::kSwap, "swap"}};
+
+enum class ArrivalProcess { kPoisson, kGamma };
+inline constexpr EnumName<ArrivalProcess> kArrivalProcessNames[] = {{ArrivalProcess::kPoisson, "poisson"},
+                                                                    {ArrivalProcess::kGamma, "gamma"}};
+
+// What happens to a failed replica's requests.
+enum class FailurePolicy { kRetry, kDrop };
+inline constexpr EnumName<FailurePolicy> kFailurePolicyNames[] = {{FailurePolicy::kRetry, "retry"},
+                                                                  {FailurePolicy::kDrop, "drop"}};
+
+// A token-count distribution: constant, uniform integers in [lo, hi], or lognormal with the given
+// mean and sigma of the underlying normal, rounded and clamped to [1, max].
+struct LengthDistribution {
+  enum class Kind { kConstant, kUniform, kLognormal } kind = Kind::kConstant;
+  std::int64_t constant = 0;
+  std::int64_t lo = 0, hi = 0;
+  double mean = 0, sigma = 0;
+  std::int64_t max = 0;
+};
+
+struct RequestStreamSpec {
+  // Synthetic: arrivals at `rate` requests/s (gamma: coefficient of variation `cv`, 1 = Poisson).
+  ArrivalProcess arrival = ArrivalProcess::kPoisson;
+  double rate = 0;
+  double cv = 1;
+  std::int64_t count = 0;
+  LengthDistribution prompt, output;
+  std::int64_t sessions = 0;  // 0: every request its own session
+  std::uint64_t seed = 1;
+  // A trace (Azure LLM inference trace CSV: TIMESTAMP, ContextTokens, GeneratedTokens).
+  std::string trace;           // resolved path; empty for synthetic
+  double time_scale = 1;       // inter-arrival times multiplied by this (0.5: twice the rate)
+  std::int64_t limit = 0;      // first N requests of the trace (0: all)
+  std::string where;           // JSON path of "requests"
+};
+
+struct SchedulerSpec {
+  std::int64_t max_batch_tokens = 8192;  // vLLM max_num_batched_tokens
+  std::int64_t max_batch_requests = 256; // vLLM max_num_seqs (1: batching off)
+  bool chunked_prefill = true;
+  std::int64_t block_tokens = 16;        // paged KV block (vLLM block_size)
+  double memory_fraction = 0.9;          // of HBM the replica may use (vLLM gpu_memory_utilization)
+  Preemption preemption = Preemption::kRecompute;
+};
+
+// One of replica, gpu (cluster GPU index) or server (cluster server index) is set: the replicas
+// holding that GPU or server go down.
+struct FailureEvent {
+  int replica = -1;
+  int gpu = -1;
+  int server = -1;
+  SimTime at = kTimeZero;
+  std::optional<SimTime> until;  // back up then; never when empty
+  std::string where;
+};
+
+struct FailureSpec {
+  std::vector<FailureEvent> events;
+  // A failure process: each GPU fails after an exponential time with this mean (hours; 0: none);
+  // a replica is down for `repair` after any of its GPUs fails.
+  double mtbf_per_gpu_hours = 0;
+  Duration repair{0};
+  std::uint64_t seed = 1;
+  FailurePolicy policy = FailurePolicy::kRetry;
+};
+
+struct Slo {
+  Duration ttft{0};   // 0: no bound
+  Duration tpot{0};
+};
+
+struct ServingScenario {
+  std::string file;
+  std::string name;
+  std::string cluster;
+  std::vector<std::string> cluster_overrides;
+  std::string model;
+  wl::Precision precision = wl::Precision::kBf16;
+  int replicas = 1;
+  int tp = 1;
+  int first_gpu = 0;  // replicas take consecutive GPUs from here
+  std::string profile;
+  RouterPolicy router = RouterPolicy::kLeastOutstanding;
+  SchedulerSpec scheduler;
+  RequestStreamSpec requests;
+  Slo slo;
+  FailureSpec failures;
+  int gpus() const { return replicas * tp; }
+};
+
+// Parses a scenario document; relative paths resolve beside `base_dir`. Errors name the file and
+// the JSON path (InputError, exit 2).
+ServingScenario parse_serving_scenario(const ConfigNode& root, const std::string& base_dir);
+// Reads a file and applies "--set /json/pointer=value" overrides.
+ServingScenario load_serving_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace cs::drv
