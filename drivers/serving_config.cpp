@@ -78,7 +78,7 @@ RequestStreamSpec parse_requests(const ConfigNode& n, const std::string& base_di
 }
 
 SchedulerSpec parse_scheduler(const ConfigNode& n) {
-  n.expect_only({"max_batch_tokens", "max_batch_requests", "chunked_prefill", "block_tokens", "memory_fraction", "preemption"});
+  n.expect_only({"max_batch_tokens", "max_batch_requests", "chunked_prefill", "block_tokens", "memory_fraction", "preemption", "kv_admission"});
   SchedulerSpec s;
   if (auto v = n.find("max_batch_tokens")) s.max_batch_tokens = v->as_int(1, std::int64_t{1} << 22);
   if (auto v = n.find("max_batch_requests")) s.max_batch_requests = v->as_int(1, std::int64_t{1} << 20);
@@ -89,6 +89,7 @@ SchedulerSpec parse_scheduler(const ConfigNode& n) {
     if (!(s.memory_fraction > 0 && s.memory_fraction <= 1)) v->fail_expected("a fraction in (0, 1]");
   }
   if (auto v = n.find("preemption")) s.preemption = v->as_enum(kPreemptionNames);
+  if (auto v = n.find("kv_admission")) s.admission = v->as_enum(kKvAdmissionNames);
   return s;
 }
 
@@ -149,11 +150,12 @@ ServingScenario parse_serving_scenario(const ConfigNode& root, const std::string
   s.model = resolve_model(root.at("model").as_string(), base_dir, root.file(), root.at("model").path());
 
   const ConfigNode r = root.at("replicas");
-  r.expect_only({"count", "tp", "first_gpu", "precision"});
+  r.expect_only({"count", "tp", "first_gpu", "precision", "kv_cache"});
   s.replicas = static_cast<int>(r.at("count").as_int(1, 1 << 20));
   if (auto v = r.find("tp")) s.tp = static_cast<int>(v->as_int(1, 1024));
   if (auto v = r.find("first_gpu")) s.first_gpu = static_cast<int>(v->as_int(0, 1 << 24));
   if (auto v = r.find("precision")) s.precision = v->as_enum(wl::kPrecisionNames);
+  if (auto v = r.find("kv_cache")) s.kv_precision = v->as_choice({"auto", "fp8"}) == 1 ? wl::Precision::kFp8 : wl::Precision::kBf16;
 
   if (auto p = root.find("profile")) s.profile = resolve_profile(p->as_string(), base_dir, root.file(), p->path());
   if (auto v = root.find("router")) s.router = v->as_enum(kRouterPolicyNames);

@@ -27,6 +27,14 @@ enum class Preemption { kRecompute, kSwap };
 inline constexpr EnumName<Preemption> kPreemptionNames[] = {{Preemption::kRecompute, "recompute"},
                                                             {Preemption::kSwap, "swap"}};
 
+// How a replica admits a request into its KV cache: the blocks it needs now, growing as it
+// decodes and preempting when they run out (vLLM), or every block its prompt and output will
+// need, reserved at admission so that nothing is ever preempted (TensorRT-LLM's capacity
+// scheduler policy GUARANTEED_NO_EVICT).
+enum class KvAdmission { kOnDemand, kReserve };
+inline constexpr EnumName<KvAdmission> kKvAdmissionNames[] = {{KvAdmission::kOnDemand, "on_demand"},
+                                                              {KvAdmission::kReserve, "reserve"}};
+
 enum class ArrivalProcess { kPoisson, kGamma };
 inline constexpr EnumName<ArrivalProcess> kArrivalProcessNames[] = {{ArrivalProcess::kPoisson, "poisson"},
                                                                     {ArrivalProcess::kGamma, "gamma"}};
@@ -69,6 +77,7 @@ struct SchedulerSpec {
   std::int64_t block_tokens = 16;        // paged KV block (vLLM block_size)
   double memory_fraction = 0.9;          // of HBM the replica may use (vLLM gpu_memory_utilization)
   Preemption preemption = Preemption::kRecompute;
+  KvAdmission admission = KvAdmission::kOnDemand;
 };
 
 // One of replica, gpu (cluster GPU index) or server (cluster server index) is set: the replicas
@@ -104,6 +113,7 @@ struct ServingScenario {
   std::vector<std::string> cluster_overrides;
   std::string model;
   wl::Precision precision = wl::Precision::kBf16;
+  wl::Precision kv_precision = wl::Precision::kBf16;
   int replicas = 1;
   int tp = 1;
   int first_gpu = 0;  // replicas take consecutive GPUs from here

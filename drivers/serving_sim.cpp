@@ -57,7 +57,7 @@ class ServingSimulation {
       : s_(s),
         event_replicas_(std::move(event_replicas)),
         model_(model),
-        shard_{s.tp, s.precision},
+        shard_{s.tp, s.precision, s.kv_precision},
         step_(machine, model, shard_, gpus, std::move(profile)),
         out_(out),
         rng_(Rng::derive(s.requests.seed, 11)),
@@ -326,7 +326,11 @@ class ServingSimulation {
       const std::int64_t want = q.tokens - resume;
       const std::int64_t n = sc.chunked_prefill ? std::min(want, budget) : want;
       if (n > budget) break;
-      const std::int64_t need = blocks_for(resume + n);
+      // On demand (vLLM): the blocks of the tokens this iteration computes. Reserved (TensorRT-LLM's
+      // GUARANTEED_NO_EVICT): the blocks of the whole request, prompt and every output token.
+      const ServingRequest& req = requests_[static_cast<std::size_t>(id)];
+      const std::int64_t need = sc.admission == KvAdmission::kReserve ? blocks_for(req.prompt + req.output)
+                                                                      : blocks_for(resume + n);
       if (need > rep.free_blocks) break;
       rep.waiting.pop_front();
       rep.queued_blocks -= blocks_for(q.tokens);
@@ -544,8 +548,8 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
   out.block_tokens = s.scheduler.block_tokens;
   out.chunked_prefill = s.scheduler.chunked_prefill;
   out.preemption = enum_name(kPreemptionNames, s.scheduler.preemption);
-  out.kv_bytes_per_token = wl::kv_bytes_per_token(c, {s.tp, s.precision});
-  out.weights_per_gpu = wl::inference_weight_bytes(model, {s.tp, s.precision});
+  out.kv_bytes_per_token = wl::kv_bytes_per_token(c, {s.tp, s.precision, s.kv_precision});
+  out.weights_per_gpu = wl::inference_weight_bytes(model, {s.tp, s.precision, s.kv_precision});
   out.slo_ttft = s.slo.ttft;
   out.slo_tpot = s.slo.tpot;
   out.assumptions = training_assumptions(machine, catalog, all, out.precision, profile.get());

@@ -6,7 +6,7 @@
 namespace cs::wl {
 namespace {
 
-constexpr std::int64_t kActivationBytes = 2;  // activations and KV cache in 16 bits
+constexpr std::int64_t kActivationBytes = 2;  // activations in 16 bits
 
 Bytes to_bytes(double v) { return Bytes{static_cast<std::int64_t>(std::llround(v))}; }
 
@@ -82,7 +82,7 @@ InferenceBlockCost inference_block_cost(const TransformerConfig& model, int laye
   // Attention core.
   const double heads = static_cast<double>(c.heads) / t;
   out.attention.flops = Flops{2.0 * heads * static_cast<double>(c.qk_head_dim() + c.v_head_dim()) * b.attention_pairs};
-  const double kv = static_cast<double>(kv_elements_per_layer(c, s.tp)) * kActivationBytes;
+  const double kv = static_cast<double>(kv_elements_per_layer(c, s.tp) * weight_bytes_per_parameter(s.kv_precision));
   const double qo = T * heads * static_cast<double>(c.qk_head_dim() + c.v_head_dim()) * kActivationBytes;
   out.attention.memory = to_bytes(static_cast<double>(b.kv_tokens_read) * kv + T * kv + qo);
 
@@ -109,7 +109,7 @@ InferenceOpCost inference_head_cost(const TransformerConfig& c, const InferenceB
 }
 
 Bytes kv_bytes_per_token(const TransformerConfig& c, const InferenceShard& s) {
-  return Bytes{kv_elements_per_layer(c, s.tp) * kActivationBytes * c.layers};
+  return Bytes{kv_elements_per_layer(c, s.tp) * weight_bytes_per_parameter(s.kv_precision) * c.layers};
 }
 
 Bytes inference_weight_bytes(const Model& m, const InferenceShard& s) {

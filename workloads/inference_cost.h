@@ -28,8 +28,9 @@
 //   MLP output, Megatron-LM's f and g operators) when t > 1.
 // The LM head computes logits only for sequences that sample a token this iteration:
 //   F = 2 n_sample V h / t, weights V h / t read once.
-// Weight precision: bf16/fp16 2 bytes, fp8 1 byte per parameter; activations and the KV cache in
-// 16 bits (vLLM's default kv_cache_dtype "auto").
+// Weight precision: bf16/fp16 2 bytes, fp8 1 byte per parameter; activations in 16 bits; the KV
+// cache in 16 bits (vLLM's default kv_cache_dtype "auto") or 8 (kv_cache_dtype "fp8", which
+// TensorRT-LLM's FP8 benchmarks also use).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +46,8 @@ namespace cs::wl {
 // How one replica holds the model.
 struct InferenceShard {
   int tp = 1;
-  Precision precision = Precision::kBf16;
+  Precision precision = Precision::kBf16;     // of the weights
+  Precision kv_precision = Precision::kBf16;  // of the KV cache (vLLM kv_cache_dtype: auto = 16 bits, fp8)
 };
 
 // The batch of one iteration, reduced to what the costs depend on.

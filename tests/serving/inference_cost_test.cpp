@@ -12,6 +12,8 @@ TEST(InferenceCost, KvBytesPerTokenLlama3_70b) {
   const Model m = load_model("llama3-70b");  // 80 layers, 8 KV heads of 128
   EXPECT_EQ(kv_bytes_per_token(m.transformer, {1, Precision::kBf16}).value(), 2 * 8 * 128 * 2 * 80);
   EXPECT_EQ(kv_bytes_per_token(m.transformer, {4, Precision::kBf16}).value(), 2 * 2 * 128 * 2 * 80);
+  // An FP8 cache halves it.
+  EXPECT_EQ(kv_bytes_per_token(m.transformer, {4, Precision::kBf16, Precision::kFp8}).value(), 2 * 2 * 128 * 80);
   // More TP GPUs than KV heads: each keeps one head (replicated).
   EXPECT_EQ(kv_bytes_per_token(m.transformer, {16, Precision::kBf16}).value(), 2 * 1 * 128 * 2 * 80);
 }

@@ -113,6 +113,20 @@ TEST(ServingBatch, OverflowPreempts) {
   EXPECT_GT(rec.replica_stats[0].prefill_tokens, 64 * 1000);
 }
 
+TEST(ServingBatch, ReservedAdmissionNeverPreempts) {
+  // TensorRT-LLM's GUARANTEED_NO_EVICT: admitted with every block it will need, a request is never
+  // paused, so at most capacity / 2,000 tokens run at once.
+  nlohmann::json j = crowded("recompute");
+  j["scheduler"]["kv_admission"] = "reserve";
+  const results::ServingRun run = simulate_serving(test::scenario(j));
+  const results::ServingMetrics m = results::serving_metrics(run);
+  EXPECT_EQ(m.preemptions, 0);
+  EXPECT_EQ(m.completed, 64);
+  std::int32_t widest = 0;
+  for (const auto& it : run.iterations) widest = std::max(widest, it.sequences);
+  EXPECT_EQ(widest, run.replica_stats[0].kv_blocks / 125);  // 2,000 tokens = 125 blocks each
+}
+
 TEST(ServingBatch, NoPreemptionWhenTheCacheSuffices) {
   const results::ServingRun run = simulate_serving(test::scenario(test::small_scenario(1000, 64, 1000, 1000)));
   EXPECT_EQ(results::serving_metrics(run).preemptions, 0);
