@@ -135,7 +135,7 @@ FailureSpec parse_failures(const ConfigNode& n) {
 
 ServingScenario parse_serving_scenario(const ConfigNode& root, const std::string& base_dir) {
   root.expect_only({"name", "description", "cluster", "cluster_overrides", "model", "replicas", "profile", "router",
-                    "scheduler", "requests", "slo", "failures"});
+                    "scheduler", "requests", "slo", "failures", "disaggregation"});
   ServingScenario s;
   s.file = root.file();
   s.name = root.has("name") ? root.at("name").as_string() : fs::path(root.file()).stem().string();
@@ -166,13 +166,24 @@ ServingScenario parse_serving_scenario(const ConfigNode& root, const std::string
     if (auto t = v->find("ttft")) s.slo.ttft = t->as_duration(kMaxInputDuration);
     if (auto t = v->find("tpot")) s.slo.tpot = t->as_duration(kMaxInputDuration);
   }
+  if (auto d = root.find("disaggregation")) {
+    d->expect_only({"prefill"});
+    const ConfigNode p = d->at("prefill");
+    p.expect_only({"count", "tp", "first_gpu"});
+    PrefillPool pool;
+    pool.count = static_cast<int>(p.at("count").as_int(1, 1 << 20));
+    if (auto v = p.find("tp")) pool.tp = static_cast<int>(v->as_int(1, 1024));
+    if (auto v = p.find("first_gpu")) pool.first_gpu = static_cast<int>(v->as_int(0, 1 << 24));
+    s.prefill = pool;
+  }
   if (auto v = root.find("failures")) {
     s.failures = parse_failures(*v);
     for (const FailureEvent& e : s.failures.events) {
-      if (e.replica >= s.replicas) {
+      const int replicas = s.replicas + (s.prefill ? s.prefill->count : 0);
+      if (e.replica >= replicas) {
         throw ConfigError(s.file, e.where + "/replica",
                           "replica " + std::to_string(e.replica) + " does not exist (the scenario has " +
-                              std::to_string(s.replicas) + ")");
+                              std::to_string(replicas) + ")");
       }
     }
   }

@@ -106,6 +106,15 @@ struct Slo {
   Duration tpot{0};
 };
 
+// Prefill/decode disaggregation (Splitwise, DistServe): a pool of prefill replicas takes every
+// new request; when its prompt is done (and its first token sampled) its KV cache crosses the
+// network to a replica of the decode pool (the scenario's "replicas"), which generates the rest.
+struct PrefillPool {
+  int count = 0;
+  int tp = 1;
+  std::optional<int> first_gpu;  // default: right after the decode pool's GPUs
+};
+
 struct ServingScenario {
   std::string file;
   std::string name;
@@ -123,7 +132,8 @@ struct ServingScenario {
   RequestStreamSpec requests;
   Slo slo;
   FailureSpec failures;
-  int gpus() const { return replicas * tp; }
+  std::optional<PrefillPool> prefill;  // disaggregated when set
+  int gpus() const { return replicas * tp + (prefill ? prefill->count * prefill->tp : 0); }
 };
 
 // Parses a scenario document; relative paths resolve beside `base_dir`. Errors name the file and

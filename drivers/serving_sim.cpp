@@ -4,7 +4,11 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <map>
+#include <memory>
 #include <optional>
+#include <set>
+#include <span>
 
 #include "core/errors.h"
 #include "core/random.h"
@@ -12,7 +16,9 @@
 #include "drivers/calibrated_protocol.h"
 #include "drivers/config_paths.h"
 #include "drivers/request_stream.h"
+#include "drivers/serving_router.h"
 #include "drivers/serving_step_time.h"
+#include "sim/collectives/collective_runner.h"
 #include "sim/engine/simulator.h"
 #include "workloads/inference_cost.h"
 
@@ -25,55 +31,72 @@ constexpr std::size_t kMaxSamples = 10000;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+enum class Role { kMixed, kDecode, kPrefill };
+
 // A request's progress on the replica that holds it.
 struct Seq {
   std::int64_t tokens = 0;     // known tokens: the prompt and what was generated so far
   std::int64_t computed = 0;   // tokens whose keys and values are in the cache
   std::int64_t generated = 0;
-  std::int64_t blocks = 0;     // KV blocks held
+  std::int64_t blocks = 0;     // KV blocks held on `replica`
   std::int64_t swapped = 0;    // tokens whose cache waits in host memory (swap preemption)
   int replica = -1;
+  // Disaggregated: while its cache crosses the network, the prefill replica it leaves and the
+  // blocks it still holds there.
+  int source = -1;
+  std::int64_t source_blocks = 0;
+  SimTime transfer_start = kTimeZero;
+  std::uint32_t attempt = 0;   // bumped when a failure sends it back: stale transfers are ignored
 };
 
 struct Replica {
+  Role role = Role::kMixed;
+  int pool = 0;   // 0: the scenario's replicas (mixed or decode); 1: the prefill pool
+  int local = 0;  // index within its pool
   std::deque<std::int64_t> waiting;
   std::vector<std::int64_t> running;  // in admission order
   std::int64_t total_blocks = 0, free_blocks = 0;
-  std::int64_t queued_blocks = 0;     // blocks the waiting requests' prompts will need (least_kv)
+  std::int64_t queued_blocks = 0;     // blocks the waiting requests will need (least_kv)
   bool up = true, busy = false, start_pending = false;
   std::uint64_t epoch = 0;
   std::vector<std::pair<std::int64_t, std::int64_t>> batch;  // (request, new tokens) in flight
   SimTime iteration_start = kTimeZero, down_since = kTimeZero, kv_since = kTimeZero;
-  std::optional<SimTime> repair_at;
   sim::EventHandle failure_event;
+};
+
+// One kind of replica: how it is sharded and timed.
+struct Pool {
+  wl::InferenceShard shard;
+  std::unique_ptr<ServingStepTime> step;
+  Bytes kv_token_bytes{0};
+  std::int64_t blocks = 0;
+  std::vector<int> replicas;  // global indices, in pool order
+  std::unique_ptr<ServingRouter> router;
 };
 
 class ServingSimulation {
  public:
+  // `gpus[r]`: replica r's GPUs (the decode or mixed pool first, then the prefill pool);
   // `event_replicas[k]`: the replicas failure event k takes down.
   ServingSimulation(const ServingScenario& s, const coll::Machine& machine, const wl::Model& model,
                     std::shared_ptr<const cal::ProfileModel> profile, std::vector<std::vector<topo::NodeId>> gpus,
                     std::vector<std::vector<int>> event_replicas, results::ServingRun& out)
       : s_(s),
-        event_replicas_(std::move(event_replicas)),
+        machine_(machine),
         model_(model),
-        shard_{s.tp, s.precision, s.kv_precision},
-        step_(machine, model, shard_, gpus, std::move(profile)),
+        gpus_(std::move(gpus)),
+        event_replicas_(std::move(event_replicas)),
         out_(out),
-        rng_(Rng::derive(s.requests.seed, 11)),
         failure_rng_(Rng::derive(s.failures.seed, 12)) {
     requests_ = make_requests(s.requests, s.file);
-    kv_token_bytes_ = wl::kv_bytes_per_token(model.transformer, shard_);
-    replicas_.resize(static_cast<std::size_t>(s.replicas));
-    const std::int64_t blocks = kv_blocks();
-    for (Replica& r : replicas_) r.total_blocks = r.free_blocks = blocks;
-    out_.replica_stats.resize(replicas_.size());
-    for (std::size_t r = 0; r < replicas_.size(); ++r) {
-      out_.replica_stats[r].kv_blocks = blocks;
-      for (topo::NodeId g : gpus[r]) {
-        const auto all = machine.cluster.gpus();
-        out_.replica_stats[r].gpus.push_back(static_cast<int>(std::find(all.begin(), all.end(), g) - all.begin()));
-      }
+    const bool disaggregated = s.prefill.has_value();
+    add_pool(s.tp, 0, s.replicas, disaggregated ? Role::kDecode : Role::kMixed, profile, "/replicas");
+    if (disaggregated) {
+      add_pool(s.prefill->tp, s.replicas, s.prefill->count, Role::kPrefill, profile, "/disaggregation/prefill");
+      layout_ = std::make_unique<coll::NetworkLayout>(machine);
+      net_ = std::make_unique<net::FlowNetwork>(sim_, layout_->capacities());
+      router_ = std::make_unique<topo::Router>(machine.cluster);
+      runner_ = std::make_unique<coll::CollectiveRunner>(sim_, *net_, *router_, *layout_);
     }
     seqs_.resize(requests_.size());
     out_.requests.resize(requests_.size());
@@ -112,27 +135,66 @@ class ServingSimulation {
       Replica& rep = replicas_[r];
       account_kv(static_cast<int>(r));
       if (!rep.up) out_.replica_stats[r].down += end_ - rep.down_since;
+      out_.replica_stats[r].kv_in_use_at_end = rep.total_blocks - rep.free_blocks;
+    }
+    if (net_) {
+      for (std::size_t l = 0; l < machine_.cluster.link_count(); ++l) {
+        const net::LinkStats st = net_->link_stats(topo::LinkId{static_cast<std::uint32_t>(l)});
+        const auto tier = static_cast<std::size_t>(machine_.cluster.link(topo::LinkId{static_cast<std::uint32_t>(l)}).tier);
+        if (out_.transfer_bytes_by_tier.size() <= tier) out_.transfer_bytes_by_tier.resize(tier + 1);
+        out_.transfer_bytes_by_tier[tier] += st.bytes;
+      }
     }
     out_.end = end_;
     out_.events = sim_.events_executed();
   }
 
  private:
-  // ---- capacity ----------------------------------------------------------------------------
-  std::int64_t kv_blocks() const {
-    const hw::GpuSpec& gpu = step_.gpu();
+  // ---- set-up ------------------------------------------------------------------------------
+  void add_pool(int tp, int first, int count, Role role, const std::shared_ptr<const cal::ProfileModel>& profile,
+                const std::string& where) {
+    Pool p;
+    p.shard = {tp, s_.precision, s_.kv_precision};
+    std::vector<std::vector<topo::NodeId>> gpus(gpus_.begin() + first, gpus_.begin() + first + count);
+    p.step = std::make_unique<ServingStepTime>(machine_, model_, p.shard, std::move(gpus), profile);
+    p.kv_token_bytes = wl::kv_bytes_per_token(model_.transformer, p.shard);
+    p.blocks = kv_blocks(p, where);
+    p.router = std::make_unique<ServingRouter>(s_.router, s_.requests.seed + static_cast<std::uint64_t>(pools_.size()));
+    for (int k = 0; k < count; ++k) {
+      Replica rep;
+      rep.role = role;
+      rep.pool = static_cast<int>(pools_.size());
+      rep.local = k;
+      rep.total_blocks = rep.free_blocks = p.blocks;
+      p.replicas.push_back(static_cast<int>(replicas_.size()));
+      replicas_.push_back(std::move(rep));
+      results::ReplicaStats st;
+      st.role = role == Role::kMixed ? "mixed" : role == Role::kDecode ? "decode" : "prefill";
+      st.kv_blocks = p.blocks;
+      const auto all = machine_.cluster.gpus();
+      for (topo::NodeId g : gpus_[static_cast<std::size_t>(first + k)]) {
+        st.gpus.push_back(static_cast<int>(std::find(all.begin(), all.end(), g) - all.begin()));
+      }
+      out_.replica_stats.push_back(std::move(st));
+    }
+    pools_.push_back(std::move(p));
+  }
+
+  // KV blocks per GPU: HBM x memory_fraction - weights / t - one iteration's activations.
+  std::int64_t kv_blocks(const Pool& p, const std::string& where) const {
+    const hw::GpuSpec& gpu = p.step->gpu();
     const double hbm = static_cast<double>(gpu.hbm_capacity.value()) * s_.scheduler.memory_fraction;
-    const double weights = static_cast<double>(wl::inference_weight_bytes(model_, shard_).value());
+    const double weights = static_cast<double>(wl::inference_weight_bytes(model_, p.shard).value());
     // One iteration's intermediate activations: the widest block tensor (QKV or the MLP's gate
     // and up outputs) and the block's input and residual, 2 bytes each, for max_batch_tokens.
     const wl::TransformerConfig& c = model_.transformer;
     const std::int64_t width = std::max<std::int64_t>(c.is_moe() ? (c.top_k + c.shared_experts) * c.expert_ffn_hidden : c.ffn_hidden, c.hidden);
     const double activations = static_cast<double>(s_.scheduler.max_batch_tokens) * 2.0 *
-                               (2.0 * static_cast<double>(width) / s_.tp + 2.0 * static_cast<double>(c.hidden));
+                               (2.0 * static_cast<double>(width) / p.shard.tp + 2.0 * static_cast<double>(c.hidden));
     const double left = hbm - weights - activations;
-    const double block = static_cast<double>(kv_token_bytes_.value()) * static_cast<double>(s_.scheduler.block_tokens);
+    const double block = static_cast<double>(p.kv_token_bytes.value()) * static_cast<double>(s_.scheduler.block_tokens);
     if (left < block) {
-      throw ConfigError(s_.file, "/replicas",
+      throw ConfigError(s_.file, where,
                         "the model does not fit: " + std::to_string(static_cast<std::int64_t>(weights / 1e9)) +
                             " GB of weights per GPU and the activations of max_batch_tokens leave no room for a KV block in " +
                             std::to_string(static_cast<std::int64_t>(hbm / 1e9)) + " GB (raise tp, lower max_batch_tokens)");
@@ -141,28 +203,32 @@ class ServingSimulation {
   }
 
   std::int64_t blocks_for(std::int64_t tokens) const { return ceil_div(tokens, s_.scheduler.block_tokens); }
+  Replica& replica(int r) { return replicas_[static_cast<std::size_t>(r)]; }
+  Seq& seq(std::int64_t id) { return seqs_[static_cast<std::size_t>(id)]; }
+  const ServingRequest& request(std::int64_t id) const { return requests_[static_cast<std::size_t>(id)]; }
+  results::ReplicaStats& stats(int r) { return out_.replica_stats[static_cast<std::size_t>(r)]; }
 
   // ---- bookkeeping -------------------------------------------------------------------------
   void account_kv(int r) {
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
-    auto& st = out_.replica_stats[static_cast<std::size_t>(r)];
+    Replica& rep = replica(r);
     const std::int64_t used = rep.total_blocks - rep.free_blocks;
-    st.kv_block_seconds += static_cast<double>(used) * to_seconds(sim_.now() - rep.kv_since);
+    stats(r).kv_block_seconds += static_cast<double>(used) * to_seconds(sim_.now() - rep.kv_since);
     rep.kv_since = sim_.now();
   }
   void take_blocks(int r, std::int64_t id, std::int64_t n) {
     account_kv(r);
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    Replica& rep = replica(r);
     rep.free_blocks -= n;
-    seqs_[static_cast<std::size_t>(id)].blocks += n;
-    auto& st = out_.replica_stats[static_cast<std::size_t>(r)];
-    st.kv_peak = std::max(st.kv_peak, rep.total_blocks - rep.free_blocks);
+    seq(id).blocks += n;
+    stats(r).kv_peak = std::max(stats(r).kv_peak, rep.total_blocks - rep.free_blocks);
+  }
+  void give_back(int r, std::int64_t blocks) {
+    account_kv(r);
+    replica(r).free_blocks += blocks;
   }
   void free_blocks(int r, std::int64_t id) {
-    account_kv(r);
-    Seq& q = seqs_[static_cast<std::size_t>(id)];
-    replicas_[static_cast<std::size_t>(r)].free_blocks += q.blocks;
-    q.blocks = 0;
+    give_back(r, seq(id).blocks);
+    seq(id).blocks = 0;
   }
   void resolve(std::int64_t id, RequestStatus status) {
     auto& rec = out_.requests[static_cast<std::size_t>(id)];
@@ -177,115 +243,81 @@ class ServingSimulation {
   bool done() const { return resolved_ == static_cast<std::int64_t>(requests_.size()); }
 
   // ---- routing -----------------------------------------------------------------------------
+  // The pool's replicas as the router sees them.
+  std::vector<ReplicaLoad> loads(const Pool& p) const {
+    std::vector<ReplicaLoad> out;
+    for (int r : p.replicas) {
+      const Replica& x = replicas_[static_cast<std::size_t>(r)];
+      out.push_back({x.up, static_cast<std::int64_t>(x.waiting.size() + x.running.size()),
+                     x.total_blocks - x.free_blocks + x.queued_blocks});
+    }
+    return out;
+  }
+
+  void enqueue(int r, std::int64_t id) {
+    Replica& rep = replica(r);
+    rep.waiting.push_back(id);
+    rep.queued_blocks += std::max<std::int64_t>(0, blocks_for(seq(id).tokens) - seq(id).blocks);
+    request_start(r);
+  }
+
+  // A new request, or one a failure sent back: to the prefill pool when disaggregated.
   void route(std::int64_t id) {
-    const ServingRequest& req = requests_[static_cast<std::size_t>(id)];
+    const ServingRequest& req = request(id);
+    Pool& entry = pools_.back();
     const std::int64_t longest = req.prompt + req.output;
     // A request no replica could ever hold, or (without chunked prefill) batch, is rejected.
-    if (blocks_for(longest) > replicas_[0].total_blocks ||
+    if (blocks_for(longest) > pools_.front().blocks || blocks_for(req.prompt + 1) > entry.blocks ||
         (!s_.scheduler.chunked_prefill && longest > s_.scheduler.max_batch_tokens)) {
       resolve(id, RequestStatus::kRejected);
       return;
     }
-    const int r = pick_replica(req);
-    if (r < 0) {
+    const int k = entry.router->pick(loads(entry), req.session);
+    if (k < 0) {
       router_queue_.push_back(id);
       out_.router_peak_queue = std::max<std::int64_t>(out_.router_peak_queue, static_cast<std::int64_t>(router_queue_.size()));
       return;
     }
-    Seq& q = seqs_[static_cast<std::size_t>(id)];
+    const int r = entry.replicas[static_cast<std::size_t>(k)];
+    Seq& q = seq(id);
+    const std::uint32_t attempt = q.attempt;
     q = Seq{};
+    q.attempt = attempt;
     q.tokens = req.prompt;
     q.replica = r;
     out_.requests[static_cast<std::size_t>(id)].replica = r;
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
-    rep.waiting.push_back(id);
-    rep.queued_blocks += blocks_for(req.prompt);
-    request_start(r);
-  }
-
-  std::int64_t outstanding(const Replica& r) const {
-    return static_cast<std::int64_t>(r.waiting.size() + r.running.size());
-  }
-
-  int pick_replica(const ServingRequest& req) {
-    std::vector<int> up;
-    for (std::size_t r = 0; r < replicas_.size(); ++r)
-      if (replicas_[r].up) up.push_back(static_cast<int>(r));
-    if (up.empty()) return -1;
-    switch (s_.router) {
-      case RouterPolicy::kRoundRobin: {
-        for (std::size_t k = 0; k < replicas_.size(); ++k) {
-          const std::size_t r = (next_round_robin_ + k) % replicas_.size();
-          if (replicas_[r].up) {
-            next_round_robin_ = r + 1;
-            return static_cast<int>(r);
-          }
-        }
-        return -1;
-      }
-      case RouterPolicy::kLeastOutstanding: {
-        // Ties go round-robin: the scan starts after the replica chosen last.
-        int best = -1;
-        for (std::size_t k = 0; k < replicas_.size(); ++k) {
-          const std::size_t r = (next_round_robin_ + k) % replicas_.size();
-          if (replicas_[r].up && (best < 0 || outstanding(replicas_[r]) < outstanding(replicas_[static_cast<std::size_t>(best)]))) {
-            best = static_cast<int>(r);
-          }
-        }
-        next_round_robin_ = static_cast<std::size_t>(best) + 1;
-        return best;
-      }
-      case RouterPolicy::kLeastKv: {
-        const auto load = [&](int r) {
-          const Replica& x = replicas_[static_cast<std::size_t>(r)];
-          return x.total_blocks - x.free_blocks + x.queued_blocks;
-        };
-        return *std::min_element(up.begin(), up.end(), [&](int a, int b) { return load(a) < load(b); });
-      }
-      case RouterPolicy::kPowerOfTwo: {
-        if (up.size() == 1) return up[0];
-        const std::size_t i = rng_.below(up.size());
-        std::size_t j = rng_.below(up.size() - 1);
-        if (j >= i) ++j;
-        const int a = up[std::min(i, j)], b = up[std::max(i, j)];
-        return outstanding(replicas_[static_cast<std::size_t>(b)]) < outstanding(replicas_[static_cast<std::size_t>(a)]) ? b : a;
-      }
-      case RouterPolicy::kSessionAffinity:
-        return up[mix64(req.session) % up.size()];
-    }
-    return -1;
+    enqueue(r, id);
   }
 
   // ---- iterations --------------------------------------------------------------------------
   void request_start(int r) {
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    Replica& rep = replica(r);
     if (rep.start_pending || rep.busy || !rep.up) return;
     rep.start_pending = true;
     sim_.schedule_at(sim_.now(), sim::Phase::kDispatch, [this, r] {
-      replicas_[static_cast<std::size_t>(r)].start_pending = false;
+      replica(r).start_pending = false;
       start_iteration(r);
     });
   }
 
   // Frees request `id`'s blocks and puts it back at the head of the queue.
   void preempt(int r, std::int64_t id) {
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
-    Seq& q = seqs_[static_cast<std::size_t>(id)];
+    Replica& rep = replica(r);
+    Seq& q = seq(id);
     if (s_.scheduler.preemption == Preemption::kSwap) {
       q.swapped = q.computed;
       swap_bytes_ += q.computed;
-    } else {
-      q.computed = 0;
     }
+    q.computed = 0;
     free_blocks(r, id);
     rep.waiting.push_front(id);
     rep.queued_blocks += blocks_for(q.tokens);
     ++out_.requests[static_cast<std::size_t>(id)].preemptions;
-    ++out_.replica_stats[static_cast<std::size_t>(r)].preemptions;
+    ++stats(r).preemptions;
   }
 
   void start_iteration(int r) {
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    Replica& rep = replica(r);
     if (rep.busy || !rep.up) return;
     const SchedulerSpec& sc = s_.scheduler;
     std::int64_t budget = sc.max_batch_tokens;
@@ -295,7 +327,7 @@ class ServingSimulation {
     // Running requests first, in admission order.
     for (std::size_t i = 0; i < rep.running.size() && budget > 0;) {
       const std::int64_t id = rep.running[i];
-      Seq& q = seqs_[static_cast<std::size_t>(id)];
+      Seq& q = seq(id);
       const std::int64_t want = q.tokens - q.computed;
       const std::int64_t n = sc.chunked_prefill ? std::min(want, budget) : want;
       if (n > budget) break;
@@ -321,25 +353,27 @@ class ServingSimulation {
     while (!preempted && !rep.waiting.empty() && budget > 0 &&
            static_cast<std::int64_t>(rep.running.size()) < sc.max_batch_requests) {
       const std::int64_t id = rep.waiting.front();
-      Seq& q = seqs_[static_cast<std::size_t>(id)];
-      const std::int64_t resume = q.swapped;  // cache restored from host memory
+      Seq& q = seq(id);
+      // Tokens already cached: swapped out to host memory (restored now), or received from a
+      // prefill replica (blocks held already).
+      const std::int64_t resume = q.swapped > 0 ? q.swapped : q.computed;
       const std::int64_t want = q.tokens - resume;
       const std::int64_t n = sc.chunked_prefill ? std::min(want, budget) : want;
       if (n > budget) break;
       // On demand (vLLM): the blocks of the tokens this iteration computes. Reserved (TensorRT-LLM's
       // GUARANTEED_NO_EVICT): the blocks of the whole request, prompt and every output token.
-      const ServingRequest& req = requests_[static_cast<std::size_t>(id)];
-      const std::int64_t need = sc.admission == KvAdmission::kReserve ? blocks_for(req.prompt + req.output)
-                                                                      : blocks_for(resume + n);
+      const ServingRequest& req = request(id);
+      const std::int64_t need =
+          (sc.admission == KvAdmission::kReserve ? blocks_for(req.prompt + req.output) : blocks_for(resume + n)) - q.blocks;
       if (need > rep.free_blocks) break;
       rep.waiting.pop_front();
-      rep.queued_blocks -= blocks_for(q.tokens);
-      if (resume > 0) {
-        swap_bytes_ += resume;
-        q.computed = resume;
+      rep.queued_blocks -= std::max<std::int64_t>(0, blocks_for(q.tokens) - q.blocks);
+      if (q.swapped > 0) {
+        swap_bytes_ += q.swapped;
         q.swapped = 0;
       }
-      take_blocks(r, id, need);
+      q.computed = resume;
+      if (need > 0) take_blocks(r, id, need);
       rep.running.push_back(id);
       rep.batch.emplace_back(id, n);
       budget -= n;
@@ -348,18 +382,17 @@ class ServingSimulation {
 
     wl::InferenceBatch b;
     for (const auto& [id, n] : rep.batch) {
-      const Seq& q = seqs_[static_cast<std::size_t>(id)];
-      const ServingRequest& req = requests_[static_cast<std::size_t>(id)];
+      const Seq& q = seq(id);
       const bool completes = q.computed + n == q.tokens;
-      b.add(n, q.computed, completes && q.generated < req.output);
+      b.add(n, q.computed, completes && q.generated < request(id).output);
     }
-    Duration t = step_.step(r, b).total();
-    if (swap_bytes_ > 0) t += transfer_time(kv_token_bytes_ * swap_bytes_, step_.gpu().pcie_bandwidth);
+    const Pool& pool = pools_[static_cast<std::size_t>(rep.pool)];
+    Duration t = pool.step->step(rep.local, b).total();
+    if (swap_bytes_ > 0) t += transfer_time(pool.kv_token_bytes * swap_bytes_, pool.step->gpu().pcie_bandwidth);
     rep.busy = true;
     rep.iteration_start = sim_.now();
     const std::uint64_t epoch = rep.epoch;
-    auto& st = out_.replica_stats[static_cast<std::size_t>(r)];
-    ++st.iterations;
+    ++stats(r).iterations;
     ++out_.iterations_total;
     if (out_.iterations.size() < results::kMaxTraceIterations) {
       out_.iterations.push_back({r, sim_.now(), t, static_cast<std::int32_t>(b.sequences), static_cast<std::int32_t>(b.tokens)});
@@ -368,15 +401,15 @@ class ServingSimulation {
   }
 
   void end_iteration(int r, std::uint64_t epoch) {
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    Replica& rep = replica(r);
     if (epoch != rep.epoch) return;  // the replica failed meanwhile
     rep.busy = false;
-    auto& st = out_.replica_stats[static_cast<std::size_t>(r)];
+    auto& st = stats(r);
     st.busy += sim_.now() - rep.iteration_start;
-    std::vector<std::int64_t> finished;
+    std::vector<std::int64_t> finished, handed_over;
     for (const auto& [id, n] : rep.batch) {
-      Seq& q = seqs_[static_cast<std::size_t>(id)];
-      const ServingRequest& req = requests_[static_cast<std::size_t>(id)];
+      Seq& q = seq(id);
+      const ServingRequest& req = request(id);
       auto& rec = out_.requests[static_cast<std::size_t>(id)];
       // A prompt, or a preempted request's recomputation, rather than one decode step.
       if (!(q.generated > 0 && n == 1 && q.computed + 1 == q.tokens)) st.prefill_tokens += n;
@@ -391,6 +424,8 @@ class ServingSimulation {
       if (q.generated >= req.output) {
         if (req.output == 0) rec.first_token = sim_.now();
         finished.push_back(id);
+      } else if (rep.role == Role::kPrefill) {
+        handed_over.push_back(id);  // its first token is out: the rest is the decode pool's
       }
     }
     for (std::int64_t id : finished) {
@@ -399,65 +434,172 @@ class ServingSimulation {
       ++st.completed;
       resolve(id, RequestStatus::kCompleted);
     }
+    for (std::int64_t id : handed_over) {
+      rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));
+      seq(id).source = r;
+      seq(id).source_blocks = seq(id).blocks;
+      seq(id).blocks = 0;
+      pending_transfers_.push_back(id);
+    }
     rep.batch.clear();
+    if (rep.role == Role::kDecode) start_transfers();  // blocks may have come free
+    if (!handed_over.empty()) start_transfers();
     request_start(r);
   }
 
+  // ---- disaggregation: KV caches from the prefill pool to the decode pool -------------------
+  // Starts the waiting transfers, in order, while some decode replica that is up has room for
+  // the cache (blocks for the prompt and the first token); the prefill replica holds the cache
+  // until then.
+  void start_transfers() {
+    Pool& decode = pools_.front();
+    while (!pending_transfers_.empty()) {
+      const std::int64_t id = pending_transfers_.front();
+      Seq& q = seq(id);
+      const std::int64_t need = blocks_for(q.computed);
+      std::vector<ReplicaLoad> l = loads(decode);
+      for (std::size_t k = 0; k < l.size(); ++k) {
+        l[k].up = l[k].up && replicas_[static_cast<std::size_t>(decode.replicas[k])].free_blocks >= need;
+      }
+      const int k = decode.router->pick(l, request(id).session);
+      if (k < 0) return;
+      pending_transfers_.pop_front();
+      const int d = decode.replicas[static_cast<std::size_t>(k)];
+      q.replica = d;
+      out_.requests[static_cast<std::size_t>(id)].replica = d;
+      take_blocks(d, id, need);
+      transferring_.insert(id);
+      q.transfer_start = sim_.now();
+      start_kv_flows(id, q.source, d);
+    }
+  }
+
+  // The cache of `id`'s prompt, split over the prefill replica's TP GPUs by KV head, goes to the
+  // decode GPUs that hold the same heads: GPU i of t_p sends to GPU j of t_d the share of heads
+  // both hold, |[i/t_p, (i+1)/t_p) n [j/t_d, (j+1)/t_d)| of the whole, each as an NCCL send/receive
+  // on the shared network (NCCL's net transport: rails, PXN; docs/network-model.md).
+  void start_kv_flows(std::int64_t id, int from, int to) {
+    const auto& src = gpus_[static_cast<std::size_t>(from)];
+    const auto& dst = gpus_[static_cast<std::size_t>(to)];
+    const double total = static_cast<double>(seq(id).computed) *
+                         static_cast<double>(wl::kv_bytes_per_token(model_.transformer, {1, s_.precision, s_.kv_precision}).value());
+    const double tp = static_cast<double>(src.size()), td = static_cast<double>(dst.size());
+    auto remaining = std::make_shared<int>(0);
+    const std::uint32_t attempt = seq(id).attempt;
+    std::vector<std::pair<std::pair<std::size_t, std::size_t>, Bytes>> parts;
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      for (std::size_t j = 0; j < dst.size(); ++j) {
+        const double lo = std::max(static_cast<double>(i) / tp, static_cast<double>(j) / td);
+        const double hi = std::min(static_cast<double>(i + 1) / tp, static_cast<double>(j + 1) / td);
+        if (hi <= lo) continue;
+        parts.push_back({{i, j}, Bytes{std::max<std::int64_t>(1, std::llround((hi - lo) * total))}});
+      }
+    }
+    *remaining = static_cast<int>(parts.size());
+    for (const auto& [pair, bytes] : parts) {
+      coll::CollectiveSpec spec;
+      spec.op = CollectiveOp::kSendRecv;
+      spec.size = bytes;
+      spec.ranks = {src[pair.first], dst[pair.second]};
+      spec.label = hash_combine(static_cast<std::uint64_t>(id), pair.first * 1024 + pair.second);
+      auto schedule = coll::build_schedule(layout_->schedules(), spec, CollectiveAlgorithm::kDirect, nullptr);
+      runner_->start(spec, std::move(*schedule), CollectiveAlgorithm::kDirect, coll::Protocol::kSimple,
+                     [this, id, attempt, remaining](const coll::CollectiveOutcome&) {
+                       if (--*remaining == 0) end_transfer(id, attempt);
+                     });
+    }
+  }
+
+  void end_transfer(std::int64_t id, std::uint32_t attempt) {
+    Seq& q = seq(id);
+    if (q.attempt != attempt) return;  // a failure sent the request back meanwhile
+    transferring_.erase(id);
+    give_back(q.source, q.source_blocks);
+    request_start(q.source);  // its blocks may admit more prompts
+    q.source = -1;
+    q.source_blocks = 0;
+    out_.requests[static_cast<std::size_t>(id)].kv_transfer = sim_.now() - q.transfer_start;
+    enqueue(q.replica, id);
+  }
+
   // ---- failures ----------------------------------------------------------------------------
+  // Sends request `id` back to the router (retry) or loses it (drop), freeing what it holds.
+  void send_back(std::int64_t id) {
+    Seq& q = seq(id);
+    if (q.source >= 0) give_back(q.source, q.source_blocks);
+    if (q.replica >= 0 && q.blocks > 0) give_back(q.replica, q.blocks);
+    transferring_.erase(id);
+    const std::uint32_t attempt = q.attempt + 1;
+    q = Seq{};
+    q.attempt = attempt;
+    auto& rec = out_.requests[static_cast<std::size_t>(id)];
+    rec.first_token = kTimeNever;
+    rec.kv_transfer = Duration{0};
+    if (s_.failures.policy == FailurePolicy::kDrop) {
+      resolve(id, RequestStatus::kLost);
+    } else {
+      ++rec.retries;
+      route(id);
+    }
+  }
+
   void fail(int r) {
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    Replica& rep = replica(r);
     if (!rep.up || done()) return;
     account_kv(r);
     rep.up = false;
     rep.down_since = sim_.now();
     ++rep.epoch;
-    auto& st = out_.replica_stats[static_cast<std::size_t>(r)];
+    auto& st = stats(r);
     ++st.failures;
     if (rep.busy) {
       st.busy += sim_.now() - rep.iteration_start;
       rep.busy = false;
     }
+    // Everything it holds: queued, running, and caches on their way from or to it.
     std::vector<std::int64_t> held(rep.running.begin(), rep.running.end());
     held.insert(held.end(), rep.waiting.begin(), rep.waiting.end());
+    for (std::int64_t id : transferring_) {
+      if (seq(id).source == r || seq(id).replica == r) held.push_back(id);
+    }
+    for (std::int64_t id : pending_transfers_) {
+      if (seq(id).source == r) held.push_back(id);
+    }
+    std::erase_if(pending_transfers_, [&](std::int64_t id) { return seq(id).source == r; });
     rep.running.clear();
     rep.waiting.clear();
     rep.queued_blocks = 0;
-    rep.free_blocks = rep.total_blocks;
     rep.batch.clear();
     std::sort(held.begin(), held.end());  // back to the router in arrival order
     for (std::int64_t id : held) {
-      seqs_[static_cast<std::size_t>(id)] = Seq{};
-      auto& rec = out_.requests[static_cast<std::size_t>(id)];
-      rec.first_token = kTimeNever;
-      if (s_.failures.policy == FailurePolicy::kDrop) {
-        resolve(id, RequestStatus::kLost);
-      } else {
-        ++rec.retries;
-        route(id);
-      }
+      if (seq(id).replica == r) seq(id).blocks = 0;  // this replica's blocks are gone with it
+      if (seq(id).source == r) seq(id).source_blocks = 0;
+      send_back(id);
     }
+    rep.free_blocks = rep.total_blocks;
   }
 
   void repair(int r) {
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    Replica& rep = replica(r);
     if (rep.up) return;
     rep.up = true;
     rep.kv_since = sim_.now();
-    out_.replica_stats[static_cast<std::size_t>(r)].down += sim_.now() - rep.down_since;
+    stats(r).down += sim_.now() - rep.down_since;
     // Requests waiting at the router go out again, in arrival order.
     std::deque<std::int64_t> queued;
     queued.swap(router_queue_);
     for (std::int64_t id : queued) route(id);
+    if (rep.role == Role::kDecode) start_transfers();
     if (s_.failures.mtbf_per_gpu_hours > 0 && !done()) schedule_random_failure(r);
   }
 
   void schedule_random_failure(int r) {
-    const double mean_s = s_.failures.mtbf_per_gpu_hours * 3600.0 / s_.tp;
+    const double gpus = static_cast<double>(gpus_[static_cast<std::size_t>(r)].size());
+    const double mean_s = s_.failures.mtbf_per_gpu_hours * 3600.0 / gpus;
     const double wait = -std::log1p(-failure_rng_.uniform()) * mean_s;
     const double horizon = to_seconds(kTimeHorizon) / 2 - to_seconds(sim_.now());
     if (wait >= horizon) return;  // beyond any simulated time
-    Replica& rep = replicas_[static_cast<std::size_t>(r)];
-    rep.failure_event = sim_.schedule_after(duration_from_seconds(wait), sim::Phase::kTopologyChange, [this, r] {
+    replica(r).failure_event = sim_.schedule_after(duration_from_seconds(wait), sim::Phase::kTopologyChange, [this, r] {
       fail(r);
       sim_.schedule_after(s_.failures.repair, sim::Phase::kTopologyChange, [this, r] { repair(r); });
     });
@@ -467,7 +609,7 @@ class ServingSimulation {
   void sample() {
     results::ServingSample x;
     x.time = sim_.now();
-    x.waiting = static_cast<std::int64_t>(router_queue_.size());
+    x.waiting = static_cast<std::int64_t>(router_queue_.size() + pending_transfers_.size());
     for (const Replica& rep : replicas_) {
       x.waiting += static_cast<std::int64_t>(rep.waiting.size());
       x.running += static_cast<std::int64_t>(rep.running.size());
@@ -481,24 +623,100 @@ class ServingSimulation {
   }
 
   const ServingScenario& s_;
-  std::vector<std::vector<int>> event_replicas_;
+  const coll::Machine& machine_;
   const wl::Model& model_;
-  wl::InferenceShard shard_;
-  ServingStepTime step_;
+  std::vector<std::vector<topo::NodeId>> gpus_;
+  std::vector<std::vector<int>> event_replicas_;
   results::ServingRun& out_;
-  Rng rng_, failure_rng_;
+  Rng failure_rng_;
   sim::Simulator sim_;
+  std::vector<Pool> pools_;  // [0]: the scenario's replicas; [1]: the prefill pool
   std::vector<ServingRequest> requests_;
   std::vector<Seq> seqs_;
   std::vector<Replica> replicas_;
   std::deque<std::int64_t> router_queue_;
-  Bytes kv_token_bytes_{0};
+  std::deque<std::int64_t> pending_transfers_;  // prefilled, waiting for room in the decode pool
+  std::set<std::int64_t> transferring_;
+  // The shared network of the KV transfers (disaggregated only).
+  std::unique_ptr<coll::NetworkLayout> layout_;
+  std::unique_ptr<net::FlowNetwork> net_;
+  std::unique_ptr<topo::Router> router_;
+  std::unique_ptr<coll::CollectiveRunner> runner_;
   std::int64_t swap_bytes_ = 0;  // tokens swapped out or in by the iteration being scheduled
-  std::size_t next_round_robin_ = 0;
   std::int64_t resolved_ = 0;
   SimTime end_ = kTimeZero;
   Duration sample_period_{0};
 };
+
+// Replica r's GPUs: the scenario's replicas from first_gpu, then the prefill pool.
+std::vector<std::vector<topo::NodeId>> place_replicas(const ServingScenario& s, std::span<const topo::NodeId> cluster_gpus) {
+  struct Range {
+    int first, count, tp;
+    const char* where;
+  };
+  std::vector<Range> ranges = {{s.first_gpu, s.replicas, s.tp, "/replicas/count"}};
+  if (s.prefill) {
+    ranges.push_back({s.prefill->first_gpu.value_or(s.first_gpu + s.replicas * s.tp), s.prefill->count, s.prefill->tp,
+                      "/disaggregation/prefill/count"});
+  }
+  std::vector<std::vector<topo::NodeId>> gpus;
+  std::vector<bool> taken(cluster_gpus.size(), false);
+  for (const Range& g : ranges) {
+    const std::int64_t end = static_cast<std::int64_t>(g.first) + static_cast<std::int64_t>(g.count) * g.tp;
+    if (end > static_cast<std::int64_t>(cluster_gpus.size())) {
+      throw ConfigError(s.file, g.where, std::to_string(g.count) + " replicas of tp " + std::to_string(g.tp) + " from GPU " +
+                                             std::to_string(g.first) + " need " + std::to_string(end) +
+                                             " GPUs; the cluster has " + std::to_string(cluster_gpus.size()));
+    }
+    for (int r = 0; r < g.count; ++r) {
+      std::vector<topo::NodeId> one;
+      for (int k = 0; k < g.tp; ++k) {
+        const auto i = static_cast<std::size_t>(g.first + r * g.tp + k);
+        if (taken[i]) throw ConfigError(s.file, g.where, "the prefill and decode replicas overlap at GPU " + std::to_string(i));
+        taken[i] = true;
+        one.push_back(cluster_gpus[i]);
+      }
+      gpus.push_back(std::move(one));
+    }
+  }
+  return gpus;
+}
+
+// The replicas each failure event names.
+std::vector<std::vector<int>> failure_targets(const ServingScenario& s, const topo::Cluster& cluster,
+                                              const std::vector<std::vector<topo::NodeId>>& gpus) {
+  const auto cluster_gpus = cluster.gpus();
+  std::vector<std::vector<int>> out;
+  for (const FailureEvent& f : s.failures.events) {
+    std::vector<int> hit;
+    if (f.replica >= 0) hit.push_back(f.replica);
+    if (f.gpu >= 0 && static_cast<std::size_t>(f.gpu) >= cluster_gpus.size()) {
+      throw ConfigError(s.file, f.where + "/gpu", "GPU " + std::to_string(f.gpu) + " does not exist (the cluster has " +
+                                                      std::to_string(cluster_gpus.size()) + ")");
+    }
+    for (std::size_t r = 0; r < gpus.size() && f.replica < 0; ++r) {
+      for (topo::NodeId g : gpus[r]) {
+        const bool named = f.gpu >= 0 ? g == cluster_gpus[static_cast<std::size_t>(f.gpu)] : cluster.node(g).server == f.server;
+        if (named) {
+          hit.push_back(static_cast<int>(r));
+          break;
+        }
+      }
+    }
+    if (f.server >= 0 && hit.empty()) {
+      throw ConfigError(s.file, f.where + "/server", "no replica has a GPU in server " + std::to_string(f.server));
+    }
+    out.push_back(std::move(hit));  // a GPU no replica uses fails nothing
+  }
+  return out;
+}
+
+void check_tp(const ServingScenario& s, const wl::TransformerConfig& c, int tp, const char* where) {
+  if (c.heads % tp != 0) {
+    throw ConfigError(s.file, where, "tp " + std::to_string(tp) + " does not divide the model's " + std::to_string(c.heads) +
+                                         " attention heads");
+  }
+}
 
 }  // namespace
 
@@ -516,21 +734,10 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
     throw ConfigError(s.file, "/model", "serving needs a decoder language model (a transformer with an lm head)");
   }
   const wl::TransformerConfig& c = model.transformer;
-  if (c.heads % s.tp != 0) {
-    throw ConfigError(s.file, "/replicas/tp", "tp " + std::to_string(s.tp) + " does not divide the model's " +
-                                                  std::to_string(c.heads) + " attention heads");
-  }
-  const auto cluster_gpus = machine.cluster.gpus();
-  const std::int64_t needed = static_cast<std::int64_t>(s.first_gpu) + static_cast<std::int64_t>(s.replicas) * s.tp;
-  if (needed > static_cast<std::int64_t>(cluster_gpus.size())) {
-    throw ConfigError(s.file, "/replicas/count", std::to_string(s.replicas) + " replicas of tp " + std::to_string(s.tp) +
-                                                     " from GPU " + std::to_string(s.first_gpu) + " need " + std::to_string(needed) +
-                                                     " GPUs; the cluster has " + std::to_string(cluster_gpus.size()));
-  }
-  std::vector<std::vector<topo::NodeId>> gpus(static_cast<std::size_t>(s.replicas));
-  for (int r = 0; r < s.replicas; ++r) {
-    for (int k = 0; k < s.tp; ++k) gpus[static_cast<std::size_t>(r)].push_back(cluster_gpus[static_cast<std::size_t>(s.first_gpu + r * s.tp + k)]);
-  }
+  check_tp(s, c, s.tp, "/replicas/tp");
+  if (s.prefill) check_tp(s, c, s.prefill->tp, "/disaggregation/prefill/tp");
+  std::vector<std::vector<topo::NodeId>> gpus = place_replicas(s, machine.cluster.gpus());
+  std::vector<std::vector<int>> targets = failure_targets(s, machine.cluster, gpus);
   std::vector<topo::NodeId> all;
   for (const auto& g : gpus) all.insert(all.end(), g.begin(), g.end());
 
@@ -541,6 +748,10 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
   out.gpu = machine.cluster.gpu_spec(all[0]).name;
   out.replicas = s.replicas;
   out.tp = s.tp;
+  if (s.prefill) {
+    out.prefill_replicas = s.prefill->count;
+    out.prefill_tp = s.prefill->tp;
+  }
   out.precision = enum_name(wl::kPrecisionNames, s.precision);
   out.router = enum_name(kRouterPolicyNames, s.router);
   out.max_batch_tokens = s.scheduler.max_batch_tokens;
@@ -554,31 +765,7 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
   out.slo_tpot = s.slo.tpot;
   out.assumptions = training_assumptions(machine, catalog, all, out.precision, profile.get());
   out.warnings = machine.warnings;
-  // The replicas each failure event names.
-  std::vector<std::vector<int>> event_replicas;
-  for (const FailureEvent& f : s.failures.events) {
-    std::vector<int> hit;
-    if (f.replica >= 0) hit.push_back(f.replica);
-    if (f.gpu >= 0 && static_cast<std::size_t>(f.gpu) >= cluster_gpus.size()) {
-      throw ConfigError(s.file, f.where + "/gpu", "GPU " + std::to_string(f.gpu) + " does not exist (the cluster has " +
-                                                      std::to_string(cluster_gpus.size()) + ")");
-    }
-    for (int r = 0; r < s.replicas && f.replica < 0; ++r) {
-      for (topo::NodeId g : gpus[static_cast<std::size_t>(r)]) {
-        const bool named = f.gpu >= 0 ? g == cluster_gpus[static_cast<std::size_t>(f.gpu)]
-                                      : machine.cluster.node(g).server == f.server;
-        if (named) {
-          hit.push_back(r);
-          break;
-        }
-      }
-    }
-    if (f.server >= 0 && hit.empty()) {
-      throw ConfigError(s.file, f.where + "/server", "no replica has a GPU in server " + std::to_string(f.server));
-    }
-    event_replicas.push_back(std::move(hit));  // a GPU no replica uses fails nothing
-  }
-  ServingSimulation sim(s, machine, model, profile, std::move(gpus), std::move(event_replicas), out);
+  ServingSimulation sim(s, machine, model, profile, std::move(gpus), std::move(targets), out);
   sim.run();
   return out;
 }

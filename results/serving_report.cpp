@@ -44,6 +44,22 @@ std::string fmt(const char* f, double v) {
 // Seconds as milliseconds with three significant decimals.
 std::string ms(double s) { return fmt("%.1f ms", s * 1e3); }
 
+// Disaggregated runs: how long the KV caches took to cross, and what they put on each tier.
+nlohmann::json kv_transfer_json(const ServingRun& run) {
+  if (run.prefill_replicas == 0) return nullptr;
+  std::vector<double> t;
+  for (const RequestRecord& r : run.requests) {
+    if (r.status == RequestStatus::kCompleted && r.kv_transfer.count() > 0) t.push_back(to_seconds(r.kv_transfer));
+  }
+  nlohmann::json tiers = nlohmann::json::object();
+  for (std::size_t k = 0; k < run.transfer_bytes_by_tier.size(); ++k) {
+    tiers[std::to_string(k)] = run.transfer_bytes_by_tier[k].value();
+  }
+  nlohmann::json j = latency_json(latency_stats(std::move(t)));
+  j["bytes_by_tier"] = tiers;
+  return j;
+}
+
 }  // namespace
 
 LatencyStats latency_stats(std::vector<double> v) {
@@ -93,14 +109,17 @@ ServingMetrics serving_metrics(const ServingRun& run) {
   }
   m.slo_attainment = m.completed > 0 ? static_cast<double>(good) / static_cast<double>(m.completed) : 0;
   const double span = to_seconds(run.end - kTimeZero);  // the whole simulated window
-  double busy = 0, down = 0, kv = 0, kv_peak = 0, done_max = 0, done_sum = 0;
+  double busy = 0, down = 0, kv = 0, kv_peak = 0, done_max = 0, done_sum = 0, finishing = 0;
   for (const ReplicaStats& st : run.replica_stats) {
     busy += to_seconds(st.busy);
     down += to_seconds(st.down);
     kv += st.kv_blocks > 0 ? st.kv_block_seconds / static_cast<double>(st.kv_blocks) : 0;
     kv_peak = std::max(kv_peak, st.kv_blocks > 0 ? static_cast<double>(st.kv_peak) / static_cast<double>(st.kv_blocks) : 0);
-    done_max = std::max(done_max, static_cast<double>(st.completed));
-    done_sum += static_cast<double>(st.completed);
+    if (st.role != "prefill") {  // prefill replicas complete only requests of one output token
+      done_max = std::max(done_max, static_cast<double>(st.completed));
+      done_sum += static_cast<double>(st.completed);
+      ++finishing;
+    }
   }
   const double n = static_cast<double>(run.replica_stats.size());
   if (span > 0 && n > 0) {
@@ -109,7 +128,7 @@ ServingMetrics serving_metrics(const ServingRun& run) {
     m.kv_occupancy_mean = kv / (n * span);
   }
   m.kv_occupancy_peak = kv_peak;
-  if (done_sum > 0) m.load_imbalance = done_max / (done_sum / n);
+  if (done_sum > 0) m.load_imbalance = done_max / (done_sum / finishing);
   double q = 0;
   for (const ServingSample& x : run.timeline) {
     q += static_cast<double>(x.waiting);
@@ -123,7 +142,8 @@ nlohmann::json serving_summary_json(const ServingRun& run, const ServingMetrics&
   nlohmann::json replicas = nlohmann::json::array();
   const double span = m.span_s;
   for (const ReplicaStats& st : run.replica_stats) {
-    replicas.push_back({{"gpus", st.gpus},
+    replicas.push_back({{"role", st.role},
+                        {"gpus", st.gpus},
                         {"completed", st.completed},
                         {"output_tokens", st.output_tokens},
                         {"prefill_tokens", st.prefill_tokens},
@@ -143,7 +163,9 @@ nlohmann::json serving_summary_json(const ServingRun& run, const ServingMetrics&
       {"cluster", run.cluster},
       {"model", run.model},
       {"gpu", run.gpu},
-      {"deployment", {{"replicas", run.replicas}, {"tp", run.tp}, {"gpus", run.replicas * run.tp},
+      {"deployment", {{"replicas", run.replicas}, {"tp", run.tp}, {"gpus", run.replicas * run.tp + run.prefill_replicas * run.prefill_tp},
+                      {"prefill", run.prefill_replicas > 0 ? nlohmann::json{{"replicas", run.prefill_replicas}, {"tp", run.prefill_tp}}
+                                                           : nlohmann::json(nullptr)},
                       {"precision", run.precision}, {"router", run.router},
                       {"max_batch_tokens", run.max_batch_tokens}, {"max_batch_requests", run.max_batch_requests},
                       {"chunked_prefill", run.chunked_prefill}, {"block_tokens", run.block_tokens},
@@ -166,6 +188,7 @@ nlohmann::json serving_summary_json(const ServingRun& run, const ServingMetrics&
                  {"router_peak", run.router_peak_queue}}},
       {"availability", m.availability},
       {"load_imbalance", m.load_imbalance},
+      {"kv_transfer", kv_transfer_json(run)},
       {"replicas", replicas},
       {"iterations", run.iterations_total},
       {"events", run.events},
@@ -176,7 +199,7 @@ nlohmann::json serving_summary_json(const ServingRun& run, const ServingMetrics&
 
 std::string serving_requests_csv(const ServingRun& run) {
   std::ostringstream o;
-  o << "id,arrival_s,prompt_tokens,output_tokens,replica,status,ttft_s,tpot_s,e2e_s,preemptions,retries\n";
+  o << "id,arrival_s,prompt_tokens,output_tokens,replica,status,ttft_s,tpot_s,e2e_s,preemptions,retries,kv_transfer_s\n";
   o.precision(9);
   for (const RequestRecord& r : run.requests) {
     const bool ok = r.status == RequestStatus::kCompleted;
@@ -187,7 +210,9 @@ std::string serving_requests_csv(const ServingRun& run) {
     if (ok && has_tpot(r)) o << tpot_s(r);
     o << ',';
     if (ok) o << e2e_s(r);
-    o << ',' << r.preemptions << ',' << r.retries << '\n';
+    o << ',' << r.preemptions << ',' << r.retries << ',';
+    if (ok && r.kv_transfer.count() > 0) o << to_seconds(r.kv_transfer);
+    o << '\n';
   }
   return o.str();
 }
@@ -214,8 +239,13 @@ std::string serving_trace_json(const ServingRun& run) {
 
 std::string serving_table(const ServingRun& run, const ServingMetrics& m) {
   std::ostringstream o;
-  o << "Serving " << run.model << " on " << run.cluster << ": " << run.replicas << " replica" << (run.replicas == 1 ? "" : "s")
-    << " x TP " << run.tp << " (" << run.gpu << ", " << run.precision << "), router " << run.router << "\n";
+  o << "Serving " << run.model << " on " << run.cluster << ": ";
+  if (run.prefill_replicas > 0) {
+    o << run.prefill_replicas << " prefill x TP " << run.prefill_tp << " + " << run.replicas << " decode x TP " << run.tp;
+  } else {
+    o << run.replicas << " replica" << (run.replicas == 1 ? "" : "s") << " x TP " << run.tp;
+  }
+  o << " (" << run.gpu << ", " << run.precision << "), router " << run.router << "\n";
   o << "requests      " << m.requests << " (completed " << m.completed << ", lost " << m.lost << ", rejected " << m.rejected
     << ", retried " << m.retried << ", preemptions " << m.preemptions << ")\n";
   o << "                   mean        p50        p90        p99\n";
@@ -234,6 +264,11 @@ std::string serving_table(const ServingRun& run, const ServingMetrics& m) {
       << (run.slo_tpot.count() > 0 ? ms(to_seconds(run.slo_tpot)) : std::string("-")) << ")";
   }
   o << "\n";
+  if (run.prefill_replicas > 0) {
+    const nlohmann::json k = kv_transfer_json(run);
+    o << "KV transfer   " << k["count"].get<std::int64_t>() << " caches, mean " << ms(k["mean"].get<double>()) << ", p99 "
+      << ms(k["p99"].get<double>()) << "\n";
+  }
   o << "GPU busy      " << fmt("%.1f", 100 * m.gpu_utilization) << "%; KV cache " << fmt("%.1f", 100 * m.kv_occupancy_mean)
     << "% mean, " << fmt("%.1f", 100 * m.kv_occupancy_peak) << "% peak; queue " << fmt("%.1f", m.queue_mean) << " mean, "
     << m.queue_max << " max; availability " << fmt("%.4f", m.availability) << "; imbalance " << fmt("%.2f", m.load_imbalance)

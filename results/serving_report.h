@@ -35,7 +35,7 @@ struct ServingMetrics {
   double gpu_utilization = 0, kv_occupancy_mean = 0, kv_occupancy_peak = 0, availability = 1;
   double queue_mean = 0;
   std::int64_t queue_max = 0;
-  double load_imbalance = 1;  // max over mean of requests completed per replica
+  double load_imbalance = 1;  // max over mean of requests completed per (decode or mixed) replica
 };
 
 LatencyStats latency_stats(std::vector<double> seconds);
@@ -44,7 +44,7 @@ ServingMetrics serving_metrics(const ServingRun& run);
 // summary.json of `clustersim serve` (schema "clustersim-serving", version 1).
 nlohmann::json serving_summary_json(const ServingRun& run, const ServingMetrics& m);
 // One row per request: id, arrival_s, prompt_tokens, output_tokens, replica, status, ttft_s,
-// tpot_s, e2e_s, preemptions, retries.
+// tpot_s, e2e_s, preemptions, retries, kv_transfer_s (disaggregated).
 std::string serving_requests_csv(const ServingRun& run);
 // The sampled deployment state: time_s, waiting, running, kv_blocks_used, replicas_up.
 std::string serving_timeline_csv(const ServingRun& run);

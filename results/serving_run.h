@@ -24,10 +24,12 @@ struct RequestRecord {
   int replica = -1;         // the replica that served (or last held) it
   int preemptions = 0;
   int retries = 0;          // times a failure sent it back to the router
+  Duration kv_transfer{0};  // disaggregated: its KV cache's journey from prefill to decode replica
   RequestStatus status = RequestStatus::kCompleted;
 };
 
 struct ReplicaStats {
+  std::string role = "mixed";      // mixed (prefill and decode), prefill or decode (disaggregated)
   std::vector<int> gpus;           // GPU indices (rank order of the cluster)
   Duration busy{0};                // time running iterations
   Duration down{0};                // time failed
@@ -40,6 +42,7 @@ struct ReplicaStats {
   std::int64_t kv_blocks = 0;      // capacity
   double kv_block_seconds = 0;     // integral of blocks in use over time
   std::int64_t kv_peak = 0;        // most blocks in use at once
+  std::int64_t kv_in_use_at_end = 0;  // 0 when every request gave its blocks back (conservation)
 };
 
 // One sample of the whole deployment's state.
@@ -63,7 +66,8 @@ struct IterationRecord {
 struct ServingRun {
   std::string scenario;
   std::string cluster, model, gpu;
-  int replicas = 0, tp = 1;
+  int replicas = 0, tp = 1;          // the (decode) replicas
+  int prefill_replicas = 0, prefill_tp = 0;  // disaggregated: the prefill pool
   std::string precision, router;
   std::int64_t max_batch_tokens = 0, max_batch_requests = 0, block_tokens = 0;
   bool chunked_prefill = true;
@@ -77,6 +81,9 @@ struct ServingRun {
   std::vector<IterationRecord> iterations;  // the first kMaxTraceIterations
   std::int64_t iterations_total = 0;
   std::int64_t router_peak_queue = 0;
+  // Disaggregated: bytes the KV transfers put on links, by tier (0 inside servers, 1 endpoint-leaf,
+  // 2 leaf-spine, 3 spine-core), counted once per link traversed.
+  std::vector<Bytes> transfer_bytes_by_tier;
   SimTime end = kTimeZero;          // the last event
   std::uint64_t events = 0;
   std::vector<SourcedFact> assumptions;

@@ -66,7 +66,7 @@ TEST(ServeCommand, OutFolderIsDeterministic) {
   std::istringstream csv(cs::test::read_text(dir.path() / "a" / "requests.csv"));
   std::string line;
   std::getline(csv, line);
-  EXPECT_EQ(line, "id,arrival_s,prompt_tokens,output_tokens,replica,status,ttft_s,tpot_s,e2e_s,preemptions,retries");
+  EXPECT_EQ(line, "id,arrival_s,prompt_tokens,output_tokens,replica,status,ttft_s,tpot_s,e2e_s,preemptions,retries,kv_transfer_s");
   int rows = 0;
   while (std::getline(csv, line)) ++rows;
   EXPECT_EQ(rows, 2000);
