@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/config.h"
 #include "results/report_kinds.h"
 #include "results/stall_attribution.h"
 
@@ -147,6 +148,26 @@ nlohmann::json pareto_series(nlohmann::json data, int symbol_size) {
 nlohmann::json dashed_mark_line(const char* axis, double value, const char* label) {
   return {{"symbol", "none"}, {"label", {{"formatter", label}}}, {"lineStyle", {{"color", "#333"}, {"type", "dashed"}}},
           {"data", {{{axis, value}}}}};
+}
+
+// The assumed and fitted values the prediction rests on: a section for the end of the page.
+ReportSection assumptions_section(const ConfigNode& root) {
+  ReportSection rests_on;
+  rests_on.title = "What the prediction rests on";
+  if (const auto a = root.find("assumptions"); a && a->is_array() && a->size() > 0) {
+    ReportTable t{"Assumed and fitted values (summary.json, assumptions)", {"value of", "file", "value", "kind", "status"}, {}, {}};
+    for (const ConfigNode& e : a->elements()) {
+      std::vector<std::string> row;
+      for (const char* k : {"value_of", "file", "value", "kind", "status"}) {
+        const auto v = e.find(k);
+        row.push_back(!v ? "" : v->is_string() ? v->as_string() : v->json().dump());
+      }
+      t.rows.push_back(std::move(row));
+    }
+    rests_on.tables.push_back(std::move(t));
+  }
+  if (rests_on.tables.empty()) rests_on.paragraphs.push_back("summary.json lists no assumed or fitted values.");
+  return rests_on;
 }
 
 }  // namespace cs::results

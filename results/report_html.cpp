@@ -9,6 +9,7 @@ namespace {
 
 // The kinds, tried in order; the first that recognizes the content fills the page.
 constexpr ReportKind kReportKinds[] = {
+    {"serving folder (clustersim serve --out)", is_serving_folder, serving_folder_report},
     {"run folder (clustersim run --out)", is_run_folder, run_folder_report},
     {"sweep results (clustersim sweep)", is_sweep_results, sweep_results_report},
     {"sizing result (clustersim size --json)", is_size_result, size_result_report},

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
 #include "results/report_input.h"
 #include "results/report_page.h"
 
@@ -38,7 +39,16 @@ void sweep_results_report(const ReportSource& s, ReportPage& page);
 bool is_size_result(const ReportSource& s);
 void size_result_report(const ReportSource& s, ReportPage& page);
 
+// `clustersim serve --out DIR` (docs/serving.md): summary.json of schema "clustersim-serving",
+// requests.csv, timeline.csv, trace.json. Tried before the run folder.
+bool is_serving_folder(const ReportSource& s);
+void serving_folder_report(const ReportSource& s, ReportPage& page);
+
 // ---- helpers the kinds share (results/report_charts.cpp) ----
+
+// The assumed and fitted values a summary.json lists ("assumptions"): a section for the end of
+// the page.
+ReportSection assumptions_section(const ConfigNode& root);
 
 // The stall categories as per_gpu.csv and the sweep rows name their columns ("compute_s", ...),
 // in the attribution's order, and the colour each is drawn in.

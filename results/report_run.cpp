@@ -49,26 +49,6 @@ std::optional<std::string> optional_string(const ConfigNode& root, std::string_v
 
 // ---- summary.json: the headline, findings, warnings, assumptions ----
 
-// The assumed and fitted values the prediction rests on: a section for the end of the page.
-ReportSection assumptions_section(const ConfigNode& root) {
-  ReportSection rests_on;
-  rests_on.title = "What the prediction rests on";
-  if (const auto a = root.find("assumptions"); a && a->is_array() && a->size() > 0) {
-    ReportTable t{"Assumed and fitted values (summary.json, assumptions)", {"value of", "file", "value", "kind", "status"}, {}, {}};
-    for (const ConfigNode& e : a->elements()) {
-      std::vector<std::string> row;
-      for (const char* k : {"value_of", "file", "value", "kind", "status"}) {
-        const auto v = e.find(k);
-        row.push_back(!v ? "" : v->is_string() ? v->as_string() : v->json().dump());
-      }
-      t.rows.push_back(std::move(row));
-    }
-    rests_on.tables.push_back(std::move(t));
-  }
-  if (rests_on.tables.empty()) rests_on.paragraphs.push_back("summary.json lists no assumed or fitted values.");
-  return rests_on;
-}
-
 void summary_sections(const ConfigNode& root, ReportPage& page) {
   ReportSection s;
   s.title = "Headline";

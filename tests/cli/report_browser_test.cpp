@@ -183,6 +183,14 @@ TEST_F(ReportBrowser, EveryKindOfReportDrawsWithoutScriptErrors) {
   clustersim({"report", kData + "/report/sweep-costs-hostile.csv", "-o", costs_html.string()});
   open_in_browser(costs_html, "report-sweep-costs", 6, dir);
 
+  // A disaggregated serving run: latency distributions, the timeline, the replicas.
+  const fs::path serve = dir.path() / "serve";
+  clustersim({"serve", kSource + "/configs/examples/serve-70b-disaggregated.json", "--set", "/requests/count=300", "--out",
+              serve.string()});
+  const fs::path serve_html = dir.path() / "serve.html";
+  clustersim({"report", serve.string(), "-o", serve_html.string()});
+  open_in_browser(serve_html, "report-serve", 5, dir);
+
   // The sizing advisor's result: candidates against capital, the finalists' time and power.
   const auto sized = cs::test::run_binary(kBinary, {"size", kSource + "/configs/examples/size-7b-finetune.json", "--json"});
   ASSERT_EQ(sized.exit_code, 0) << sized.err;

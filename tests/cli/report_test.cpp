@@ -93,6 +93,34 @@ TEST(Report, RunFolderHasItsChartsAndHeadline) {
   EXPECT_NE(partial.find("links.csv is not in the folder"), std::string::npos);
 }
 
+TEST(Report, ServingFolderHasItsDistributionsTimelineAndReplicas) {
+  TempDir dir("report_serve");
+  const fs::path out = dir.path() / "serve";
+  const std::vector<std::string> args{"serve", kSource + "/configs/examples/serve-70b-disaggregated.json", "--set",
+                                      "/requests/count=300", "--out", out.string()};
+  const auto r = clustersim(args);
+  ASSERT_EQ(r.exit_code, 0) << cs::test::describe(kBinary, args, r);
+  const std::string page = report(out.string(), dir);
+  EXPECT_NE(page.find("serving folder (clustersim serve --out)"), std::string::npos);
+  EXPECT_EQ(chart_titles(page), (std::vector<std::string>{"Share of completed requests within a latency (requests.csv)",
+                                                          "Requests waiting and running, replicas up",
+                                                          "KV-cache blocks in use, all replicas", "Requests completed per replica",
+                                                          "Time in iterations per replica (%)"}));
+  const auto data = chart_data(page);
+  // Three distributions, each ending at the share 1.
+  const auto& cdf = data["charts"][0]["option"]["series"];
+  ASSERT_EQ(cdf.size(), 3u);
+  for (const auto& series : cdf) EXPECT_EQ(series["data"].back()[1], 1.0);
+  // Eight replicas: four decode (they complete the requests), four prefill.
+  EXPECT_EQ(data["charts"][3]["option"]["series"][0]["data"].size(), 8u);
+  EXPECT_NE(page.find("<dt>goodput</dt>"), std::string::npos);
+  EXPECT_NE(page.find("<td>prefill</td>"), std::string::npos);
+  // Without requests.csv: a note instead of the distributions.
+  fs::remove(out / "requests.csv");
+  const std::string partial = report(out.string(), dir, "partial.html");
+  EXPECT_NE(partial.find("requests.csv is not in the folder"), std::string::npos);
+}
+
 TEST(Report, SweepWithCostColumnsChartsThemAndEscapesTheInput) {
   TempDir dir("report_costs");
   const std::string page = report(kCosts, dir);
