@@ -61,7 +61,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
   auto* c = app.add_subcommand("serve", "Simulate inference serving: replicas, router, continuous batching, KV cache, failures");
   c->add_option("scenario", o.scenario, "Serving scenario file (docs/serving.md)")->required();
   c->add_option("--set", o.overrides, "Override a scenario value: /json/pointer=value (repeatable)");
-  c->add_option("--out", o.out, "Write summary.json, requests.csv, timeline.csv and trace.json to this folder (all or nothing)");
+  c->add_option("--out", o.out, "Write summary.json, requests.csv, timeline.csv, links.csv and trace.json to this folder (all or nothing)");
   c->add_flag("--force", o.force, "Replace the --out folder when it already holds files");
   c->add_flag("--json", o.json, "Print JSON (docs/serving.md) instead of the table");
   auto* rate = c->add_flag("--find-max-rate", o.max_rate, "Find the highest request rate that meets the scenario's SLO");
@@ -77,7 +77,7 @@ int run_serve_command(const ServeOptions& o) {
     return run_capacity(o, s);
   }
   std::optional<OutputFolder> folder;
-  if (!o.out.empty()) folder.emplace(o.out, "--out", o.force, std::vector<std::string>{"summary.json", "requests.csv", "timeline.csv", "trace.json"});
+  if (!o.out.empty()) folder.emplace(o.out, "--out", o.force, std::vector<std::string>{"summary.json", "requests.csv", "timeline.csv", "links.csv", "trace.json"});
   const results::ServingRun run = drv::simulate_serving(s);
   print_warnings(run.warnings);
   const results::ServingMetrics m = results::serving_metrics(run);
@@ -86,6 +86,7 @@ int run_serve_command(const ServeOptions& o) {
     folder->write("summary.json", summary.dump(2) + "\n");
     folder->write("requests.csv", results::serving_requests_csv(run));
     folder->write("timeline.csv", results::serving_timeline_csv(run));
+    folder->write("links.csv", results::serving_links_csv(run));
     folder->write("trace.json", results::serving_trace_json(run));
     folder->commit();
   }

@@ -100,11 +100,15 @@ FailureSpec parse_failures(const ConfigNode& n) {
   FailureSpec f;
   if (auto ev = n.find("events")) {
     for (const ConfigNode& e : ev->elements()) {
-      e.expect_only({"replica", "gpu", "server", "at", "until"});
+      e.expect_only({"replica", "gpu", "server", "link", "at", "until"});
       FailureEvent x;
       x.where = e.path();
-      const int named = (e.has("replica") ? 1 : 0) + (e.has("gpu") ? 1 : 0) + (e.has("server") ? 1 : 0);
-      if (named != 1) e.fail("expected exactly one of \"replica\", \"gpu\" and \"server\"");
+      const int named = (e.has("replica") ? 1 : 0) + (e.has("gpu") ? 1 : 0) + (e.has("server") ? 1 : 0) + (e.has("link") ? 1 : 0);
+      if (named != 1) e.fail("expected exactly one of \"replica\", \"gpu\", \"server\" and \"link\"");
+      if (auto v = e.find("link")) {
+        if (!v->is_array() || v->size() != 2) v->fail_expected("the two devices a cable joins, [\"leaf0\", \"spine3\"]");
+        for (const ConfigNode& d : v->elements()) x.link.push_back(d.as_string());
+      }
       if (auto v = e.find("replica")) x.replica = static_cast<int>(v->as_int(0, 1 << 20));
       if (auto v = e.find("gpu")) x.gpu = static_cast<int>(v->as_int(0, 1 << 24));
       if (auto v = e.find("server")) x.server = static_cast<int>(v->as_int(0, 1 << 24));

@@ -80,12 +80,14 @@ class ServingSimulation {
   // `event_replicas[k]`: the replicas failure event k takes down.
   ServingSimulation(const ServingScenario& s, const coll::Machine& machine, const wl::Model& model,
                     std::shared_ptr<const cal::ProfileModel> profile, std::vector<std::vector<topo::NodeId>> gpus,
-                    std::vector<std::vector<int>> event_replicas, results::ServingRun& out)
+                    std::vector<std::vector<int>> event_replicas, std::vector<std::vector<topo::LinkId>> event_links,
+                    results::ServingRun& out)
       : s_(s),
         machine_(machine),
         model_(model),
         gpus_(std::move(gpus)),
         event_replicas_(std::move(event_replicas)),
+        event_links_(std::move(event_links)),
         out_(out),
         failure_rng_(Rng::derive(s.failures.seed, 12)) {
     requests_ = make_requests(s.requests, s.file);
@@ -95,8 +97,8 @@ class ServingSimulation {
       add_pool(s.prefill->tp, s.replicas, s.prefill->count, Role::kPrefill, profile, "/disaggregation/prefill");
       layout_ = std::make_unique<coll::NetworkLayout>(machine);
       net_ = std::make_unique<net::FlowNetwork>(sim_, layout_->capacities());
-      router_ = std::make_unique<topo::Router>(machine.cluster);
-      runner_ = std::make_unique<coll::CollectiveRunner>(sim_, *net_, *router_, *layout_);
+      routers_.push_back(std::make_unique<topo::Router>(machine.cluster));
+      runners_.push_back(std::make_unique<coll::CollectiveRunner>(sim_, *net_, *routers_.back(), *layout_));
     }
     seqs_.resize(requests_.size());
     out_.requests.resize(requests_.size());
@@ -119,6 +121,10 @@ class ServingSimulation {
         sim_.schedule_at(f.at, sim::Phase::kTopologyChange, [this, r] { fail(r); });
         if (f.until) sim_.schedule_at(*f.until, sim::Phase::kTopologyChange, [this, r] { repair(r); });
       }
+      if (!event_links_[k].empty()) {
+        sim_.schedule_at(f.at, sim::Phase::kTopologyChange, [this, k] { set_links(event_links_[k], true); });
+        if (f.until) sim_.schedule_at(*f.until, sim::Phase::kTopologyChange, [this, k] { set_links(event_links_[k], false); });
+      }
     }
     if (s_.failures.mtbf_per_gpu_hours > 0) {
       for (std::size_t r = 0; r < replicas_.size(); ++r) schedule_random_failure(static_cast<int>(r));
@@ -138,11 +144,16 @@ class ServingSimulation {
       out_.replica_stats[r].kv_in_use_at_end = rep.total_blocks - rep.free_blocks;
     }
     if (net_) {
-      for (std::size_t l = 0; l < machine_.cluster.link_count(); ++l) {
-        const net::LinkStats st = net_->link_stats(topo::LinkId{static_cast<std::uint32_t>(l)});
-        const auto tier = static_cast<std::size_t>(machine_.cluster.link(topo::LinkId{static_cast<std::uint32_t>(l)}).tier);
+      const topo::Cluster& c = machine_.cluster;
+      for (std::size_t l = 0; l < c.link_count(); ++l) {
+        const topo::LinkId id{static_cast<std::uint32_t>(l)};
+        const net::LinkStats st = net_->link_stats(id);
+        const auto tier = static_cast<std::size_t>(c.link(id).tier);
         if (out_.transfer_bytes_by_tier.size() <= tier) out_.transfer_bytes_by_tier.resize(tier + 1);
         out_.transfer_bytes_by_tier[tier] += st.bytes;
+        if (st.bytes.value() > 0) {
+          out_.transfer_links.push_back({c.node(c.link(id).src).name, c.node(c.link(id).dst).name, static_cast<int>(tier), st.bytes});
+        }
       }
     }
     out_.end = end_;
@@ -503,7 +514,7 @@ class ServingSimulation {
       spec.ranks = {src[pair.first], dst[pair.second]};
       spec.label = hash_combine(static_cast<std::uint64_t>(id), pair.first * 1024 + pair.second);
       auto schedule = coll::build_schedule(layout_->schedules(), spec, CollectiveAlgorithm::kDirect, nullptr);
-      runner_->start(spec, std::move(*schedule), CollectiveAlgorithm::kDirect, coll::Protocol::kSimple,
+      runners_.back()->start(spec, std::move(*schedule), CollectiveAlgorithm::kDirect, coll::Protocol::kSimple,
                      [this, id, attempt, remaining](const coll::CollectiveOutcome&) {
                        if (--*remaining == 0) end_transfer(id, attempt);
                      });
@@ -523,6 +534,27 @@ class ServingSimulation {
   }
 
   // ---- failures ----------------------------------------------------------------------------
+  // A cable fails (or comes back): transfers that start from now on are routed around the links
+  // that are down (a new router over the same cluster); transfers already under way finish on
+  // the path they took.
+  void set_links(const std::vector<topo::LinkId>& links, bool down) {
+    for (topo::LinkId l : links) {
+      if (down) {
+        links_down_.insert(l.value);
+      } else if (auto it = links_down_.find(l.value); it != links_down_.end()) {
+        links_down_.erase(it);
+      }
+    }
+    std::vector<topo::LinkId> now;
+    for (std::uint32_t l : links_down_) {
+      if (now.empty() || now.back().value != l) now.push_back(topo::LinkId{l});
+    }
+    routers_.push_back(now.empty() ? std::make_unique<topo::Router>(machine_.cluster)
+                                   : std::make_unique<topo::Router>(machine_.cluster, now));
+    runners_.push_back(std::make_unique<coll::CollectiveRunner>(sim_, *net_, *routers_.back(), *layout_));
+  }
+
+
   // Sends request `id` back to the router (retry) or loses it (drop), freeing what it holds.
   void send_back(std::int64_t id) {
     Seq& q = seq(id);
@@ -627,6 +659,7 @@ class ServingSimulation {
   const wl::Model& model_;
   std::vector<std::vector<topo::NodeId>> gpus_;
   std::vector<std::vector<int>> event_replicas_;
+  std::vector<std::vector<topo::LinkId>> event_links_;  // the cable each link failure event names
   results::ServingRun& out_;
   Rng failure_rng_;
   sim::Simulator sim_;
@@ -640,8 +673,11 @@ class ServingSimulation {
   // The shared network of the KV transfers (disaggregated only).
   std::unique_ptr<coll::NetworkLayout> layout_;
   std::unique_ptr<net::FlowNetwork> net_;
-  std::unique_ptr<topo::Router> router_;
-  std::unique_ptr<coll::CollectiveRunner> runner_;
+  // The routing of new transfers is the last router's (routers avoid the links that are down);
+  // earlier ones stay alive for the transfers that started on them.
+  std::vector<std::unique_ptr<topo::Router>> routers_;
+  std::vector<std::unique_ptr<coll::CollectiveRunner>> runners_;
+  std::multiset<std::uint32_t> links_down_;
   std::int64_t swap_bytes_ = 0;  // tokens swapped out or in by the iteration being scheduled
   std::int64_t resolved_ = 0;
   SimTime end_ = kTimeZero;
@@ -694,7 +730,7 @@ std::vector<std::vector<int>> failure_targets(const ServingScenario& s, const to
       throw ConfigError(s.file, f.where + "/gpu", "GPU " + std::to_string(f.gpu) + " does not exist (the cluster has " +
                                                       std::to_string(cluster_gpus.size()) + ")");
     }
-    for (std::size_t r = 0; r < gpus.size() && f.replica < 0; ++r) {
+    for (std::size_t r = 0; r < gpus.size() && (f.gpu >= 0 || f.server >= 0); ++r) {
       for (topo::NodeId g : gpus[r]) {
         const bool named = f.gpu >= 0 ? g == cluster_gpus[static_cast<std::size_t>(f.gpu)] : cluster.node(g).server == f.server;
         if (named) {
@@ -707,6 +743,34 @@ std::vector<std::vector<int>> failure_targets(const ServingScenario& s, const to
       throw ConfigError(s.file, f.where + "/server", "no replica has a GPU in server " + std::to_string(f.server));
     }
     out.push_back(std::move(hit));  // a GPU no replica uses fails nothing
+  }
+  return out;
+}
+
+// The cable (both directions) each link failure event names; empty for other events.
+std::vector<std::vector<topo::LinkId>> failed_links(const ServingScenario& s, const topo::Cluster& cluster) {
+  std::vector<std::vector<topo::LinkId>> out;
+  for (const FailureEvent& f : s.failures.events) {
+    std::vector<topo::LinkId> cable;
+    if (!f.link.empty()) {
+      const std::string where = f.where + "/link";
+      if (!s.prefill) {
+        throw ConfigError(s.file, where, "a link failure changes the network the KV caches cross: it needs a disaggregated deployment");
+      }
+      if (cluster.routing() != topo::Routing::kEcmp) {
+        throw ConfigError(s.file, where, "link failures are modelled on fabrics with ECMP routing (this one is adaptive)");
+      }
+      std::optional<topo::NodeId> end[2];
+      for (int i = 0; i < 2; ++i) {
+        end[i] = cluster.find_node(f.link[static_cast<std::size_t>(i)]);
+        if (!end[i]) throw ConfigError(s.file, where + "/" + std::to_string(i), "no device \"" + f.link[static_cast<std::size_t>(i)] + "\" in the cluster");
+      }
+      for (const auto& [a, b] : {std::pair{end[0], end[1]}, std::pair{end[1], end[0]}}) {
+        if (auto l = cluster.find_link(*a, *b)) cable.push_back(*l);
+      }
+      if (cable.empty()) throw ConfigError(s.file, where, "no link joins \"" + f.link[0] + "\" and \"" + f.link[1] + "\"");
+    }
+    out.push_back(std::move(cable));
   }
   return out;
 }
@@ -765,7 +829,8 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
   out.slo_tpot = s.slo.tpot;
   out.assumptions = training_assumptions(machine, catalog, all, out.precision, profile.get());
   out.warnings = machine.warnings;
-  ServingSimulation sim(s, machine, model, profile, std::move(gpus), std::move(targets), out);
+  std::vector<std::vector<topo::LinkId>> links = failed_links(s, machine.cluster);
+  ServingSimulation sim(s, machine, model, profile, std::move(gpus), std::move(targets), std::move(links), out);
   sim.run();
   return out;
 }

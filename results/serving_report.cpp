@@ -227,6 +227,13 @@ std::string serving_timeline_csv(const ServingRun& run) {
   return o.str();
 }
 
+std::string serving_links_csv(const ServingRun& run) {
+  std::ostringstream o;
+  o << "src,dst,tier,bytes\n";
+  for (const auto& l : run.transfer_links) o << l.src << ',' << l.dst << ',' << l.tier << ',' << l.bytes.value() << '\n';
+  return o.str();
+}
+
 std::string serving_trace_json(const ServingRun& run) {
   ChromeTrace t;
   t.name_process(1, "replicas");

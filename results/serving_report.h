@@ -48,6 +48,8 @@ nlohmann::json serving_summary_json(const ServingRun& run, const ServingMetrics&
 std::string serving_requests_csv(const ServingRun& run);
 // The sampled deployment state: time_s, waiting, running, kv_blocks_used, replicas_up.
 std::string serving_timeline_csv(const ServingRun& run);
+// Disaggregated: every link the KV transfers used: src, dst, tier, bytes.
+std::string serving_links_csv(const ServingRun& run);
 // Perfetto: a track per replica with its iterations (sequences and tokens in the args).
 std::string serving_trace_json(const ServingRun& run);
 // The table `clustersim serve` prints.

@@ -84,6 +84,12 @@ struct ServingRun {
   // Disaggregated: bytes the KV transfers put on links, by tier (0 inside servers, 1 endpoint-leaf,
   // 2 leaf-spine, 3 spine-core), counted once per link traversed.
   std::vector<Bytes> transfer_bytes_by_tier;
+  struct LinkBytes {
+    std::string src, dst;
+    int tier = 0;
+    Bytes bytes{0};
+  };
+  std::vector<LinkBytes> transfer_links;  // every link the transfers used, in link order
   SimTime end = kTimeZero;          // the last event
   std::uint64_t events = 0;
   std::vector<SourcedFact> assumptions;

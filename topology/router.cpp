@@ -217,6 +217,18 @@ Router::Router(const Cluster& cluster, Search search)
   if (search != Search::kGeneric) build_compressed(cluster, search);
 }
 
+Router::Router(const Cluster& cluster, std::span<const LinkId> down) : Router(cluster, Search::kGeneric) {
+  for (LinkId l : down) {
+    for (std::size_t k = 0; k < cluster.out_adjacency().link.size(); ++k) {
+      if (out_link_[k] == l) out_bw_[k] = 0;
+    }
+    for (std::size_t k = 0; k < cluster.in_adjacency().link.size(); ++k) {
+      if (in_link_[k] == l) in_bw_[k] = 0;
+    }
+  }
+  links_down_ = !down.empty();
+}
+
 // The quotient of the compressed search (router.h, "Cost").
 void Router::build_compressed(const Cluster& cluster, Search search) {
   const std::uint32_t n = vertex_count_;
@@ -429,6 +441,7 @@ int Router::search(std::uint32_t src, std::uint32_t dst) {
     if (front_fwd_.size() <= front_bwd_.size()) {
       for (std::uint32_t u : front_fwd_) {
         for (std::uint32_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k) {
+          if (links_down_ && out_bw_[k] == 0) continue;
           const std::uint32_t v = out_node_[k];
           Mark& m = marks_[v];
           if (m.gen_fwd == g) {
@@ -447,6 +460,7 @@ int Router::search(std::uint32_t src, std::uint32_t dst) {
     } else {
       for (std::uint32_t u : front_bwd_) {
         for (std::uint32_t k = in_begin_[u]; k < in_begin_[u + 1]; ++k) {
+          if (links_down_ && in_bw_[k] == 0) continue;
           const std::uint32_t v = in_node_[k];
           Mark& m = marks_[v];
           if (m.gen_bwd == g) {

@@ -44,6 +44,10 @@
 // server) is cached once for all labels, so the cache grows with the distinct pairs, not with
 // the flows.
 //
+// Failed links: a Router built with links down treats them as absent (their slots' rate 0,
+// skipped by the search; the walk never prefers a rate-0 link over a live one on a shortest
+// path). The cluster stays as it is; a simulation that fails a link builds a new Router.
+//
 // Limits: the Cluster must outlive the Router (it is immutable, so routes never go stale). Not
 // thread-safe: a query mutates the scratch arrays and the cache.
 #pragma once
@@ -66,6 +70,9 @@ class Router {
   enum class Search : std::uint8_t { kAuto, kGeneric, kCompressed };
 
   explicit Router(const Cluster& cluster, Search search = Search::kAuto);
+  // A router of the cluster with `down` links failed: routes avoid them (a shortest path over
+  // the links that are up, which may be longer than the cluster's). Takes the generic search.
+  Router(const Cluster& cluster, std::span<const LinkId> down);
   ~Router();
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
@@ -114,7 +121,8 @@ class Router {
   // The cluster's adjacency (see Adjacency): out-links of v are [out_begin_[v], out_begin_[v+1]).
   const std::uint32_t *out_begin_, *out_node_, *in_begin_, *in_node_;
   const LinkId *out_link_, *in_link_;
-  std::vector<double> out_bw_, in_bw_;  // line rate of each adjacency slot
+  std::vector<double> out_bw_, in_bw_;  // line rate of each adjacency slot; 0 for a link that is down
+  bool links_down_ = false;             // some slot is 0: the search skips those
 
   // Scratch, allocated once.
   std::vector<Mark> marks_;

@@ -57,7 +57,7 @@ TEST(ServeCommand, OutFolderIsDeterministic) {
   const auto b = cs::test::run_binary(kBinary, args({"serve", kExample, "--out", (dir.path() / "b").string()}));
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
-  for (const char* f : {"summary.json", "requests.csv", "timeline.csv", "trace.json"}) {
+  for (const char* f : {"summary.json", "requests.csv", "timeline.csv", "links.csv", "trace.json"}) {
     const std::string x = cs::test::read_text(dir.path() / "a" / f), y = cs::test::read_text(dir.path() / "b" / f);
     EXPECT_FALSE(x.empty()) << f;
     EXPECT_EQ(x, y) << f;

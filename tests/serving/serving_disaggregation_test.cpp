@@ -120,6 +120,41 @@ TEST(ServingDisaggregation, FailuresDuringTransfersLoseNothing) {
   expect_no_leak(dropped);
 }
 
+Bytes link_bytes(const results::ServingRun& run, const std::string& src, const std::string& dst) {
+  for (const auto& l : run.transfer_links) {
+    if (l.src == src && l.dst == dst) return l.bytes;
+  }
+  return Bytes{0};
+}
+
+TEST(ServingDisaggregation, AFailedSpineLinkMovesTrafficToTheOthers) {
+  // The caches go from the prefill pool on leaf 1 to the decode pool on leaf 0, down a spine's
+  // cable to leaf 0. Leaf 0's cable to spine 3 fails before the first transfer: the caches cross
+  // the other 15 spines; every byte still crosses, none on that cable while it is down.
+  nlohmann::json j = across_leaves(2);
+  const results::ServingRun healthy = simulate_serving(test::scenario(j));
+  ASSERT_GT(link_bytes(healthy, "spine3", "leaf0").value(), 0);
+  j["failures"] = {{"events", {{{"link", {"leaf0", "spine3"}}, {"at", "0s"}}}}};
+  const results::ServingRun cut = simulate_serving(test::scenario(j));
+  EXPECT_EQ(results::serving_metrics(cut).completed, 400);
+  EXPECT_EQ(link_bytes(cut, "leaf0", "spine3").value(), 0);
+  EXPECT_EQ(link_bytes(cut, "spine3", "leaf0").value(), 0);
+  ASSERT_GE(cut.transfer_bytes_by_tier.size(), 3u);
+  EXPECT_EQ(cut.transfer_bytes_by_tier[2], healthy.transfer_bytes_by_tier[2]);
+  Bytes others{0}, before{0};
+  for (int k = 0; k < 16; ++k) {
+    if (k == 3) continue;
+    others += link_bytes(cut, "spine" + std::to_string(k), "leaf0");
+    before += link_bytes(healthy, "spine" + std::to_string(k), "leaf0");
+  }
+  EXPECT_EQ(others, before + link_bytes(healthy, "spine3", "leaf0"));
+  // Back up at 30 s: later transfers use it again.
+  j["failures"]["events"][0]["until"] = "30s";
+  const results::ServingRun back = simulate_serving(test::scenario(j));
+  EXPECT_GT(link_bytes(back, "spine3", "leaf0").value(), 0);
+  EXPECT_LT(link_bytes(back, "spine3", "leaf0"), link_bytes(healthy, "spine3", "leaf0"));
+}
+
 TEST(ServingDisaggregation, SeparatingPrefillRemovesItsInterferenceFromTpot) {
   // Long prompts: in a mixed replica every prompt chunk lengthens the iterations of the decodes
   // batched with it (Splitwise, DistServe); a decode pool runs decodes only.

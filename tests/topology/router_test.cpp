@@ -82,6 +82,36 @@ TEST(Router, EcmpSpreadsLabelsOverAllSpines) {
   for (int k = 0; k < 4; ++k) EXPECT_GE(per_spine[k], 150) << "spine" << k;
 }
 
+TEST(Router, FailedLinksAreAvoided) {
+  // Leaf-spine with spine 2's cable to leaf 0 down (both directions): the labels spread over
+  // spines 0, 1 and 3 only, and the paths keep their 4 hops.
+  Cluster c = fixtures::leaf_spine(2, 2, 4, gigabytes_per_second(50), gigabytes_per_second(50));
+  const NodeId leaf0 = *c.find_node("leaf0"), spine2 = *c.find_node("spine2");
+  const std::vector<LinkId> down = {*c.find_link(leaf0, spine2), *c.find_link(spine2, leaf0)};
+  Router r(c, down);
+  const NodeId src = c.gpus()[0], dst = c.gpus()[3];
+  std::array<int, 4> per_spine{};
+  for (std::uint64_t label = 0; label < 1000; ++label) {
+    for (const auto& [a, b] : {std::pair{src, dst}, std::pair{dst, src}}) {
+      const auto path = r.route(a, b, label);
+      expect_valid_path(c, a, b, path);
+      ASSERT_EQ(path.size(), 4u);
+      for (LinkId l : path) ASSERT_TRUE(l != down[0] && l != down[1]);
+      ++per_spine[c.node(c.link(path[1]).dst).name.back() - '0'];
+    }
+  }
+  EXPECT_EQ(per_spine[2], 0);
+  for (int k : {0, 1, 3}) EXPECT_GE(per_spine[k], 450) << "spine" << k;  // 2,000 routes over 3
+  // A ring with one cable down goes the long way round.
+  Cluster ring = fixtures::ring(8, gigabytes_per_second(100));
+  const auto g = ring.gpus();
+  const std::vector<LinkId> cut = {*ring.find_link(g[0], g[1]), *ring.find_link(g[1], g[0])};
+  Router around(ring, cut);
+  EXPECT_EQ(around.hops(g[0], g[1]), 7);
+  EXPECT_EQ(around.route(g[0], g[1]).size(), 7u);
+  EXPECT_EQ(Router(ring).hops(g[0], g[1]), 1);
+}
+
 TEST(Router, EcmpChoosesAmongParallelLinks) {
   // Three parallel cables between two GPUs: each is a 1-hop shortest path; 300 labels use all.
   ClusterBuilder builder("parallel");
