@@ -5,10 +5,12 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <optional>
 
+#include "core/long_duration.h"
 #include "core/output_file.h"
 #include "core/errors.h"
 #include "drivers/config_paths.h"
@@ -83,6 +85,29 @@ void print_energy(const results::TrainingRun& s) {
   std::cout << "; " << fixed(g.tokens_per_dollar(), 0) << " tokens per $\n";
 }
 
+// Failures and checkpoints over a long run (docs/availability.md): three lines.
+void print_availability(const results::TrainingRun& s) {
+  if (!s.availability) return;
+  const results::AvailabilityReport& a = *s.availability;
+  std::cout << "  availability     job MTBF " << format_long_duration(a.job_mtbf) << " (" << a.gpus << " GPUs, "
+            << fixed(to_hours(a.mtbf_per_gpu), 0) << " h each); checkpoint ";
+  if (a.checkpoint_bytes) std::cout << format_bytes(*a.checkpoint_bytes) << " saved in ";
+  std::cout << format_long_duration(a.save_time) << (a.save_time_given ? " (given)" : "") << ", restart "
+            << format_long_duration(a.restart_time) << "\n"
+            << "                   interval " << format_long_duration(a.interval)
+            << (a.interval_given ? " (given)" : " (simulated optimum)") << "; optimal: Young " << format_long_duration(a.young)
+            << ", Daly " << format_long_duration(a.daly) << ", with restart " << format_long_duration(a.availability_optimal)
+            << ", simulated " << format_long_duration(a.simulated_optimal) << "\n"
+            << "                   ETTR " << fixed(a.ettr_simulated, 4) << " simulated (standard error " << std::setprecision(2)
+            << a.ettr_standard_error << std::setprecision(6) << ", " << a.simulated_interruptions << " interruptions), "
+            << fixed(a.ettr_first_order, 4) << " first-order";
+  if (a.effective_time_to_train_s) {
+    std::cout << "; goal in " << fixed(*a.effective_time_to_train_s / 86400, 2) << " days with failures, "
+              << results::format_money(*a.effective_cost);
+  }
+  std::cout << "\n";
+}
+
 void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
   const auto& r = s.result;
   const auto& p = e.plan;
@@ -131,6 +156,7 @@ void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
     std::cout << "    " << label << format_duration(duration_from_seconds(mean)) << "  (" << fixed(100 * mean / t, 1) << "%)\n";
   }
   print_energy(s);
+  print_availability(s);
 }
 
 }  // namespace

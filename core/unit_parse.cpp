@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/errors.h"
+#include "core/long_duration.h"
 
 namespace cs {
 namespace {
@@ -41,6 +42,11 @@ constexpr std::array kBandwidthUnits{
 constexpr std::array kDurationUnits{
     UnitFactor{"ps", 1e-12}, UnitFactor{"ns", 1e-9}, UnitFactor{"us", 1e-6},
     UnitFactor{"\u00b5s", 1e-6}, UnitFactor{"ms", 1e-3}, UnitFactor{"s", 1.0},
+};
+
+// Long durations (core/long_duration.h): MTBFs, observation windows, checkpoint intervals.
+constexpr std::array kLongDurationUnits{
+    UnitFactor{"ms", 1e-3}, UnitFactor{"s", 1.0}, UnitFactor{"min", 60.0}, UnitFactor{"h", 3600.0}, UnitFactor{"d", 86400.0},
 };
 
 constexpr std::array kFlopRateUnits{
@@ -116,6 +122,13 @@ Duration parse_duration(std::string_view text) {
   const double v = parse_scaled(text, kDurationUnits, "a duration", "1.5us");
   if (v > to_seconds(kMaxInputDuration)) throw UnitParseError("duration " + quoted(text) + " is out of range (at most 1h = 3600s)");
   return duration_from_seconds(v);
+}
+
+LongDuration parse_long_duration(std::string_view text) {
+  const double v = parse_scaled(text, kLongDurationUnits, "a duration", "50700h");
+  if (!(v > 0)) throw UnitParseError("expected a positive duration; got " + quoted(text) + " (zero is not allowed)");
+  if (v > kMaxLongDuration.value()) throw UnitParseError("duration " + quoted(text) + " is out of range (at most 10000000h)");
+  return LongDuration{v};
 }
 
 FlopRate parse_flop_rate(std::string_view text) {

@@ -102,7 +102,7 @@ Experiment::Goal parse_goal(const ConfigNode& g) {
 }
 
 Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir) {
-  root.expect_only({"name", "description", "cluster", "cluster_overrides", "hardware_overrides", "model", "plan", "data", "goal", "options"});
+  root.expect_only({"name", "description", "cluster", "cluster_overrides", "hardware_overrides", "model", "plan", "data", "goal", "availability", "options"});
   Experiment e;
   e.file = root.file();
   e.path = root.path();
@@ -133,6 +133,7 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
     }
   }
   if (auto g = root.find("goal")) e.goal = parse_goal(*g);
+  if (auto a = root.find("availability")) e.availability = parse_availability(*a);
   if (auto o = root.find("options")) {
     o->expect_only({"allow_oom", "symmetry", "stragglers", "profile"});
     if (auto v = o->find("profile")) {

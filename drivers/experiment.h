@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/config.h"
+#include "drivers/availability_spec.h"
 #include "drivers/framework_preset.h"
 #include "hardware/catalog.h"
 #include "workloads/model.h"
@@ -46,6 +47,9 @@ struct Experiment {
     std::string where;                 // its JSON path
   };
   std::optional<Goal> goal;
+  // Failures and checkpoints over a long run (the experiment's "availability"): the effective
+  // training time ratio and the optimal checkpoint interval (docs/availability.md).
+  std::optional<AvailabilitySpec> availability;
   // The price catalog for energy and cost: a file replacing the built-in one (--prices) and
   // "/pointer=value" changes (--set-price); cost/price_catalog.h.
   std::string prices;

@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "cost/ownership.h"
 #include "cost/run_energy.h"
+#include "drivers/availability_report.h"
 #include "drivers/assumptions.h"
 #include "drivers/calibrated_protocol.h"
 #include "drivers/plan_warnings.h"
@@ -158,6 +159,9 @@ results::TrainingRun simulate_training(const Experiment& e) {
   const int gpus = e.plan.gpus();
   const hw::GpuSpec& gpu = cluster.gpu_spec(cluster.gpus()[0]);
   std::vector<wl::MemoryEstimate> stage_memory = checked_memory(e, model, gpu);
+  std::optional<results::AvailabilityReport> availability;
+  std::vector<Warning> availability_warnings;
+  if (e.availability) availability = availability_report(*e.availability, e.file, cluster, model, e.plan, availability_warnings);
 
   // A straggler makes ranks differ: then every rank is simulated.
   wl::TrainingGraph graph = wl::build_training_graph(model, e.plan, e.file, e.at("plan"), e.symmetry && e.stragglers.empty());
@@ -199,8 +203,13 @@ results::TrainingRun simulate_training(const Experiment& e) {
   add_warnings(warnings, plan_warnings(e, graph.grid, cluster));
   results::TrainingRun run{std::move(machine.cluster), std::move(model), std::move(graph), ex.timeline(),
                            std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration),
-                           std::move(assumptions), std::move(warnings), std::nullopt, std::string()};
+                           std::move(assumptions), std::move(warnings), std::nullopt, std::string(), std::nullopt};
   add_energy(run, e, prices);
+  if (availability) {
+    add_warnings(run.warnings, availability_warnings);
+    if (run.energy && run.energy->goal) add_goal_effect(*availability, *run.energy->goal, *e.availability, e.file);
+    run.availability = std::move(availability);
+  }
   return run;
 }
 

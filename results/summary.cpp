@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "results/availability.h"
+
 namespace cs::results {
 namespace {
 
@@ -127,7 +129,8 @@ nlohmann::json summary_json(const std::string& experiment, const wl::ParallelPla
           {"assumptions", assumptions_json(s.assumptions)},
           {"energy", energy_json(s)},
           {"energy_unavailable", s.energy ? nlohmann::json(nullptr) : nlohmann::json(s.energy_unavailable)},
-          {"goal", goal_json(s)}};
+          {"goal", goal_json(s)},
+          {"availability", s.availability ? availability_json(*s.availability) : nlohmann::json(nullptr)}};
   list_warnings_in(out, s.warnings);
   return out;
 }

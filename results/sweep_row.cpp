@@ -22,6 +22,9 @@ std::vector<std::string> make_columns() {
                         "cost_to_train_usd", "tokens_per_usd"}) {
     c.emplace_back(m);
   }
+  // Schema 3: with an "availability" in the base experiment, the simulated ETTR and the time to
+  // train with failures (summary.json "availability"; docs/availability.md).
+  for (const char* m : {"ettr", "effective_time_to_train_s"}) c.emplace_back(m);
   return c;
 }
 
@@ -96,6 +99,9 @@ std::vector<nlohmann::json> sweep_result_cells(const TrainingRun& run) {
   c.emplace_back(g ? nlohmann::json(g->energy.value()) : nlohmann::json(nullptr));
   c.emplace_back(g ? nlohmann::json(g->cost().value()) : nlohmann::json(nullptr));
   c.emplace_back(g ? nlohmann::json(g->tokens_per_dollar()) : nlohmann::json(nullptr));
+  const auto& a = run.availability;
+  c.emplace_back(a ? nlohmann::json(a->ettr_simulated) : nlohmann::json(nullptr));
+  c.emplace_back(a && a->effective_time_to_train_s ? nlohmann::json(*a->effective_time_to_train_s) : nlohmann::json(nullptr));
   return c;
 }
 

@@ -1,4 +1,4 @@
-// One row of a sweep's results file (docs/outputs.md, "Sweep results", schema 2): the point's
+// One row of a sweep's results file (docs/outputs.md, "Sweep results", schema 3): the point's
 // number and parameters, its status, and the summary metrics of its training iteration. CSV and
 // JSON Lines carry the same cells in the same order; a row is one line, so a results file can be
 // appended to, resumed and merged line by line (drivers/sweep_output.h).
@@ -20,7 +20,7 @@
 
 namespace cs::results {
 
-inline constexpr int kSweepSchemaVersion = 2;  // 2: energy and goal columns
+inline constexpr int kSweepSchemaVersion = 3;  // 2: energy and goal columns; 3: ettr
 
 enum class RowFormat { kCsv, kJsonLines };
 

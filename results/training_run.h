@@ -16,6 +16,7 @@
 #include "core/units.h"
 #include "core/warning.h"
 #include "cost/run_energy.h"
+#include "results/availability.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
 #include "taskgraph/timeline.h"
@@ -88,6 +89,8 @@ struct TrainingRun {
   // price the cluster (a GPU or a link speed it has no figure for).
   std::optional<RunEnergy> energy;
   std::string energy_unavailable;
+  // With the experiment's "availability": failures, checkpoints and the ETTR (results/availability.h).
+  std::optional<AvailabilityReport> availability;
 };
 
 }  // namespace cs::results
