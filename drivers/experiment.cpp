@@ -5,7 +5,6 @@
 #include "core/errors.h"
 #include "drivers/config_paths.h"
 #include "drivers/framework_preset.h"
-#include "workloads/hf_config.h"
 #include "workloads/plan_check.h"
 
 namespace cs::drv {
@@ -156,9 +155,7 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
   return e;
 }
 
-wl::Model load_model(const Experiment& e) {
-  return e.model.rfind("hf:", 0) == 0 ? wl::model_from_hf_config(e.model.substr(3)) : wl::load_model(e.model);
-}
+wl::Model load_model(const Experiment& e) { return load_model_reference(e.model); }
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
   return parse_experiment(ConfigDocument::load(path, overrides).root(), fs::path(path).parent_path().string());

@@ -96,7 +96,7 @@ SchedulerSpec parse_scheduler(const ConfigNode& n) {
 SimTime time_point(const ConfigNode& n) { return kTimeZero + n.as_duration(kMaxInputDuration); }
 
 FailureSpec parse_failures(const ConfigNode& n) {
-  n.expect_only({"events", "mtbf_per_gpu_hours", "repair", "seed", "policy"});
+  n.expect_only({"events", "mtbf_per_gpu", "repair", "seed", "policy"});
   FailureSpec f;
   if (auto ev = n.find("events")) {
     for (const ConfigNode& e : ev->elements()) {
@@ -120,15 +120,15 @@ FailureSpec parse_failures(const ConfigNode& n) {
       f.events.push_back(x);
     }
   }
-  if (auto m = n.find("mtbf_per_gpu_hours")) {
-    const double h = m->as_number();
-    if (!(h >= 1 && h <= 1e8)) m->fail_expected("an MTBF from 1 to 1e8 hours");
-    f.mtbf_per_gpu_hours = h;
-    if (!n.has("repair")) n.fail("a failure process (\"mtbf_per_gpu_hours\") needs a \"repair\" time");
+  if (auto m = n.find("mtbf_per_gpu")) {
+    f.mtbf_per_gpu = as_long_duration(*m);
+    if (!n.has("repair")) n.fail("a failure process (\"mtbf_per_gpu\") needs a \"repair\" time");
   }
   if (auto r = n.find("repair")) {
-    if (!n.has("mtbf_per_gpu_hours")) r->fail("\"repair\" applies to a failure process (\"mtbf_per_gpu_hours\")");
-    f.repair = r->as_duration(kMaxInputDuration);
+    if (!n.has("mtbf_per_gpu")) r->fail("\"repair\" applies to a failure process (\"mtbf_per_gpu\")");
+    const LongDuration repair = as_long_duration(*r);
+    if (repair.value() > to_seconds(kMaxDuration)) r->fail("a repair time longer than the simulated clock's range (13 days)");
+    f.repair = duration_from_seconds(repair.value());
   }
   if (auto s = n.find("seed")) f.seed = static_cast<std::uint64_t>(s->as_int(0, std::numeric_limits<std::int64_t>::max()));
   if (auto p = n.find("policy")) f.policy = p->as_enum(kFailurePolicyNames);

@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/enum_names.h"
+#include "core/long_duration.h"
 #include "core/units.h"
 #include "workloads/parallel_plan.h"
 
@@ -95,9 +96,9 @@ struct FailureEvent {
 
 struct FailureSpec {
   std::vector<FailureEvent> events;
-  // A failure process: each GPU fails after an exponential time with this mean (hours; 0: none);
-  // a replica is down for `repair` after any of its GPUs fails.
-  double mtbf_per_gpu_hours = 0;
+  // A failure process: each GPU fails after an exponential time with this mean (none when
+  // empty); a replica is down for `repair` after any of its GPUs fails.
+  std::optional<LongDuration> mtbf_per_gpu;
   Duration repair{0};
   std::uint64_t seed = 1;
   FailurePolicy policy = FailurePolicy::kRetry;

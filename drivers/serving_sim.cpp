@@ -126,7 +126,7 @@ class ServingSimulation {
         if (f.until) sim_.schedule_at(*f.until, sim::Phase::kTopologyChange, [this, k] { set_links(event_links_[k], false); });
       }
     }
-    if (s_.failures.mtbf_per_gpu_hours > 0) {
+    if (s_.failures.mtbf_per_gpu) {
       for (std::size_t r = 0; r < replicas_.size(); ++r) schedule_random_failure(static_cast<int>(r));
     }
     const double last = to_seconds(requests_.back().arrival);
@@ -622,12 +622,12 @@ class ServingSimulation {
     queued.swap(router_queue_);
     for (std::int64_t id : queued) route(id);
     if (rep.role == Role::kDecode) start_transfers();
-    if (s_.failures.mtbf_per_gpu_hours > 0 && !done()) schedule_random_failure(r);
+    if (s_.failures.mtbf_per_gpu && !done()) schedule_random_failure(r);
   }
 
   void schedule_random_failure(int r) {
     const double gpus = static_cast<double>(gpus_[static_cast<std::size_t>(r)].size());
-    const double mean_s = s_.failures.mtbf_per_gpu_hours * 3600.0 / gpus;
+    const double mean_s = to_seconds(*s_.failures.mtbf_per_gpu) / gpus;
     const double wait = -std::log1p(-failure_rng_.uniform()) * mean_s;
     const double horizon = to_seconds(kTimeHorizon) / 2 - to_seconds(sim_.now());
     if (wait >= horizon) return;  // beyond any simulated time

@@ -89,7 +89,7 @@ TEST(ServingFailure, FailureProcessAvailability) {
   // long run (an alternating renewal process).
   nlohmann::json j = test::small_scenario(0.5, 4000, 128, 8);
   j["replicas"]["count"] = 8;
-  j["failures"] = {{"mtbf_per_gpu_hours", 1}, {"repair", "360s"}, {"seed", 3}};
+  j["failures"] = {{"mtbf_per_gpu", "1h"}, {"repair", "6min"}, {"seed", 3}};
   const auto m = results::serving_metrics(simulate_serving(test::scenario(j)));
   EXPECT_NEAR(m.availability, 1 / 1.1, 0.02);
   EXPECT_EQ(m.completed, 4000);
