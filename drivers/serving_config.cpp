@@ -154,11 +154,12 @@ ServingScenario parse_serving_scenario(const ConfigNode& root, const std::string
   s.model = resolve_model(root.at("model").as_string(), base_dir, root.file(), root.at("model").path());
 
   const ConfigNode r = root.at("replicas");
-  r.expect_only({"count", "tp", "first_gpu", "precision", "kv_cache"});
+  r.expect_only({"count", "tp", "first_gpu", "precision", "kv_cache", "expert_parallel"});
   s.replicas = static_cast<int>(r.at("count").as_int(1, 1 << 20));
   if (auto v = r.find("tp")) s.tp = static_cast<int>(v->as_int(1, 1024));
   if (auto v = r.find("first_gpu")) s.first_gpu = static_cast<int>(v->as_int(0, 1 << 24));
   if (auto v = r.find("precision")) s.precision = v->as_enum(wl::kPrecisionNames);
+  if (auto v = r.find("expert_parallel")) s.expert_parallel = v->as_bool();
   if (auto v = r.find("kv_cache")) s.kv_precision = v->as_choice({"auto", "fp8"}) == 1 ? wl::Precision::kFp8 : wl::Precision::kBf16;
 
   if (auto p = root.find("profile")) s.profile = resolve_profile(p->as_string(), base_dir, root.file(), p->path());

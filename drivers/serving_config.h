@@ -126,6 +126,7 @@ struct ServingScenario {
   std::string model;
   wl::Precision precision = wl::Precision::kBf16;
   wl::Precision kv_precision = wl::Precision::kBf16;
+  bool expert_parallel = false;  // a mixture's experts spread whole over each replica's tp GPUs
   int replicas = 1;
   int tp = 1;
   int first_gpu = 0;  // replicas take consecutive GPUs from here

@@ -165,7 +165,7 @@ class ServingSimulation {
   void add_pool(int tp, int first, int count, Role role, const std::shared_ptr<const cal::ProfileModel>& profile,
                 const std::string& where) {
     Pool p;
-    p.shard = {tp, s_.precision, s_.kv_precision};
+    p.shard = {tp, s_.precision, s_.kv_precision, s_.expert_parallel ? tp : 1};
     std::vector<std::vector<topo::NodeId>> gpus(gpus_.begin() + first, gpus_.begin() + first + count);
     p.step = std::make_unique<ServingStepTime>(machine_, model_, p.shard, std::move(gpus), profile);
     p.kv_token_bytes = wl::kv_bytes_per_token(model_.transformer, p.shard);
@@ -799,6 +799,15 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
   }
   const wl::TransformerConfig& c = model.transformer;
   check_tp(s, c, s.tp, "/replicas/tp");
+  if (s.expert_parallel) {
+    if (!c.is_moe()) throw ConfigError(s.file, "/replicas/expert_parallel", "the model has no experts to spread");
+    for (const auto& [tp, where] : {std::pair{s.tp, "/replicas/tp"}, std::pair{s.prefill ? s.prefill->tp : s.tp, "/disaggregation/prefill/tp"}}) {
+      if (tp < 2 || c.experts % tp != 0) {
+        throw ConfigError(s.file, where, "expert parallelism spreads the " + std::to_string(c.experts) +
+                                             " experts over the replica's tp GPUs: tp must be at least 2 and divide them");
+      }
+    }
+  }
   if (s.prefill) check_tp(s, c, s.prefill->tp, "/disaggregation/prefill/tp");
   std::vector<std::vector<topo::NodeId>> gpus = place_replicas(s, machine.cluster.gpus());
   std::vector<std::vector<int>> targets = failure_targets(s, machine.cluster, gpus);
@@ -825,6 +834,7 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
   out.preemption = enum_name(kPreemptionNames, s.scheduler.preemption);
   out.kv_bytes_per_token = wl::kv_bytes_per_token(c, {s.tp, s.precision, s.kv_precision});
   out.weights_per_gpu = wl::inference_weight_bytes(model, {s.tp, s.precision, s.kv_precision});
+  out.expert_parallel = s.expert_parallel;
   out.slo_ttft = s.slo.ttft;
   out.slo_tpot = s.slo.tpot;
   out.assumptions = training_assumptions(machine, catalog, all, out.precision, profile.get());

@@ -45,26 +45,26 @@ ServingStepTime::ServingStepTime(const coll::Machine& machine, const wl::Model& 
   }
 }
 
-Duration ServingStepTime::simulated_all_reduce(int replica, Bytes size) {
+Duration ServingStepTime::simulated(CollectiveOp op, int replica, Bytes size) {
   const int key_replica = signature_of_.at(static_cast<std::size_t>(replica));
-  auto key = std::make_pair(key_replica, size.value());
-  if (auto it = all_reduce_cache_.find(key); it != all_reduce_cache_.end()) return it->second;
+  const auto key = std::make_tuple(op, key_replica, size.value());
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   if (!collectives_) collectives_ = std::make_unique<coll::CollectiveSimulator>(machine_);
   coll::CollectiveSpec spec;
-  spec.op = CollectiveOp::kAllReduce;
+  spec.op = op;
   spec.size = size;
   spec.ranks = replica_gpus_.at(static_cast<std::size_t>(key_replica));
   const Duration t = collectives_->run(spec).time;
-  all_reduce_cache_.emplace(key, t);
+  cache_.emplace(key, t);
   return t;
 }
 
-Duration ServingStepTime::all_reduce(int replica, Bytes size) {
-  if (shard_.tp <= 1 || size.value() <= 0) return Duration{0};
+Duration ServingStepTime::collective(CollectiveOp op, int replica, Bytes size) {
+  if (replica_gpus_.at(static_cast<std::size_t>(replica)).size() <= 1 || size.value() <= 0) return Duration{0};
   const auto [lo, hi] = grid_bracket(size.value());
-  const Duration a = simulated_all_reduce(replica, Bytes{lo});
+  const Duration a = simulated(op, replica, Bytes{lo});
   if (size.value() == lo) return a;
-  const Duration b = simulated_all_reduce(replica, Bytes{hi});
+  const Duration b = simulated(op, replica, Bytes{hi});
   const double f = static_cast<double>(size.value() - lo) / static_cast<double>(hi - lo);
   return a + Duration{static_cast<std::int64_t>(std::llround(f * static_cast<double>((b - a).count())))};
 }
@@ -83,7 +83,8 @@ StepBreakdown ServingStepTime::step(int replica, const wl::InferenceBatch& batch
     out.gemm += compute_.time(*gpu_, tg::ComputeClass::kGemm, b.gemm.flops, b.gemm.memory, b.gemm.gemms) * n;
     out.attention += compute_.time(*gpu_, tg::ComputeClass::kAttention, b.attention.flops, b.attention.memory) * n;
     out.elementwise += compute_.time(*gpu_, tg::ComputeClass::kElementwise, Flops{0}, b.elementwise.memory) * n;
-    out.communication += all_reduce(replica, b.tp_all_reduce) * (n * b.all_reduces);
+    out.communication += collective(CollectiveOp::kAllReduce, replica, b.tp_all_reduce) * (n * b.all_reduces);
+    out.communication += collective(CollectiveOp::kAllToAll, replica, b.ep_all_to_all) * (n * b.all_to_alls);
   }
   if (batch.sampled > 0) {
     const wl::InferenceOpCost h = wl::inference_head_cost(c, batch, shard_);

@@ -1,14 +1,15 @@
 // How long one serving iteration of a replica takes (docs/serving.md, "Iteration time"):
 //
-//   t = sum over blocks [ t_gemm + t_attention + t_elementwise + n_ar x t_all_reduce(T h 2 B) ]
-//       + t_head
+//   t = sum over blocks [ t_gemm + t_attention + t_elementwise + n_ar x t_all_reduce(T h 2 B)
+//                         + n_a2a x t_all_to_all(T/ep k h 2 B) ] + t_head
 //
 // each compute term from compute::ComputeModel (the GEMM shape model and the roofline, or a
 // calibration profile) over the per-GPU costs of workloads/inference_cost.h, and the TP
-// all-reduce simulated by coll::CollectiveSimulator on the replica's own GPUs (NCCL's algorithm
-// choice, the real links). All-reduce times are simulated on a grid of sizes (every power of two
-// and its 1.5x) and interpolated linearly between them, which is exact for the latency-bandwidth
-// form within one protocol.
+// all-reduce (and, with expert parallelism, the dispatch and combine all-to-alls) simulated by
+// coll::CollectiveSimulator on the replica's own GPUs (NCCL's algorithm choice, the real links).
+// Collective times are simulated on a grid of sizes (every power of two and its 1.5x) and
+// interpolated linearly between them, which is exact for the latency-bandwidth form within one
+// protocol.
 //
 // Assumed, and listed in the results: one kernel launch per op group (GEMMs, attention,
 // elementwise) of a block, as with CUDA graphs; no CPU scheduling overhead between iterations;
@@ -18,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "calibration/profile_model.h"
@@ -43,13 +45,14 @@ class ServingStepTime {
                   std::shared_ptr<const cal::ProfileModel> profile);
 
   StepBreakdown step(int replica, const wl::InferenceBatch& batch);
-  // One TP all-reduce of `size` on replica r's GPUs (0 when tp = 1).
-  Duration all_reduce(int replica, Bytes size);
+  // One collective of `size` (nccl-tests' S) on replica r's GPUs (0 on one GPU): the TP all-reduce,
+  // or the expert dispatch and combine (all_to_all).
+  Duration collective(CollectiveOp op, int replica, Bytes size);
   const hw::GpuSpec& gpu() const { return *gpu_; }
   const compute::ComputeModel& compute() const { return compute_; }
 
  private:
-  Duration simulated_all_reduce(int replica, Bytes size);
+  Duration simulated(CollectiveOp op, int replica, Bytes size);
 
   const coll::Machine& machine_;
   const wl::Model& model_;
@@ -58,9 +61,9 @@ class ServingStepTime {
   const hw::GpuSpec* gpu_;
   compute::ComputeModel compute_;
   std::unique_ptr<coll::CollectiveSimulator> collectives_;
-  std::map<std::pair<int, std::int64_t>, Duration> all_reduce_cache_;  // (signature, bytes)
+  std::map<std::tuple<CollectiveOp, int, std::int64_t>, Duration> cache_;  // (op, signature, bytes)
   std::map<std::string, int> signature_index_;  // placement signature -> first replica with it
-  std::vector<int> signature_of_;               // replica -> the replica its all-reduces are timed on
+  std::vector<int> signature_of_;               // replica -> the replica its collectives are timed on
 };
 
 }  // namespace cs::drv

@@ -166,7 +166,7 @@ nlohmann::json serving_summary_json(const ServingRun& run, const ServingMetrics&
       {"deployment", {{"replicas", run.replicas}, {"tp", run.tp}, {"gpus", run.replicas * run.tp + run.prefill_replicas * run.prefill_tp},
                       {"prefill", run.prefill_replicas > 0 ? nlohmann::json{{"replicas", run.prefill_replicas}, {"tp", run.prefill_tp}}
                                                            : nlohmann::json(nullptr)},
-                      {"precision", run.precision}, {"router", run.router},
+                      {"precision", run.precision}, {"expert_parallel", run.expert_parallel}, {"router", run.router},
                       {"max_batch_tokens", run.max_batch_tokens}, {"max_batch_requests", run.max_batch_requests},
                       {"chunked_prefill", run.chunked_prefill}, {"block_tokens", run.block_tokens},
                       {"preemption", run.preemption},

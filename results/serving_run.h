@@ -69,6 +69,7 @@ struct ServingRun {
   int replicas = 0, tp = 1;          // the (decode) replicas
   int prefill_replicas = 0, prefill_tp = 0;  // disaggregated: the prefill pool
   std::string precision, router;
+  bool expert_parallel = false;
   std::int64_t max_batch_tokens = 0, max_batch_requests = 0, block_tokens = 0;
   bool chunked_prefill = true;
   std::string preemption;

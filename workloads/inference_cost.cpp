@@ -50,22 +50,37 @@ InferenceBlockCost inference_block_cost(const TransformerConfig& model, int laye
   const double attn_params = static_cast<double>(attention_parameters(c));
   double mlp_active = 0, mlp_read = 0, router = 0, mlp_width = 0;
   const auto gated = c.gated_mlp ? 2 : 1;
+  const bool ep = c.is_moe() && s.ep > 1;
+  // Per GPU, over t: what is TP-sliced; routed experts under EP are added whole below.
+  double routed_flops = 0, routed_read = 0, routed_act = 0;
   if (c.is_moe()) {
     const double expert = static_cast<double>(mlp_parameters(c, c.expert_ffn_hidden));
     const double shared = c.shared_experts > 0
                               ? static_cast<double>(mlp_parameters(c, c.shared_experts * c.expert_ffn_hidden))
                               : 0.0;
     const double touched = expected_experts_touched(c.experts, c.top_k, b.tokens);
-    mlp_active = c.top_k * expert + shared;
-    mlp_read = touched * expert + shared;
     router = static_cast<double>(h) * c.experts;
-    mlp_width = static_cast<double>(c.top_k + c.shared_experts) * static_cast<double>(c.expert_ffn_hidden);
     const std::int64_t per_expert =
         touched > 0 ? static_cast<std::int64_t>(std::ceil(T * c.top_k / touched)) : 0;
-    const std::int64_t ew = c.expert_ffn_hidden / s.tp;
-    out.gemm.gemms = {{b.tokens, static_cast<std::int64_t>(attn_params / (static_cast<double>(h) * t)), h},
-                      {per_expert, gated * ew, h},
-                      {per_expert, h, ew}};
+    const double ef = static_cast<double>(c.expert_ffn_hidden);
+    if (ep) {
+      mlp_active = mlp_read = shared;
+      mlp_width = static_cast<double>(c.shared_experts) * ef;
+      routed_flops = 2.0 * T * c.top_k * expert / s.ep;
+      routed_read = touched / s.ep * expert;
+      routed_act = T * c.top_k / s.ep * (static_cast<double>(h) + gated * ef);
+      out.gemm.gemms = {{b.tokens, static_cast<std::int64_t>(attn_params / (static_cast<double>(h) * t)), h},
+                        {per_expert, gated * c.expert_ffn_hidden, h},
+                        {per_expert, h, c.expert_ffn_hidden}};
+    } else {
+      mlp_active = c.top_k * expert + shared;
+      mlp_read = touched * expert + shared;
+      mlp_width = static_cast<double>(c.top_k + c.shared_experts) * ef;
+      const std::int64_t ew = c.expert_ffn_hidden / s.tp;
+      out.gemm.gemms = {{b.tokens, static_cast<std::int64_t>(attn_params / (static_cast<double>(h) * t)), h},
+                        {per_expert, gated * ew, h},
+                        {per_expert, h, ew}};
+    }
   } else {
     mlp_active = mlp_read = static_cast<double>(mlp_parameters(c, c.ffn_hidden));
     mlp_width = static_cast<double>(c.ffn_hidden);
@@ -74,10 +89,11 @@ InferenceBlockCost inference_block_cost(const TransformerConfig& model, int laye
                       {b.tokens, gated * fw, h},
                       {b.tokens, h, fw}};
   }
-  out.gemm.flops = Flops{2.0 * T * (attn_params + mlp_active) / t + 2.0 * T * router};
+  out.gemm.flops = Flops{2.0 * T * (attn_params + mlp_active) / t + 2.0 * T * router + routed_flops};
   // Weights read once; activations in and out of each GEMM (input h, output width / t).
-  const double act = T * kActivationBytes * (4.0 * static_cast<double>(h) + 2.0 * gated * mlp_width / t);
-  out.gemm.memory = to_bytes((attn_params + mlp_read) / t * wbytes + router * wbytes + act);
+  const double act = T * kActivationBytes * (4.0 * static_cast<double>(h) + 2.0 * gated * mlp_width / t) +
+                     kActivationBytes * 2.0 * routed_act;
+  out.gemm.memory = to_bytes((attn_params + mlp_read) / t * wbytes + router * wbytes + routed_read * wbytes + act);
 
   // Attention core.
   const double heads = static_cast<double>(c.heads) / t;
@@ -91,8 +107,12 @@ InferenceBlockCost inference_block_cost(const TransformerConfig& model, int laye
       to_bytes(kActivationBytes * (10.0 * T * static_cast<double>(h) + 3.0 * T * mlp_width / t));
 
   if (s.tp > 1) {
-    out.all_reduces = 2;
+    out.all_reduces = ep ? 1 : 2;
     out.tp_all_reduce = Bytes{b.tokens * h * kActivationBytes};
+  }
+  if (ep) {
+    out.all_to_alls = 2;
+    out.ep_all_to_all = to_bytes(T / s.ep * c.top_k * static_cast<double>(h * kActivationBytes));
   }
   return out;
 }

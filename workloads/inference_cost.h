@@ -26,6 +26,13 @@
 //   10 T h + 3 T f'/t elements (f' the MLP width the token uses) of 2 bytes.
 // Tensor-parallel communication: two all-reduces of T h x 2 bytes per block (attention output and
 //   MLP output, Megatron-LM's f and g operators) when t > 1.
+// Expert parallelism (ep = t, a mixture's blocks): each GPU holds E/ep whole routed experts. With
+//   balanced routing it runs T k / ep token-expert pairs (2 T k P_expert / ep FLOPs) and reads the
+//   experts of its own that the batch touches, (E/ep)(1 - (1 - k/E)^T) in expectation. The MLP's
+//   all-reduce becomes a dispatch and a combine all-to-all (DeepEP's and pplx's kernels; the
+//   attention output is reduce-scattered so each GPU routes T/ep tokens, and gathered again
+//   after the combine: the bytes of the one all-reduce kept): each rank's buffer is
+//   T/ep x k x h x 2 bytes, spread evenly over the ep ranks. Shared experts stay TP-sliced.
 // The LM head computes logits only for sequences that sample a token this iteration:
 //   F = 2 n_sample V h / t, weights V h / t read once.
 // Weight precision: bf16/fp16 2 bytes, fp8 1 byte per parameter; activations in 16 bits; the KV
@@ -48,6 +55,9 @@ struct InferenceShard {
   int tp = 1;
   Precision precision = Precision::kBf16;     // of the weights
   Precision kv_precision = Precision::kBf16;  // of the KV cache (vLLM kv_cache_dtype: auto = 16 bits, fp8)
+  // Expert parallelism (vLLM --enable-expert-parallel, data-parallel size 1): 1, or tp: each of the
+  // replica's tp GPUs holds experts / tp whole routed experts instead of a 1/tp slice of each.
+  int ep = 1;
 };
 
 // The batch of one iteration, reduced to what the costs depend on.
@@ -74,6 +84,8 @@ struct InferenceBlockCost {
   InferenceOpCost elementwise;
   Bytes tp_all_reduce{0};  // size of each of the block's all-reduces (0 when t = 1)
   int all_reduces = 0;
+  Bytes ep_all_to_all{0};  // each rank's buffer of the expert dispatch and of the combine
+  int all_to_alls = 0;
 };
 
 InferenceBlockCost inference_block_cost(const TransformerConfig& c, int layer, const InferenceBatch& b,

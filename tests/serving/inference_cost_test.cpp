@@ -71,6 +71,34 @@ TEST(InferenceCost, ExpectedExpertsTouched) {
               (expected_experts_touched(8, 2, 64) - 2.0) * expert + 63.0 * 2 * (4.0 * 4096 + 2.0 * 2 * 2 * 14336), 1e3);
 }
 
+TEST(InferenceCost, ExpertParallelSpreadsWholeExperts) {
+  // The same mixture block on 8 GPUs, experts sliced (TP) or spread whole (EP): the FLOPs of the
+  // replica are the same, the routed experts' weights read are the same in expectation, and EP
+  // swaps the MLP's all-reduce for a dispatch and a combine of T/8 x k x h x 2 bytes per rank.
+  const Model m = load_model("mixtral-8x7b");  // 8 experts, top 2, h 4096
+  const auto& c = m.transformer;
+  for (std::int64_t tokens : {1, 16, 4096}) {
+    InferenceBatch b;
+    b.add(tokens, 0, true);
+    const auto tp = inference_block_cost(c, 0, b, {8, Precision::kBf16});
+    const auto ep = inference_block_cost(c, 0, b, {8, Precision::kBf16, Precision::kBf16, 8});
+    EXPECT_NEAR(ep.gemm.flops.value() / tp.gemm.flops.value(), 1.0, 1e-12) << tokens;
+    EXPECT_EQ(tp.all_reduces, 2);
+    EXPECT_EQ(ep.all_reduces, 1);
+    EXPECT_EQ(ep.all_to_alls, 2);
+    EXPECT_EQ(ep.ep_all_to_all.value(), std::llround(static_cast<double>(tokens) / 8 * 2 * 4096 * 2));
+    // Weights: each GPU reads 1/8 of the touched experts either way; the bytes differ only in the
+    // activations. TP: T x 2 B x (4h + 2 x 2 x k f / 8) = 61,440 T; EP: T x 2 B x 4h + 2 x 2 B x
+    // (T k / 8)(h + 2 f) = 65,536 T (h 4,096, f 14,336, k 2): 4,096 T more.
+    EXPECT_NEAR(static_cast<double>(ep.gemm.memory.value() - tp.gemm.memory.value()), 4096.0 * static_cast<double>(tokens), 1.0);
+  }
+  // A dense model ignores ep.
+  const Model d = load_model("llama3-8b");
+  InferenceBatch b;
+  b.add(64, 0, true);
+  EXPECT_EQ(inference_block_cost(d.transformer, 0, b, {8, Precision::kBf16, Precision::kBf16, 8}).all_to_alls, 0);
+}
+
 TEST(InferenceCost, TensorParallelAllReduces) {
   const Model m = load_model("llama3-70b");
   InferenceBatch b;

@@ -3,6 +3,7 @@
 // preempts, and the preemptions are counted; the KV capacity follows from the GPU's memory.
 #include <gtest/gtest.h>
 
+#include "core/errors.h"
 #include "drivers/serving_sim.h"
 #include "drivers/serving_step_time.h"
 #include "results/serving_report.h"
@@ -147,6 +148,37 @@ TEST(ServingBatch, ChunkedPrefillSharesIterationsWithDecodes) {
   const auto fits = simulate_serving(test::scenario(j));
   ASSERT_EQ(fits.iterations.size(), 2u);
   EXPECT_EQ(fits.iterations[0].tokens, 5000);
+}
+
+TEST(ServingBatch, ExpertParallelAllToAllsAreSimulated) {
+  // DeepSeek-V2-Lite on one DGX H100, TP 8 with and without expert parallelism: with it, every
+  // mixture block's communication is one all-reduce and two all-to-alls of the replica's GPUs,
+  // each timed by the collective model (the step's communication equals their sum, exactly).
+  const coll::Machine machine = coll::load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/dgx-h100.json");
+  const wl::Model model = wl::load_model("deepseek-v2-lite");
+  const auto g = machine.cluster.gpus();
+  std::vector<topo::NodeId> eight(g.begin(), g.begin() + 8);
+  ServingStepTime tp(machine, model, {8}, {eight}, nullptr);
+  ServingStepTime ep(machine, model, {8, wl::Precision::kBf16, wl::Precision::kBf16, 8}, {eight}, nullptr);
+  wl::InferenceBatch b;
+  for (int i = 0; i < 64; ++i) b.add(1, 1000, true);
+  const Bytes ar{64 * 2048 * 2}, a2a{64 / 8 * 6 * 2048 * 2};
+  const Duration dense = tp.collective(CollectiveOp::kAllReduce, 0, ar) * 2;
+  EXPECT_EQ(tp.step(0, b).communication, dense * 27);
+  EXPECT_EQ(ep.step(0, b).communication,
+            dense + (ep.collective(CollectiveOp::kAllReduce, 0, ar) + ep.collective(CollectiveOp::kAllToAll, 0, a2a) * 2) * 26);
+  EXPECT_GT(ep.collective(CollectiveOp::kAllToAll, 0, a2a), Duration{0});
+}
+
+TEST(ServingBatch, ExpertParallelNeedsAMixture) {
+  nlohmann::json j = test::small_scenario(1, 1, 16, 2);
+  j["replicas"] = {{"count", 1}, {"tp", 2}, {"expert_parallel", true}};
+  try {
+    simulate_serving(test::scenario(j));
+    ADD_FAILURE() << "a dense model accepted expert parallelism";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.json_path(), "/replicas/expert_parallel");
+  }
 }
 
 }  // namespace
