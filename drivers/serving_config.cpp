@@ -154,9 +154,10 @@ ServingScenario parse_serving_scenario(const ConfigNode& root, const std::string
   s.model = resolve_model(root.at("model").as_string(), base_dir, root.file(), root.at("model").path());
 
   const ConfigNode r = root.at("replicas");
-  r.expect_only({"count", "tp", "first_gpu", "precision", "kv_cache", "expert_parallel"});
+  r.expect_only({"count", "tp", "pp", "first_gpu", "precision", "kv_cache", "expert_parallel"});
   s.replicas = static_cast<int>(r.at("count").as_int(1, 1 << 20));
   if (auto v = r.find("tp")) s.tp = static_cast<int>(v->as_int(1, 1024));
+  if (auto v = r.find("pp")) s.pp = static_cast<int>(v->as_int(1, 1024));
   if (auto v = r.find("first_gpu")) s.first_gpu = static_cast<int>(v->as_int(0, 1 << 24));
   if (auto v = r.find("precision")) s.precision = v->as_enum(wl::kPrecisionNames);
   if (auto v = r.find("expert_parallel")) s.expert_parallel = v->as_bool();
@@ -180,6 +181,7 @@ ServingScenario parse_serving_scenario(const ConfigNode& root, const std::string
     if (auto v = p.find("tp")) pool.tp = static_cast<int>(v->as_int(1, 1024));
     if (auto v = p.find("first_gpu")) pool.first_gpu = static_cast<int>(v->as_int(0, 1 << 24));
     s.prefill = pool;
+    if (s.pp > 1) d->fail("disaggregation with pipeline stages in the decode replicas is not modelled (their caches would be split by stage)");
   }
   if (auto v = root.find("failures")) {
     s.failures = parse_failures(*v);

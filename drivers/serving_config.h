@@ -129,6 +129,7 @@ struct ServingScenario {
   bool expert_parallel = false;  // a mixture's experts spread whole over each replica's tp GPUs
   int replicas = 1;
   int tp = 1;
+  int pp = 1;  // pipeline stages per replica: a replica has tp x pp GPUs
   int first_gpu = 0;  // replicas take consecutive GPUs from here
   std::string profile;
   RouterPolicy router = RouterPolicy::kLeastOutstanding;
@@ -137,7 +138,7 @@ struct ServingScenario {
   Slo slo;
   FailureSpec failures;
   std::optional<PrefillPool> prefill;  // disaggregated when set
-  int gpus() const { return replicas * tp + (prefill ? prefill->count * prefill->tp : 0); }
+  int gpus() const { return replicas * tp * pp + (prefill ? prefill->count * prefill->tp : 0); }
 };
 
 // Parses a scenario document; relative paths resolve beside `base_dir`. Errors name the file and

@@ -47,7 +47,11 @@ struct Seq {
   std::int64_t source_blocks = 0;
   SimTime transfer_start = kTimeZero;
   std::uint32_t attempt = 0;   // bumped when a failure sends it back: stale transfers are ignored
+  bool in_flight = false;      // in a batch still going through the replica's pipeline
 };
+
+// A batch under way: its requests and how many tokens each computes.
+using Batch = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 struct Replica {
   Role role = Role::kMixed;
@@ -57,16 +61,20 @@ struct Replica {
   std::vector<std::int64_t> running;  // in admission order
   std::int64_t total_blocks = 0, free_blocks = 0;
   std::int64_t queued_blocks = 0;     // blocks the waiting requests will need (least_kv)
-  bool up = true, busy = false, start_pending = false;
+  bool up = true, start_pending = false;
   std::uint64_t epoch = 0;
-  std::vector<std::pair<std::int64_t, std::int64_t>> batch;  // (request, new tokens) in flight
-  SimTime iteration_start = kTimeZero, down_since = kTimeZero, kv_since = kTimeZero;
+  // Batches under way, oldest first (one at a time without pipeline stages; up to pp with them,
+  // vLLM's virtual engines), and when each stage is free again.
+  std::deque<Batch> batches;
+  std::vector<SimTime> stage_free;
+  SimTime down_since = kTimeZero, kv_since = kTimeZero;
   sim::EventHandle failure_event;
 };
 
 // One kind of replica: how it is sharded and timed.
 struct Pool {
   wl::InferenceShard shard;
+  int pp = 1;
   std::unique_ptr<ServingStepTime> step;
   Bytes kv_token_bytes{0};
   std::int64_t blocks = 0;
@@ -92,9 +100,9 @@ class ServingSimulation {
         failure_rng_(Rng::derive(s.failures.seed, 12)) {
     requests_ = make_requests(s.requests, s.file);
     const bool disaggregated = s.prefill.has_value();
-    add_pool(s.tp, 0, s.replicas, disaggregated ? Role::kDecode : Role::kMixed, profile, "/replicas");
+    add_pool(s.tp, s.pp, 0, s.replicas, disaggregated ? Role::kDecode : Role::kMixed, profile, "/replicas");
     if (disaggregated) {
-      add_pool(s.prefill->tp, s.replicas, s.prefill->count, Role::kPrefill, profile, "/disaggregation/prefill");
+      add_pool(s.prefill->tp, 1, s.replicas, s.prefill->count, Role::kPrefill, profile, "/disaggregation/prefill");
       layout_ = std::make_unique<coll::NetworkLayout>(machine);
       net_ = std::make_unique<net::FlowNetwork>(sim_, layout_->capacities());
       routers_.push_back(std::make_unique<topo::Router>(machine.cluster));
@@ -162,12 +170,18 @@ class ServingSimulation {
 
  private:
   // ---- set-up ------------------------------------------------------------------------------
-  void add_pool(int tp, int first, int count, Role role, const std::shared_ptr<const cal::ProfileModel>& profile,
+  void add_pool(int tp, int pp, int first, int count, Role role, const std::shared_ptr<const cal::ProfileModel>& profile,
                 const std::string& where) {
     Pool p;
-    p.shard = {tp, s_.precision, s_.kv_precision, s_.expert_parallel ? tp : 1};
-    std::vector<std::vector<topo::NodeId>> gpus(gpus_.begin() + first, gpus_.begin() + first + count);
-    p.step = std::make_unique<ServingStepTime>(machine_, model_, p.shard, std::move(gpus), profile);
+    p.pp = pp;
+    p.shard = {tp, s_.precision, s_.kv_precision, s_.expert_parallel ? tp : 1, pp};
+    // One TP group per replica and stage: group local * pp + stage.
+    std::vector<std::vector<topo::NodeId>> groups;
+    for (int k = 0; k < count; ++k) {
+      const auto& all = gpus_[static_cast<std::size_t>(first + k)];
+      for (int st = 0; st < pp; ++st) groups.emplace_back(all.begin() + st * tp, all.begin() + (st + 1) * tp);
+    }
+    p.step = std::make_unique<ServingStepTime>(machine_, model_, p.shard, std::move(groups), profile);
     p.kv_token_bytes = wl::kv_bytes_per_token(model_.transformer, p.shard);
     p.blocks = kv_blocks(p, where);
     p.router = std::make_unique<ServingRouter>(s_.router, s_.requests.seed + static_cast<std::uint64_t>(pools_.size()));
@@ -177,6 +191,7 @@ class ServingSimulation {
       rep.pool = static_cast<int>(pools_.size());
       rep.local = k;
       rep.total_blocks = rep.free_blocks = p.blocks;
+      rep.stage_free.assign(static_cast<std::size_t>(pp), kTimeZero);
       p.replicas.push_back(static_cast<int>(replicas_.size()));
       replicas_.push_back(std::move(rep));
       results::ReplicaStats st;
@@ -303,12 +318,18 @@ class ServingSimulation {
   // ---- iterations --------------------------------------------------------------------------
   void request_start(int r) {
     Replica& rep = replica(r);
-    if (rep.start_pending || rep.busy || !rep.up) return;
+    if (rep.start_pending || !can_start(rep) || !rep.up) return;
     rep.start_pending = true;
     sim_.schedule_at(sim_.now(), sim::Phase::kDispatch, [this, r] {
       replica(r).start_pending = false;
       start_iteration(r);
     });
+  }
+
+  // Whether the replica can start a batch now: fewer batches under way than stages, the first
+  // stage free.
+  bool can_start(const Replica& rep) const {
+    return rep.batches.size() < rep.stage_free.size() && rep.stage_free[0] <= sim_.now();
   }
 
   // Frees request `id`'s blocks and puts it back at the head of the queue.
@@ -329,24 +350,31 @@ class ServingSimulation {
 
   void start_iteration(int r) {
     Replica& rep = replica(r);
-    if (rep.busy || !rep.up) return;
+    if (!can_start(rep) || !rep.up) return;
     const SchedulerSpec& sc = s_.scheduler;
     std::int64_t budget = sc.max_batch_tokens;
-    rep.batch.clear();
+    Batch batch;
     swap_bytes_ = 0;
     bool preempted = false;
-    // Running requests first, in admission order.
+    // Running requests first, in admission order (those in a batch under way wait for it).
     for (std::size_t i = 0; i < rep.running.size() && budget > 0;) {
       const std::int64_t id = rep.running[i];
       Seq& q = seq(id);
+      if (q.in_flight) {
+        ++i;
+        continue;
+      }
       const std::int64_t want = q.tokens - q.computed;
       const std::int64_t n = sc.chunked_prefill ? std::min(want, budget) : want;
       if (n > budget) break;
       const std::int64_t need = blocks_for(q.computed + n) - q.blocks;
       bool self_preempted = false;
       while (need > rep.free_blocks) {
-        const std::int64_t victim = rep.running.back();
-        rep.running.pop_back();
+        // The most recently admitted request not under way (at worst this one).
+        std::size_t j = rep.running.size() - 1;
+        while (seq(rep.running[j]).in_flight) --j;
+        const std::int64_t victim = rep.running[j];
+        rep.running.erase(rep.running.begin() + static_cast<std::ptrdiff_t>(j));
         preempt(r, victim);
         preempted = true;
         if (victim == id) {
@@ -356,7 +384,7 @@ class ServingSimulation {
       }
       if (self_preempted) break;
       if (need > 0) take_blocks(r, id, need);
-      rep.batch.emplace_back(id, n);
+      batch.emplace_back(id, n);
       budget -= n;
       ++i;
     }
@@ -386,40 +414,80 @@ class ServingSimulation {
       q.computed = resume;
       if (need > 0) take_blocks(r, id, need);
       rep.running.push_back(id);
-      rep.batch.emplace_back(id, n);
+      batch.emplace_back(id, n);
       budget -= n;
     }
-    if (rep.batch.empty()) return;
+    if (batch.empty()) return;
 
     wl::InferenceBatch b;
-    for (const auto& [id, n] : rep.batch) {
-      const Seq& q = seq(id);
+    for (const auto& [id, n] : batch) {
+      Seq& q = seq(id);
+      q.in_flight = true;
       const bool completes = q.computed + n == q.tokens;
       b.add(n, q.computed, completes && q.generated < request(id).output);
     }
-    const Pool& pool = pools_[static_cast<std::size_t>(rep.pool)];
-    Duration t = pool.step->step(rep.local, b).total();
-    if (swap_bytes_ > 0) t += transfer_time(pool.kv_token_bytes * swap_bytes_, pool.step->gpu().pcie_bandwidth);
-    rep.busy = true;
-    rep.iteration_start = sim_.now();
+    const SimTime end = run_stages(r, b);
+    rep.batches.push_back(std::move(batch));
     const std::uint64_t epoch = rep.epoch;
     ++stats(r).iterations;
     ++out_.iterations_total;
     if (out_.iterations.size() < results::kMaxTraceIterations) {
-      out_.iterations.push_back({r, sim_.now(), t, static_cast<std::int32_t>(b.sequences), static_cast<std::int32_t>(b.tokens)});
+      out_.iterations.push_back({r, sim_.now(), end - sim_.now(), static_cast<std::int32_t>(b.sequences), static_cast<std::int32_t>(b.tokens)});
     }
-    sim_.schedule_after(t, sim::Phase::kCompletion, [this, r, epoch] { end_iteration(r, epoch); });
+    sim_.schedule_at(end, sim::Phase::kCompletion, [this, r, epoch] { end_iteration(r, epoch); });
+  }
+
+  // Times batch `b` through replica r's stages from now: stage k starts when the batch has left
+  // stage k-1 (and its activations arrived: each TP rank sends its 1/tp slice to the same rank of
+  // the next stage, which all-gathers them, as vLLM's pipeline does) and when stage k is done
+  // with the batch before; the LM head runs on the last stage. Returns when the batch is out.
+  // With one stage: now + the iteration (and the swap traffic over PCIe).
+  SimTime run_stages(int r, const wl::InferenceBatch& b) {
+    Replica& rep = replica(r);
+    const Pool& pool = pools_[static_cast<std::size_t>(rep.pool)];
+    const int pp = pool.pp, layers = model_.transformer.layers;
+    const int tp = pool.shard.tp;
+    const auto& gpus = gpus_[static_cast<std::size_t>(r)];
+    Duration swap{0};
+    if (swap_bytes_ > 0) swap = transfer_time(pool.kv_token_bytes * swap_bytes_, pool.step->gpu().pcie_bandwidth);
+    SimTime ready = sim_.now();
+    Duration busy{0};
+    for (int st = 0; st < pp; ++st) {
+      const int first = st * layers / pp, count = (st + 1) * layers / pp - first;
+      const int group = rep.local * pp + st;
+      const Duration t = pool.step->step(group, b, first, count, st == pp - 1).total() + swap;
+      if (st > 0) {
+        const Bytes hidden{b.tokens * model_.transformer.hidden * 2};
+        ready += pool.step->send_recv(gpus[static_cast<std::size_t>((st - 1) * tp)], gpus[static_cast<std::size_t>(st * tp)],
+                                      Bytes{hidden.value() / tp}) +
+                 pool.step->collective(CollectiveOp::kAllGather, group, hidden);
+      }
+      const SimTime start = std::max(ready, rep.stage_free[static_cast<std::size_t>(st)]);
+      ready = start + t;
+      rep.stage_free[static_cast<std::size_t>(st)] = ready;
+      busy += t;
+    }
+    stats(r).busy += busy / pp;
+    // The first stage takes the next batch when it is done with this one.
+    if (pp > 1) {
+      const std::uint64_t epoch = rep.epoch;
+      sim_.schedule_at(rep.stage_free[0], sim::Phase::kDispatch, [this, r, epoch] {
+        if (replica(r).epoch == epoch) request_start(r);
+      });
+    }
+    return ready;
   }
 
   void end_iteration(int r, std::uint64_t epoch) {
     Replica& rep = replica(r);
     if (epoch != rep.epoch) return;  // the replica failed meanwhile
-    rep.busy = false;
     auto& st = stats(r);
-    st.busy += sim_.now() - rep.iteration_start;
+    const Batch batch = std::move(rep.batches.front());  // batches leave the pipeline in order
+    rep.batches.pop_front();
     std::vector<std::int64_t> finished, handed_over;
-    for (const auto& [id, n] : rep.batch) {
+    for (const auto& [id, n] : batch) {
       Seq& q = seq(id);
+      q.in_flight = false;
       const ServingRequest& req = request(id);
       auto& rec = out_.requests[static_cast<std::size_t>(id)];
       // A prompt, or a preempted request's recomputation, rather than one decode step.
@@ -452,7 +520,6 @@ class ServingSimulation {
       seq(id).blocks = 0;
       pending_transfers_.push_back(id);
     }
-    rep.batch.clear();
     if (rep.role == Role::kDecode) start_transfers();  // blocks may have come free
     if (!handed_over.empty()) start_transfers();
     request_start(r);
@@ -584,10 +651,8 @@ class ServingSimulation {
     ++rep.epoch;
     auto& st = stats(r);
     ++st.failures;
-    if (rep.busy) {
-      st.busy += sim_.now() - rep.iteration_start;
-      rep.busy = false;
-    }
+    rep.batches.clear();
+    std::fill(rep.stage_free.begin(), rep.stage_free.end(), sim_.now());
     // Everything it holds: queued, running, and caches on their way from or to it.
     std::vector<std::int64_t> held(rep.running.begin(), rep.running.end());
     held.insert(held.end(), rep.waiting.begin(), rep.waiting.end());
@@ -601,7 +666,6 @@ class ServingSimulation {
     rep.running.clear();
     rep.waiting.clear();
     rep.queued_blocks = 0;
-    rep.batch.clear();
     std::sort(held.begin(), held.end());  // back to the router in arrival order
     for (std::int64_t id : held) {
       if (seq(id).replica == r) seq(id).blocks = 0;  // this replica's blocks are gone with it
@@ -690,7 +754,7 @@ std::vector<std::vector<topo::NodeId>> place_replicas(const ServingScenario& s, 
     int first, count, tp;
     const char* where;
   };
-  std::vector<Range> ranges = {{s.first_gpu, s.replicas, s.tp, "/replicas/count"}};
+  std::vector<Range> ranges = {{s.first_gpu, s.replicas, s.tp * s.pp, "/replicas/count"}};
   if (s.prefill) {
     ranges.push_back({s.prefill->first_gpu.value_or(s.first_gpu + s.replicas * s.tp), s.prefill->count, s.prefill->tp,
                       "/disaggregation/prefill/count"});
@@ -700,7 +764,7 @@ std::vector<std::vector<topo::NodeId>> place_replicas(const ServingScenario& s, 
   for (const Range& g : ranges) {
     const std::int64_t end = static_cast<std::int64_t>(g.first) + static_cast<std::int64_t>(g.count) * g.tp;
     if (end > static_cast<std::int64_t>(cluster_gpus.size())) {
-      throw ConfigError(s.file, g.where, std::to_string(g.count) + " replicas of tp " + std::to_string(g.tp) + " from GPU " +
+      throw ConfigError(s.file, g.where, std::to_string(g.count) + " replicas of " + std::to_string(g.tp) + " GPUs from GPU " +
                                              std::to_string(g.first) + " need " + std::to_string(end) +
                                              " GPUs; the cluster has " + std::to_string(cluster_gpus.size()));
     }
@@ -799,6 +863,9 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
   }
   const wl::TransformerConfig& c = model.transformer;
   check_tp(s, c, s.tp, "/replicas/tp");
+  if (s.pp > c.layers) {
+    throw ConfigError(s.file, "/replicas/pp", std::to_string(s.pp) + " pipeline stages for " + std::to_string(c.layers) + " layers");
+  }
   if (s.expert_parallel) {
     if (!c.is_moe()) throw ConfigError(s.file, "/replicas/expert_parallel", "the model has no experts to spread");
     for (const auto& [tp, where] : {std::pair{s.tp, "/replicas/tp"}, std::pair{s.prefill ? s.prefill->tp : s.tp, "/disaggregation/prefill/tp"}}) {
@@ -821,6 +888,7 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
   out.gpu = machine.cluster.gpu_spec(all[0]).name;
   out.replicas = s.replicas;
   out.tp = s.tp;
+  out.pp = s.pp;
   if (s.prefill) {
     out.prefill_replicas = s.prefill->count;
     out.prefill_tp = s.prefill->tp;
@@ -832,8 +900,8 @@ results::ServingRun simulate_serving(const ServingScenario& s) {
   out.block_tokens = s.scheduler.block_tokens;
   out.chunked_prefill = s.scheduler.chunked_prefill;
   out.preemption = enum_name(kPreemptionNames, s.scheduler.preemption);
-  out.kv_bytes_per_token = wl::kv_bytes_per_token(c, {s.tp, s.precision, s.kv_precision});
-  out.weights_per_gpu = wl::inference_weight_bytes(model, {s.tp, s.precision, s.kv_precision});
+  out.kv_bytes_per_token = wl::kv_bytes_per_token(c, {s.tp, s.precision, s.kv_precision, 1, s.pp});
+  out.weights_per_gpu = wl::inference_weight_bytes(model, {s.tp, s.precision, s.kv_precision, 1, s.pp});
   out.expert_parallel = s.expert_parallel;
   out.slo_ttft = s.slo.ttft;
   out.slo_tpot = s.slo.tpot;

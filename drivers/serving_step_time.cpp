@@ -16,6 +16,17 @@ std::pair<std::int64_t, std::int64_t> grid_bracket(std::int64_t size) {
   return {mid, 2 * p};
 }
 
+// `at(bytes)` at `size`: at the grid points around it, interpolated linearly.
+template <class At>
+Duration interpolated(Bytes size, const At& at) {
+  const auto [lo, hi] = grid_bracket(size.value());
+  const Duration a = at(lo);
+  if (size.value() == lo) return a;
+  const Duration b = at(hi);
+  const double f = static_cast<double>(size.value() - lo) / static_cast<double>(hi - lo);
+  return a + Duration{static_cast<std::int64_t>(std::llround(f * static_cast<double>((b - a).count())))};
+}
+
 }  // namespace
 
 ServingStepTime::ServingStepTime(const coll::Machine& machine, const wl::Model& model, wl::InferenceShard shard,
@@ -61,36 +72,54 @@ Duration ServingStepTime::simulated(CollectiveOp op, int replica, Bytes size) {
 
 Duration ServingStepTime::collective(CollectiveOp op, int replica, Bytes size) {
   if (replica_gpus_.at(static_cast<std::size_t>(replica)).size() <= 1 || size.value() <= 0) return Duration{0};
-  const auto [lo, hi] = grid_bracket(size.value());
-  const Duration a = simulated(op, replica, Bytes{lo});
-  if (size.value() == lo) return a;
-  const Duration b = simulated(op, replica, Bytes{hi});
-  const double f = static_cast<double>(size.value() - lo) / static_cast<double>(hi - lo);
-  return a + Duration{static_cast<std::int64_t>(std::llround(f * static_cast<double>((b - a).count())))};
+  return interpolated(size, [&](std::int64_t bytes) { return simulated(op, replica, Bytes{bytes}); });
 }
 
 StepBreakdown ServingStepTime::step(int replica, const wl::InferenceBatch& batch) {
+  return step(replica, batch, 0, model_.transformer.layers, true);
+}
+
+StepBreakdown ServingStepTime::step(int replica, const wl::InferenceBatch& batch, int first, int count, bool head) {
   StepBreakdown out;
   if (batch.tokens <= 0) return out;
   const wl::TransformerConfig& c = model_.transformer;
-  // Dense blocks first (DeepSeek's first_k_dense_replace), then the mixture's: two kinds at most.
+  // Dense blocks first (DeepSeek's first_k_dense_replace), then the mixture's: two kinds at most,
+  // each intersected with the stage's blocks.
   const int dense = c.is_moe() ? c.dense_layers : c.layers;
-  const int kinds[2][2] = {{0, dense}, {dense, c.layers - dense}};
-  for (const auto& [first, count] : kinds) {
-    if (count <= 0) continue;
-    const wl::InferenceBlockCost b = wl::inference_block_cost(c, first, batch, shard_);
-    const auto n = static_cast<std::int64_t>(count);
+  const int kinds[2][2] = {{0, dense}, {dense, c.layers}};
+  for (const auto& [begin, end] : kinds) {
+    const int lo = std::max(begin, first), hi = std::min(end, first + count);
+    if (hi <= lo) continue;
+    const wl::InferenceBlockCost b = wl::inference_block_cost(c, lo, batch, shard_);
+    const auto n = static_cast<std::int64_t>(hi - lo);
     out.gemm += compute_.time(*gpu_, tg::ComputeClass::kGemm, b.gemm.flops, b.gemm.memory, b.gemm.gemms) * n;
     out.attention += compute_.time(*gpu_, tg::ComputeClass::kAttention, b.attention.flops, b.attention.memory) * n;
     out.elementwise += compute_.time(*gpu_, tg::ComputeClass::kElementwise, Flops{0}, b.elementwise.memory) * n;
     out.communication += collective(CollectiveOp::kAllReduce, replica, b.tp_all_reduce) * (n * b.all_reduces);
     out.communication += collective(CollectiveOp::kAllToAll, replica, b.ep_all_to_all) * (n * b.all_to_alls);
   }
-  if (batch.sampled > 0) {
+  if (head && batch.sampled > 0) {
     const wl::InferenceOpCost h = wl::inference_head_cost(c, batch, shard_);
     out.head = compute_.time(*gpu_, tg::ComputeClass::kGemm, h.flops, h.memory, h.gemms);
   }
   return out;
+}
+
+Duration ServingStepTime::send_recv(topo::NodeId from, topo::NodeId to, Bytes size) {
+  if (size.value() <= 0 || from == to) return Duration{0};
+  const auto at = [&](std::int64_t bytes) {
+    const auto key = std::make_tuple(from.value, to.value, bytes);
+    if (auto it = p2p_cache_.find(key); it != p2p_cache_.end()) return it->second;
+    if (!collectives_) collectives_ = std::make_unique<coll::CollectiveSimulator>(machine_);
+    coll::CollectiveSpec spec;
+    spec.op = CollectiveOp::kSendRecv;
+    spec.size = Bytes{bytes};
+    spec.ranks = {from, to};
+    const Duration t = collectives_->run(spec).time;
+    p2p_cache_.emplace(key, t);
+    return t;
+  };
+  return interpolated(size, at);
 }
 
 }  // namespace cs::drv

@@ -38,13 +38,17 @@ struct StepBreakdown {
 
 class ServingStepTime {
  public:
-  // `replica_gpus[r]`: the GPUs of replica r in TP rank order. The machine and model must outlive
-  // this object.
+  // `replica_gpus[r]`: the GPUs of replica r in TP rank order (with pipeline stages: of one stage
+  // of a replica, a TP group). The machine and model must outlive this object.
   ServingStepTime(const coll::Machine& machine, const wl::Model& model, wl::InferenceShard shard,
                   std::vector<std::vector<topo::NodeId>> replica_gpus,
                   std::shared_ptr<const cal::ProfileModel> profile);
 
   StepBreakdown step(int replica, const wl::InferenceBatch& batch);
+  // A pipeline stage's share: blocks [first, first + count) and, when `head`, the LM head.
+  StepBreakdown step(int replica, const wl::InferenceBatch& batch, int first, int count, bool head);
+  // One point-to-point transfer of `size` from GPU `from` to GPU `to` (a pipeline's activations).
+  Duration send_recv(topo::NodeId from, topo::NodeId to, Bytes size);
   // One collective of `size` (nccl-tests' S) on replica r's GPUs (0 on one GPU): the TP all-reduce,
   // or the expert dispatch and combine (all_to_all).
   Duration collective(CollectiveOp op, int replica, Bytes size);
@@ -62,6 +66,7 @@ class ServingStepTime {
   compute::ComputeModel compute_;
   std::unique_ptr<coll::CollectiveSimulator> collectives_;
   std::map<std::tuple<CollectiveOp, int, std::int64_t>, Duration> cache_;  // (op, signature, bytes)
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>, Duration> p2p_cache_;  // (from, to, bytes)
   std::map<std::string, int> signature_index_;  // placement signature -> first replica with it
   std::vector<int> signature_of_;               // replica -> the replica its collectives are timed on
 };

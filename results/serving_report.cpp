@@ -163,7 +163,8 @@ nlohmann::json serving_summary_json(const ServingRun& run, const ServingMetrics&
       {"cluster", run.cluster},
       {"model", run.model},
       {"gpu", run.gpu},
-      {"deployment", {{"replicas", run.replicas}, {"tp", run.tp}, {"gpus", run.replicas * run.tp + run.prefill_replicas * run.prefill_tp},
+      {"deployment", {{"replicas", run.replicas}, {"tp", run.tp}, {"pp", run.pp},
+                      {"gpus", run.replicas * run.tp * run.pp + run.prefill_replicas * run.prefill_tp},
                       {"prefill", run.prefill_replicas > 0 ? nlohmann::json{{"replicas", run.prefill_replicas}, {"tp", run.prefill_tp}}
                                                            : nlohmann::json(nullptr)},
                       {"precision", run.precision}, {"expert_parallel", run.expert_parallel}, {"router", run.router},
@@ -251,6 +252,7 @@ std::string serving_table(const ServingRun& run, const ServingMetrics& m) {
     o << run.prefill_replicas << " prefill x TP " << run.prefill_tp << " + " << run.replicas << " decode x TP " << run.tp;
   } else {
     o << run.replicas << " replica" << (run.replicas == 1 ? "" : "s") << " x TP " << run.tp;
+    if (run.pp > 1) o << " x PP " << run.pp;
   }
   o << " (" << run.gpu << ", " << run.precision << "), router " << run.router << "\n";
   o << "requests      " << m.requests << " (completed " << m.completed << ", lost " << m.lost << ", rejected " << m.rejected

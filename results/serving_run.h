@@ -66,7 +66,7 @@ struct IterationRecord {
 struct ServingRun {
   std::string scenario;
   std::string cluster, model, gpu;
-  int replicas = 0, tp = 1;          // the (decode) replicas
+  int replicas = 0, tp = 1, pp = 1;  // the (decode) replicas
   int prefill_replicas = 0, prefill_tp = 0;  // disaggregated: the prefill pool
   std::string precision, router;
   bool expert_parallel = false;

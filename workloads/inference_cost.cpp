@@ -129,12 +129,13 @@ InferenceOpCost inference_head_cost(const TransformerConfig& c, const InferenceB
 }
 
 Bytes kv_bytes_per_token(const TransformerConfig& c, const InferenceShard& s) {
-  return Bytes{kv_elements_per_layer(c, s.tp) * weight_bytes_per_parameter(s.kv_precision) * c.layers};
+  const std::int64_t layers = ceil_div(c.layers, s.pp);
+  return Bytes{kv_elements_per_layer(c, s.tp) * weight_bytes_per_parameter(s.kv_precision) * layers};
 }
 
 Bytes inference_weight_bytes(const Model& m, const InferenceShard& s) {
   const double p = static_cast<double>(parameter_count(m));
-  return to_bytes(p / s.tp * static_cast<double>(weight_bytes_per_parameter(s.precision)));
+  return to_bytes(p / (s.tp * s.pp) * static_cast<double>(weight_bytes_per_parameter(s.precision)));
 }
 
 }  // namespace cs::wl

@@ -58,6 +58,9 @@ struct InferenceShard {
   // Expert parallelism (vLLM --enable-expert-parallel, data-parallel size 1): 1, or tp: each of the
   // replica's tp GPUs holds experts / tp whole routed experts instead of a 1/tp slice of each.
   int ep = 1;
+  // Pipeline stages (vLLM --pipeline-parallel-size): each GPU holds the layers of one stage,
+  // ceil(layers / pp) at most.
+  int pp = 1;
 };
 
 // The batch of one iteration, reduced to what the costs depend on.
@@ -93,9 +96,10 @@ InferenceBlockCost inference_block_cost(const TransformerConfig& c, int layer, c
 // The final norm and the LM head over the sampled tokens.
 InferenceOpCost inference_head_cost(const TransformerConfig& c, const InferenceBatch& b, const InferenceShard& s);
 
-// KV-cache bytes one token takes on one GPU of the replica, all layers together.
+// KV-cache bytes one token takes on one GPU of the replica, the layers of its (largest) stage
+// together.
 Bytes kv_bytes_per_token(const TransformerConfig& c, const InferenceShard& s);
-// Weight bytes on one GPU of the replica (every parameter / t, at the weight precision).
+// Weight bytes on one GPU of the replica (every parameter / (t pp), at the weight precision).
 Bytes inference_weight_bytes(const Model& m, const InferenceShard& s);
 // Expected distinct experts that `tokens` tokens route to with top_k of `experts` (uniform,
 // independent): E (1 - (1 - k/E)^T).
