@@ -100,11 +100,13 @@ FailureSpec parse_failures(const ConfigNode& n) {
   FailureSpec f;
   if (auto ev = n.find("events")) {
     for (const ConfigNode& e : ev->elements()) {
-      e.expect_only({"replica", "gpu", "server", "link", "at", "until"});
+      e.expect_only({"replica", "gpu", "server", "link", "switch", "at", "until"});
       FailureEvent x;
       x.where = e.path();
-      const int named = (e.has("replica") ? 1 : 0) + (e.has("gpu") ? 1 : 0) + (e.has("server") ? 1 : 0) + (e.has("link") ? 1 : 0);
-      if (named != 1) e.fail("expected exactly one of \"replica\", \"gpu\", \"server\" and \"link\"");
+      int named = 0;
+      for (const char* k : {"replica", "gpu", "server", "link", "switch"}) named += e.has(k) ? 1 : 0;
+      if (named != 1) e.fail("expected exactly one of \"replica\", \"gpu\", \"server\", \"link\" and \"switch\"");
+      if (auto v = e.find("switch")) x.device = v->as_string();
       if (auto v = e.find("link")) {
         if (!v->is_array() || v->size() != 2) v->fail_expected("the two devices a cable joins, [\"leaf0\", \"spine3\"]");
         for (const ConfigNode& d : v->elements()) x.link.push_back(d.as_string());

@@ -81,14 +81,16 @@ struct SchedulerSpec {
   KvAdmission admission = KvAdmission::kOnDemand;
 };
 
-// One of replica, gpu (cluster GPU index), server (cluster server index) or link is set: the
-// replicas holding that GPU or server go down; a link (the cable between two named devices, both
-// directions) fails in the network the KV transfers cross.
+// One of replica, gpu (cluster GPU index), server (cluster server index), link or switch is set:
+// the replicas holding that GPU or server go down; a link (the cable between two named devices,
+// both directions) fails in the network the KV transfers cross.
 struct FailureEvent {
   int replica = -1;
   int gpu = -1;
   int server = -1;
   std::vector<std::string> link;  // two device names
+  std::string device;             // a switch: inside a server, that server's replicas go down; a
+                                  // spine or core switch, its links in the network of the transfers
   SimTime at = kTimeZero;
   std::optional<SimTime> until;  // back up then; never when empty
   std::string where;

@@ -794,9 +794,20 @@ std::vector<std::vector<int>> failure_targets(const ServingScenario& s, const to
       throw ConfigError(s.file, f.where + "/gpu", "GPU " + std::to_string(f.gpu) + " does not exist (the cluster has " +
                                                       std::to_string(cluster_gpus.size()) + ")");
     }
-    for (std::size_t r = 0; r < gpus.size() && (f.gpu >= 0 || f.server >= 0); ++r) {
+    int server = f.server;  // a switch inside a server fails that server's replicas
+    if (!f.device.empty()) {
+      const auto d = cluster.find_node(f.device);
+      if (!d) throw ConfigError(s.file, f.where + "/switch", "no device \"" + f.device + "\" in the cluster");
+      const topo::NodeKind kind = cluster.node(*d).kind;
+      if (kind == topo::NodeKind::kGpu || kind == topo::NodeKind::kNic || kind == topo::NodeKind::kHost ||
+          kind == topo::NodeKind::kStorage) {
+        throw ConfigError(s.file, f.where + "/switch", "\"" + f.device + "\" is not a switch");
+      }
+      if (cluster.node(*d).server >= 0) server = cluster.node(*d).server;
+    }
+    for (std::size_t r = 0; r < gpus.size() && (f.gpu >= 0 || server >= 0); ++r) {
       for (topo::NodeId g : gpus[r]) {
-        const bool named = f.gpu >= 0 ? g == cluster_gpus[static_cast<std::size_t>(f.gpu)] : cluster.node(g).server == f.server;
+        const bool named = f.gpu >= 0 ? g == cluster_gpus[static_cast<std::size_t>(f.gpu)] : cluster.node(g).server == server;
         if (named) {
           hit.push_back(static_cast<int>(r));
           break;
@@ -805,6 +816,9 @@ std::vector<std::vector<int>> failure_targets(const ServingScenario& s, const to
     }
     if (f.server >= 0 && hit.empty()) {
       throw ConfigError(s.file, f.where + "/server", "no replica has a GPU in server " + std::to_string(f.server));
+    }
+    if (!f.device.empty() && server >= 0 && hit.empty()) {
+      throw ConfigError(s.file, f.where + "/switch", "no replica has a GPU in the server of \"" + f.device + "\"");
     }
     out.push_back(std::move(hit));  // a GPU no replica uses fails nothing
   }
@@ -816,6 +830,22 @@ std::vector<std::vector<topo::LinkId>> failed_links(const ServingScenario& s, co
   std::vector<std::vector<topo::LinkId>> out;
   for (const FailureEvent& f : s.failures.events) {
     std::vector<topo::LinkId> cable;
+    const auto fabric_switch = f.device.empty() ? std::nullopt : cluster.find_node(f.device);
+    if (fabric_switch && cluster.node(*fabric_switch).server < 0) {
+      // A spine or core switch: every link in and out of it. A leaf's failure would cut its
+      // servers off, which the transfers' routing cannot go around: fail their servers instead.
+      const std::string where = f.where + "/switch";
+      if (!s.prefill) throw ConfigError(s.file, where, "a fabric switch failure changes the network the KV caches cross: it needs a disaggregated deployment");
+      if (cluster.routing() != topo::Routing::kEcmp) throw ConfigError(s.file, where, "switch failures are modelled on fabrics with ECMP routing (this one is adaptive)");
+      for (const auto& links : {cluster.out_links(*fabric_switch), cluster.in_links(*fabric_switch)}) {
+        for (topo::LinkId l : links) {
+          if (cluster.link(l).tier < 2) {
+            throw ConfigError(s.file, where, "\"" + f.device + "\" connects endpoints (a leaf): its failure cuts their servers off; fail those servers instead");
+          }
+          cable.push_back(l);
+        }
+      }
+    }
     if (!f.link.empty()) {
       const std::string where = f.where + "/link";
       if (!s.prefill) {

@@ -4,6 +4,7 @@
 // no KV block; separating prefill from decode removes prefill interference from TPOT.
 #include <gtest/gtest.h>
 
+#include "core/errors.h"
 #include "drivers/serving_sim.h"
 #include "drivers/serving_step_time.h"
 #include "results/serving_report.h"
@@ -153,6 +154,25 @@ TEST(ServingDisaggregation, AFailedSpineLinkMovesTrafficToTheOthers) {
   const results::ServingRun back = simulate_serving(test::scenario(j));
   EXPECT_GT(link_bytes(back, "spine3", "leaf0").value(), 0);
   EXPECT_LT(link_bytes(back, "spine3", "leaf0"), link_bytes(healthy, "spine3", "leaf0"));
+}
+
+TEST(ServingDisaggregation, AFailedSpineSwitchMovesTrafficToTheOthers) {
+  // Spine 3 down (all 64 of its links): the caches cross the other 15 spines.
+  nlohmann::json j = across_leaves(2);
+  const results::ServingRun healthy = simulate_serving(test::scenario(j));
+  j["failures"] = {{"events", {{{"switch", "spine3"}, {"at", "0s"}}}}};
+  const results::ServingRun cut = simulate_serving(test::scenario(j));
+  EXPECT_EQ(results::serving_metrics(cut).completed, 400);
+  for (const auto& l : cut.transfer_links) EXPECT_TRUE(l.src != "spine3" && l.dst != "spine3") << l.src << " -> " << l.dst;
+  EXPECT_EQ(cut.transfer_bytes_by_tier[2], healthy.transfer_bytes_by_tier[2]);
+  // A leaf cannot fail this way (its servers would be cut off).
+  j["failures"]["events"][0]["switch"] = "leaf0";
+  try {
+    simulate_serving(test::scenario(j));
+    ADD_FAILURE() << "a leaf failure was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.json_path(), "/failures/events/0/switch");
+  }
 }
 
 TEST(ServingDisaggregation, SeparatingPrefillRemovesItsInterferenceFromTpot) {

@@ -82,6 +82,11 @@ TEST(ServingFailure, AGpuOrAServerNamesItsReplicas) {
   EXPECT_EQ(server.replica_stats[0].failures, 1);
   EXPECT_EQ(server.replica_stats[1].failures, 1);
   EXPECT_EQ(results::serving_metrics(server).completed, 100);
+  // A switch inside the server (its NVSwitch) takes the server's replicas down with it.
+  j["failures"] = {{"events", {{{"switch", "node0/nvswitch"}, {"at", "1s"}, {"until", "3s"}}}}};
+  const auto nvswitch = simulate_serving(test::scenario(j));
+  EXPECT_EQ(nvswitch.replica_stats[0].failures, 1);
+  EXPECT_EQ(nvswitch.replica_stats[1].failures, 1);
 }
 
 TEST(ServingFailure, FailureProcessAvailability) {
