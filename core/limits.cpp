@@ -12,7 +12,7 @@ namespace cs {
 Limits parse_limits(const std::string& text) {
   Limits l;
   const auto fail = [](const std::string& why) -> void {
-    throw InputError("", "CLUSTERSIM_LIMITS", why + " (expected name=value,...: gpus, links, connections, micro_batches, layer_passes, file)");
+    throw InputError("", "CLUSTERSIM_LIMITS", why + " (expected name=value,...: gpus, links, connections, micro_batches, layer_passes, requests, file)");
   };
   std::string_view rest = text;
   while (!rest.empty()) {
@@ -41,6 +41,7 @@ Limits parse_limits(const std::string& text) {
     else if (name == "connections") l.connections = n;
     else if (name == "micro_batches") l.micro_batches = n;
     else if (name == "layer_passes") l.layer_passes = n;
+    else if (name == "requests") l.requests = n;
     else fail("unknown limit \"" + std::string(name) + "\"");
   }
   return l;

@@ -22,6 +22,7 @@ struct Limits {
   Bytes file_bytes{std::int64_t{256} << 20};         // any input file (256 MiB)
   std::int64_t micro_batches = 16384;                // micro-batches per iteration of a plan
   std::int64_t layer_passes = std::int64_t{1} << 20;  // micro-batches x layers per pipeline stage (1 M: about 3 min)
+  std::int64_t requests = std::int64_t{1} << 22;     // requests of a serving scenario (4.2 M: about 1 GB, 1 min)
 };
 
 // The limits in force: the defaults, with CLUSTERSIM_LIMITS applied (read once).

@@ -135,6 +135,10 @@ std::vector<ServingRequest> read_azure_trace(const std::string& path, double tim
     r.prompt = prompt;
     r.output = output;
     r.session = static_cast<std::uint64_t>(r.id);
+    if (static_cast<std::int64_t>(out.size()) >= limits().requests) {
+      fail(line, "more requests than the limit of " + std::to_string(limits().requests) + "; " + limit_hint("requests") +
+                     " (or read fewer with \"limit\")");
+    }
     out.push_back(r);
     if (limit > 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
   }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "core/limits.h"
 #include "core/unit_parse.h"
 #include "drivers/config_paths.h"
 
@@ -57,7 +58,7 @@ RequestStreamSpec parse_requests(const ConfigNode& n, const std::string& base_di
       r.time_scale = s->as_number();
       if (!(r.time_scale > 0 && r.time_scale <= 1e6)) s->fail_expected("a positive factor up to 1e6");
     }
-    if (auto l = n.find("limit")) r.limit = l->as_int(1, std::int64_t{1} << 26);
+    if (auto l = n.find("limit")) r.limit = l->as_int(1, std::int64_t{1} << 40);
     return r;
   }
   n.expect_only({"arrival", "rate", "cv", "count", "prompt_tokens", "output_tokens", "sessions", "seed"});
@@ -69,7 +70,10 @@ RequestStreamSpec parse_requests(const ConfigNode& n, const std::string& base_di
     r.cv = c->as_number();
     if (!(r.cv >= 0.05 && r.cv <= 20)) c->fail_expected("a coefficient of variation from 0.05 to 20");
   }
-  r.count = n.at("count").as_int(1, std::int64_t{1} << 26);
+  r.count = n.at("count").as_int(1, std::int64_t{1} << 40);
+  if (r.count > limits().requests) {
+    n.at("count").fail(std::to_string(r.count) + " requests exceed the limit of " + std::to_string(limits().requests) + "; " + limit_hint("requests"));
+  }
   r.prompt = parse_length(n.at("prompt_tokens"));
   r.output = parse_length(n.at("output_tokens"));
   if (auto s = n.find("sessions")) r.sessions = s->as_int(0, std::int64_t{1} << 30);
