@@ -6,6 +6,7 @@
 #include <fstream>
 #include <numbers>
 #include <sstream>
+#include <utility>
 
 #include "core/errors.h"
 #include "core/limits.h"
@@ -70,27 +71,34 @@ bool parse_int(std::string_view s, std::int64_t& out) {
   return r.ec == std::errc{} && r.ptr == s.data() + s.size();
 }
 
-// "YYYY-MM-DD HH:MM:SS[.fffffff]" as picoseconds since 1970, or -1.
-std::int64_t parse_timestamp(std::string_view s) {
-  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':') return -1;
+// A timestamp: whole seconds since 1970 and the picoseconds past them.
+struct Timestamp {
+  std::int64_t seconds = -1;
+  std::int64_t picoseconds = 0;
+};
+
+// "YYYY-MM-DD HH:MM:SS[.fffffff]", or seconds -1.
+Timestamp parse_timestamp(std::string_view s) {
+  const Timestamp bad;
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':') return bad;
   std::int64_t y, mo, d, h, mi, se;
   if (!parse_int(s.substr(0, 4), y) || !parse_int(s.substr(5, 2), mo) || !parse_int(s.substr(8, 2), d) ||
       !parse_int(s.substr(11, 2), h) || !parse_int(s.substr(14, 2), mi) || !parse_int(s.substr(17, 2), se))
-    return -1;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return -1;
-  std::int64_t frac_ps = 0;
+    return bad;
+  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60) return bad;
+  Timestamp t;
   if (s.size() > 19) {
-    if (s[19] != '.' || s.size() == 20 || s.size() > 32) return -1;
+    if (s[19] != '.' || s.size() == 20 || s.size() > 32) return bad;
     std::int64_t scale = 100000000000;  // first fractional digit in ps
     for (char c : s.substr(20)) {
-      if (c < '0' || c > '9') return -1;
-      frac_ps += (c - '0') * scale;
+      if (c < '0' || c > '9') return bad;
+      t.picoseconds += (c - '0') * scale;
       scale /= 10;
     }
   }
-  const std::int64_t secs = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 + mi * 60 + se;
-  if (secs < 0 || secs > std::int64_t{1} << 32) return -1;
-  return secs * 1000000000000 + frac_ps;
+  t.seconds = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 + mi * 60 + se;
+  if (t.seconds < 0) return bad;
+  return t;
 }
 
 }  // namespace
@@ -104,7 +112,7 @@ std::vector<ServingRequest> read_azure_trace(const std::string& path, double tim
   std::string text;
   std::int64_t line = 0;
   std::vector<ServingRequest> out;
-  std::int64_t first = -1, previous = -1;
+  Timestamp first, previous;
   while (std::getline(in, text)) {
     ++line;
     if (!text.empty() && text.back() == '\r') text.pop_back();
@@ -117,17 +125,22 @@ std::vector<ServingRequest> read_azure_trace(const std::string& path, double tim
     if (text.empty()) continue;
     const std::size_t a = text.find(','), b = a == std::string::npos ? a : text.find(',', a + 1);
     if (b == std::string::npos || text.find(',', b + 1) != std::string::npos) fail(line, "expected three comma-separated fields");
-    const std::int64_t ts = parse_timestamp(std::string_view(text).substr(0, a));
-    if (ts < 0) fail(line, "expected a timestamp \"YYYY-MM-DD HH:MM:SS.fraction\"");
+    const Timestamp ts = parse_timestamp(std::string_view(text).substr(0, a));
+    if (ts.seconds < 0) fail(line, "expected a timestamp \"YYYY-MM-DD HH:MM:SS.fraction\"");
     std::int64_t prompt = 0, output = 0;
     if (!parse_int(std::string_view(text).substr(a + 1, b - a - 1), prompt) || prompt < 1 || prompt > (1 << 24))
       fail(line, "expected ContextTokens from 1 to 16777216");
     if (!parse_int(std::string_view(text).substr(b + 1), output) || output < 0 || output > (1 << 24))
       fail(line, "expected GeneratedTokens from 0 to 16777216");
-    if (previous >= 0 && ts < previous) fail(line, "timestamps go back in time");
+    if (previous.seconds >= 0 && std::pair(ts.seconds, ts.picoseconds) < std::pair(previous.seconds, previous.picoseconds)) {
+      fail(line, "timestamps go back in time");
+    }
     previous = ts;
-    if (first < 0) first = ts;
-    const double rel = static_cast<double>(ts - first) * time_scale;
+    if (first.seconds < 0) first = ts;
+    // Relative to the first row, in seconds then picoseconds (a date's picoseconds since 1970
+    // would overflow 64 bits).
+    const double rel = (static_cast<double>(ts.seconds - first.seconds) * 1e12 +
+                        static_cast<double>(ts.picoseconds - first.picoseconds)) * time_scale;
     if (rel > static_cast<double>(kMaxDuration.count())) fail(line, "the trace lasts longer than the simulated clock's range after time scaling");
     ServingRequest r;
     r.id = static_cast<std::int64_t>(out.size());
