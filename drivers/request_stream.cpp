@@ -48,7 +48,7 @@ std::int64_t draw_length(const LengthDistribution& d, Rng& rng) {
     case LengthDistribution::Kind::kUniform:
       return d.lo + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.hi - d.lo + 1)));
     case LengthDistribution::Kind::kLognormal: {
-      const double v = std::round(d.mean * std::exp(d.sigma * normal(rng)));
+      const double v = std::round(d.median * std::exp(d.sigma * normal(rng)));
       return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min(v, 1e15)), 1, d.max);
     }
   }
@@ -159,9 +159,8 @@ std::vector<ServingRequest> read_azure_trace(const std::string& path, double tim
   return out;
 }
 
-std::vector<ServingRequest> make_requests(const RequestStreamSpec& spec, const std::string& file) {
+std::vector<ServingRequest> make_requests(const RequestStreamSpec& spec) {
   if (!spec.trace.empty()) return read_azure_trace(spec.trace, spec.time_scale, spec.limit);
-  (void)file;
   std::vector<ServingRequest> out;
   out.reserve(static_cast<std::size_t>(spec.count));
   Rng arrivals = Rng::derive(spec.seed, 1), lengths = Rng::derive(spec.seed, 2), sessions = Rng::derive(spec.seed, 3);

@@ -24,8 +24,8 @@ struct ServingRequest {
   std::uint64_t session = 0;
 };
 
-// The scenario's requests, in arrival order. `file` names the scenario in errors.
-std::vector<ServingRequest> make_requests(const RequestStreamSpec& spec, const std::string& file);
+// The scenario's requests, in arrival order.
+std::vector<ServingRequest> make_requests(const RequestStreamSpec& spec);
 
 // Reads an Azure LLM inference trace (header TIMESTAMP,ContextTokens,GeneratedTokens; timestamps
 // "YYYY-MM-DD HH:MM:SS[.fraction]" in order). Arrivals are relative to the first row, times

@@ -33,8 +33,8 @@ LengthDistribution parse_length(const ConfigNode& n) {
     const ConfigNode l = n.at("lognormal");
     l.expect_only({"median", "sigma"});
     d.kind = LengthDistribution::Kind::kLognormal;
-    d.mean = l.at("median").as_number();
-    if (!(d.mean >= 1 && d.mean <= static_cast<double>(kMaxTokens))) l.at("median").fail_expected("a median of 1 to 16777216 tokens");
+    d.median = l.at("median").as_number();
+    if (!(d.median >= 1 && d.median <= static_cast<double>(kMaxTokens))) l.at("median").fail_expected("a median of 1 to 16777216 tokens");
     d.sigma = l.at("sigma").as_number();
     if (!(d.sigma >= 0 && d.sigma <= 4)) l.at("sigma").fail_expected("a sigma from 0 to 4");
     d.max = n.has("max") ? n.at("max").as_int(1, kMaxTokens) : 32768;

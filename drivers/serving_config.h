@@ -46,12 +46,13 @@ inline constexpr EnumName<FailurePolicy> kFailurePolicyNames[] = {{FailurePolicy
                                                                   {FailurePolicy::kDrop, "drop"}};
 
 // A token-count distribution: constant, uniform integers in [lo, hi], or lognormal with the given
-// mean and sigma of the underlying normal, rounded and clamped to [1, max].
+// median (exp of the underlying normal's mean) and sigma of the underlying normal, rounded and
+// clamped to [1, max].
 struct LengthDistribution {
   enum class Kind { kConstant, kUniform, kLognormal } kind = Kind::kConstant;
   std::int64_t constant = 0;
   std::int64_t lo = 0, hi = 0;
-  double mean = 0, sigma = 0;
+  double median = 0, sigma = 0;
   std::int64_t max = 0;
 };
 

@@ -98,7 +98,7 @@ class ServingSimulation {
         event_links_(std::move(event_links)),
         out_(out),
         failure_rng_(Rng::derive(s.failures.seed, 12)) {
-    requests_ = make_requests(s.requests, s.file);
+    requests_ = make_requests(s.requests);
     const bool disaggregated = s.prefill.has_value();
     add_pool(s.tp, s.pp, 0, s.replicas, disaggregated ? Role::kDecode : Role::kMixed, profile, "/replicas");
     if (disaggregated) {

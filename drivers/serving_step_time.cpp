@@ -60,14 +60,16 @@ Duration ServingStepTime::simulated(CollectiveOp op, int replica, Bytes size) {
   const int key_replica = signature_of_.at(static_cast<std::size_t>(replica));
   const auto key = std::make_tuple(op, key_replica, size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  return cache_.emplace(key, simulate(op, replica_gpus_.at(static_cast<std::size_t>(key_replica)), size)).first->second;
+}
+
+Duration ServingStepTime::simulate(CollectiveOp op, std::vector<topo::NodeId> ranks, Bytes size) {
   if (!collectives_) collectives_ = std::make_unique<coll::CollectiveSimulator>(machine_);
   coll::CollectiveSpec spec;
   spec.op = op;
   spec.size = size;
-  spec.ranks = replica_gpus_.at(static_cast<std::size_t>(key_replica));
-  const Duration t = collectives_->run(spec).time;
-  cache_.emplace(key, t);
-  return t;
+  spec.ranks = std::move(ranks);
+  return collectives_->run(spec).time;
 }
 
 Duration ServingStepTime::collective(CollectiveOp op, int replica, Bytes size) {
@@ -110,14 +112,7 @@ Duration ServingStepTime::send_recv(topo::NodeId from, topo::NodeId to, Bytes si
   const auto at = [&](std::int64_t bytes) {
     const auto key = std::make_tuple(from.value, to.value, bytes);
     if (auto it = p2p_cache_.find(key); it != p2p_cache_.end()) return it->second;
-    if (!collectives_) collectives_ = std::make_unique<coll::CollectiveSimulator>(machine_);
-    coll::CollectiveSpec spec;
-    spec.op = CollectiveOp::kSendRecv;
-    spec.size = Bytes{bytes};
-    spec.ranks = {from, to};
-    const Duration t = collectives_->run(spec).time;
-    p2p_cache_.emplace(key, t);
-    return t;
+    return p2p_cache_.emplace(key, simulate(CollectiveOp::kSendRecv, {from, to}, Bytes{bytes})).first->second;
   };
   return interpolated(size, at);
 }

@@ -56,7 +56,8 @@ class ServingStepTime {
   const compute::ComputeModel& compute() const { return compute_; }
 
  private:
-  Duration simulated(CollectiveOp op, int replica, Bytes size);
+  Duration simulated(CollectiveOp op, int replica, Bytes size);  // cached per grid point
+  Duration simulate(CollectiveOp op, std::vector<topo::NodeId> ranks, Bytes size);  // one run, alone
 
   const coll::Machine& machine_;
   const wl::Model& model_;

@@ -37,7 +37,7 @@ RequestStreamSpec spec(ArrivalProcess a, double rate, double cv, std::int64_t n)
 }
 
 TEST(RequestStream, PoissonMoments) {
-  const auto r = make_requests(spec(ArrivalProcess::kPoisson, 8, 1, 200000), "t");
+  const auto r = make_requests(spec(ArrivalProcess::kPoisson, 8, 1, 200000));
   const Moments m = gaps(r);
   EXPECT_NEAR(m.mean * 8, 1.0, 0.01);
   EXPECT_NEAR(m.cv, 1.0, 0.01);
@@ -45,7 +45,7 @@ TEST(RequestStream, PoissonMoments) {
 
 TEST(RequestStream, GammaMoments) {
   for (double cv : {0.5, 2.0, 4.0}) {
-    const auto r = make_requests(spec(ArrivalProcess::kGamma, 5, cv, 200000), "t");
+    const auto r = make_requests(spec(ArrivalProcess::kGamma, 5, cv, 200000));
     const Moments m = gaps(r);
     EXPECT_NEAR(m.mean * 5, 1.0, 0.03) << "cv " << cv;
     EXPECT_NEAR(m.cv / cv, 1.0, 0.03) << "cv " << cv;
@@ -58,10 +58,10 @@ TEST(RequestStream, Lengths) {
   s.prompt.lo = 10;
   s.prompt.hi = 20;
   s.output.kind = LengthDistribution::Kind::kLognormal;
-  s.output.mean = 200;  // the median
+  s.output.median = 200;
   s.output.sigma = 1;
   s.output.max = 100000;
-  const auto r = make_requests(s, "t");
+  const auto r = make_requests(s);
   std::vector<std::int64_t> out;
   std::int64_t lo = 1 << 30, hi = 0;
   for (const auto& q : r) {
@@ -77,9 +77,9 @@ TEST(RequestStream, Lengths) {
 
 TEST(RequestStream, DeterministicBySeed) {
   RequestStreamSpec s = spec(ArrivalProcess::kGamma, 3, 2, 1000);
-  const auto a = make_requests(s, "t"), b = make_requests(s, "t");
+  const auto a = make_requests(s), b = make_requests(s);
   s.seed = 2;
-  const auto c = make_requests(s, "t");
+  const auto c = make_requests(s);
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].arrival, b[i].arrival);
   EXPECT_NE(a.back().arrival, c.back().arrival);
