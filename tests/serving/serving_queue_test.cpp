@@ -51,6 +51,10 @@ TEST(ServingQueue, MD1MeanWait) {
     const double expected = rho / (2 * mu * (1 - rho));
     const double w = mean_wait(run, s);
     EXPECT_NEAR(w / expected, 1.0, 0.03) << "rho " << rho << ": " << w << " s vs " << expected << " s (service " << s << " s)";
+    // The server is busy rho of the time, and (Little) lambda W requests wait on average.
+    const results::ServingMetrics m = results::serving_metrics(run);
+    EXPECT_NEAR(m.gpu_utilization / rho, 1.0, 0.02) << m.gpu_utilization;
+    EXPECT_NEAR(m.queue_mean / (rho * mu * w), 1.0, 0.1) << m.queue_mean << " vs " << rho * mu * w;
   }
 }
 
