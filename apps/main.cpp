@@ -19,6 +19,7 @@
 #include "apps/cmd_run.h"
 #include "apps/cmd_scale.h"
 #include "apps/cmd_search.h"
+#include "apps/cmd_schedule.h"
 #include "apps/cmd_serve.h"
 #include "apps/cmd_size.h"
 #include "apps/cmd_sweep.h"
@@ -78,6 +79,8 @@ int dispatch(int argc, char** argv) {
   auto* size = cs::cli::add_size_command(app, size_opts);
   cs::cli::ServeOptions serve_opts;
   auto* serve = cs::cli::add_serve_command(app, serve_opts);
+  cs::cli::ScheduleOptions schedule_opts;
+  auto* schedule = cs::cli::add_schedule_command(app, schedule_opts);
   cs::cli::ReportOptions report_opts;
   auto* report = cs::cli::add_report_command(app, report_opts);
   cs::cli::SweepOptions sweep_opts, merge_opts;
@@ -87,9 +90,9 @@ int dispatch(int argc, char** argv) {
     const std::string first = argv[1];
     if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
         first != "plan" && first != "profile" && first != "gemm" && first != "sweep" && first != "search" &&
-        first != "cost" && first != "size" && first != "serve" && first != "report") {
+        first != "cost" && first != "size" && first != "serve" && first != "schedule" && first != "report") {
       std::cerr << "clustersim: command-line error: unknown command \"" << cs::escape_control(first)
-                << "\" (run, scale, sweep, search, cost, size, serve, report, plan, collective, gemm, topo, validate, profile; see --help)\n";
+                << "\" (run, scale, sweep, search, cost, size, serve, schedule, report, plan, collective, gemm, topo, validate, profile; see --help)\n";
       return 2;
     }
   }
@@ -115,6 +118,7 @@ int dispatch(int argc, char** argv) {
   if (cost->parsed()) return cs::cli::run_cost_command(cost_opts);
   if (size->parsed()) return cs::cli::run_size_command(size_opts);
   if (serve->parsed()) return cs::cli::run_serve_command(serve_opts);
+  if (schedule->parsed()) return cs::cli::run_schedule_command(schedule_opts);
   if (sweep.merge->parsed()) return cs::cli::run_sweep_merge(merge_opts);
   if (sweep.sweep->parsed()) return cs::cli::run_sweep_command(sweep_opts);
   if (report->parsed()) return cs::cli::run_report_command(report_opts);

@@ -12,7 +12,7 @@ namespace cs {
 Limits parse_limits(const std::string& text) {
   Limits l;
   const auto fail = [](const std::string& why) -> void {
-    throw InputError("", "CLUSTERSIM_LIMITS", why + " (expected name=value,...: gpus, links, connections, micro_batches, layer_passes, requests, file)");
+    throw InputError("", "CLUSTERSIM_LIMITS", why + " (expected name=value,...: gpus, links, connections, micro_batches, layer_passes, requests, jobs, file)");
   };
   std::string_view rest = text;
   while (!rest.empty()) {
@@ -42,6 +42,7 @@ Limits parse_limits(const std::string& text) {
     else if (name == "micro_batches") l.micro_batches = n;
     else if (name == "layer_passes") l.layer_passes = n;
     else if (name == "requests") l.requests = n;
+    else if (name == "jobs") l.jobs = n;
     else fail("unknown limit \"" + std::string(name) + "\"");
   }
   return l;

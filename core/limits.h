@@ -23,6 +23,7 @@ struct Limits {
   std::int64_t micro_batches = 16384;                // micro-batches per iteration of a plan
   std::int64_t layer_passes = std::int64_t{1} << 20;  // micro-batches x layers per pipeline stage (1 M: about 3 min)
   std::int64_t requests = std::int64_t{1} << 22;     // requests of a serving scenario (4.2 M: about 1 GB, 1 min)
+  std::int64_t jobs = std::int64_t{1} << 21;         // jobs of a scheduling scenario (2.1 M)
 };
 
 // The limits in force: the defaults, with CLUSTERSIM_LIMITS applied (read once).

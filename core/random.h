@@ -2,7 +2,9 @@
 // from (seed, stable id), so results never depend on creation order or thread count.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <numbers>
 
 namespace cs {
 
@@ -42,5 +44,15 @@ class Rng {
  private:
   std::uint64_t state_;
 };
+
+// Exponential with mean 1 (inversion).
+inline double draw_exponential(Rng& rng) { return -std::log1p(-rng.uniform()); }
+
+// Standard normal (Box-Muller, one value per call).
+inline double draw_normal(Rng& rng) {
+  const double u = 1.0 - rng.uniform();  // (0, 1]
+  const double v = rng.uniform();
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * std::numbers::pi * v);
+}
 
 }  // namespace cs

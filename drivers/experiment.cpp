@@ -11,8 +11,6 @@ namespace cs::drv {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 wl::ParallelPlan parse_plan(const ConfigNode& n) {
   n.expect_only({"dp", "tp", "pp", "cp", "cp_comm_type", "ep", "sequence_parallel", "schedule", "virtual_stages", "layers_per_stage",
                  "zero", "micro_batch", "global_batch", "sequence_length", "recompute", "precision", "dp_bucket", "order",
@@ -73,8 +71,6 @@ wl::ParallelPlan parse_plan(const ConfigNode& n) {
   }
   return p;
 }
-
-}  // namespace
 
 Experiment::Goal parse_goal(const ConfigNode& g) {
   // Tokens to train, or a dataset's tokens times epochs (a fine-tune). Up to 10^16 tokens: 25x

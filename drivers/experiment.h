@@ -59,6 +59,8 @@ struct Experiment {
   std::string at(const std::string& key) const { return path + "/" + key; }
 };
 
+// Parses a parallel plan object (an experiment's "plan"; docs/experiment-format.md).
+wl::ParallelPlan parse_plan(const ConfigNode& node);
 // Parses a training goal object ({"tokens": N} or {"dataset_tokens": D, "epochs": E}).
 Experiment::Goal parse_goal(const ConfigNode& node);
 

@@ -11,19 +11,29 @@
 //
 // Together. Jobs are linked when their links() intersect; union-find over the jobs, with a hash
 // map from link to the first job seen on it, finds the components in O(sum of |links()|). A
-// component of one job takes its alone time. The groups of a component of 2+ jobs all start at
-// t = 0 on one flow network (CollectiveRunner, max-min sharing) with the (algorithm, protocol)
-// of their alone runs; a job's time is its last group's end.
+// component of one job takes its alone time. In a component of 2+ jobs every job communicates at
+// once and the links are shared max-min fairly between jobs (job-level progressive filling):
+// job j alone puts d_jl = b_jl / T_j on link l (b_jl its bytes there, T_j its alone time); at a
+// common level x the unfrozen jobs put x d_jl; x rises until a link is full (sum of x_j d_jl =
+// C_l, the flow network's usable capacity) or reaches 1 (a job cannot go faster than alone); the
+// jobs on a full link freeze at that level; repeat. Then
+//   T_j(together) = T_j / x_j.
+// A ring's edges advance in lockstep, so a job's flows slow together: the level is per job, and
+// a job with more flows on a link gets its share in proportion, as flow-level max-min gives it.
+// Exact for bandwidth-bound phases that overlap entirely; the latency part of T_j is stretched
+// too (pessimistic by at most that part: tests/scheduling/job_network_test.cpp compares it with
+// the event simulation of the same jobs). Cost: O(levels x sum of |links()|) per component, no
+// event simulation, so a scheduler can re-ask after every arrival and departure.
 //
 // Determinism. A job's key is a hash of its groups (GPU ids in rank order) and S; each group's
 // ECMP label is hash(key, group index), the same alone and together, so a job keeps its paths
-// when neighbours come and go, and different jobs hash differently. A component runs its jobs
-// in key order and is cached by its sorted keys, so neither the input order nor the caller's
-// pointers change a result. A key collision (2^-64 per pair) would be caught: each cached job
+// when neighbours come and go, and different jobs hash differently. A component solves its jobs
+// in key order, so neither the input order nor the caller's pointers change a result. A key collision (2^-64 per pair) would be caught: each cached job
 // keeps its traffic and a mismatch is an InternalError.
 #include "drivers/job_network.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <numeric>
@@ -123,9 +133,7 @@ struct JobNetwork::Impl {
   topo::Router router;                          // joint runs' routes (cached across runs)
   std::optional<net::FlowNetwork> net;          // joint runs' network, reset for each
   std::unordered_map<std::uint64_t, Job> jobs;  // by key; looked up, never iterated
-  // Joint runs: a component's sorted job keys -> its jobs' times, in that order.
-  std::map<std::vector<std::uint64_t>, std::vector<Duration>> joint;
-  std::uint64_t joint_runs = 0;
+  std::uint64_t joint_runs = 0;  // components of 2+ jobs solved
 
   const Job& job(const JobTraffic& traffic) {
     const std::uint64_t key = job_key(traffic);
@@ -208,41 +216,164 @@ struct JobNetwork::Impl {
     return times;
   }
 
-  // The times of one component of 2+ jobs (indices into `all`), cached by its sorted keys.
+  // The times of one component of 2+ jobs (indices into `all`): job-level max-min (above).
   void component_times(std::span<const Job* const> all, std::vector<std::size_t> members,
                        std::vector<Duration>& out) {
     std::stable_sort(members.begin(), members.end(),
                      [&](std::size_t a, std::size_t b) { return all[a]->key < all[b]->key; });
-    std::vector<std::uint64_t> keys;
-    std::vector<const Job*> ordered;
-    keys.reserve(members.size());
-    ordered.reserve(members.size());
-    for (std::size_t i : members) {
-      keys.push_back(all[i]->key);
-      ordered.push_back(all[i]);
+    ++joint_runs;
+    const std::vector<net::LinkCapacity>& caps = capacities();
+    // (link, job, demand d_jl) of the links two or more jobs load: a link one job loads alone
+    // never limits it (its demand is what it ran at alone, within the capacity).
+    struct Entry {
+      std::uint32_t link;
+      std::uint32_t job;  // position in `members`
+      double demand;      // bytes per second alone
+    };
+    // The shared links (marked by together()) in order of first appearance, each with its jobs
+    // in key order: counted, then filled (compressed rows).
+    std::vector<std::uint32_t> shared_links;
+    std::vector<std::size_t> begin;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      for (const LinkLoad& l : all[members[k]]->links) {
+        const std::uint32_t id = l.link.value;
+        if (link_count[id] < 2) continue;
+        if (link_slot_epoch[id] != epoch) {
+          link_slot_epoch[id] = epoch;
+          link_slot[id] = static_cast<std::uint32_t>(shared_links.size());
+          shared_links.push_back(id);
+          begin.push_back(0);
+        }
+        ++begin[link_slot[id]];
+      }
     }
-    auto it = joint.find(keys);
-    if (it == joint.end()) {
-      ++joint_runs;
-      it = joint.emplace(std::move(keys), run_together(ordered)).first;
+    std::size_t total = 0;
+    for (std::size_t& b : begin) {
+      const std::size_t n = b;
+      b = total;
+      total += n;
     }
-    for (std::size_t k = 0; k < members.size(); ++k) out[members[k]] = it->second[k];
+    begin.push_back(total);
+    std::vector<Entry> entries(total);
+    std::vector<std::size_t> fill(begin.begin(), begin.end() - 1);
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const Job& j = *all[members[k]];
+      const double t = to_seconds(j.alone);
+      for (const LinkLoad& l : j.links) {
+        const std::uint32_t id = l.link.value;
+        if (link_count[id] < 2) continue;
+        entries[fill[link_slot[id]]++] = {id, static_cast<std::uint32_t>(k), t > 0 ? static_cast<double>(l.bytes.value()) / t : 0.0};
+      }
+    }
+    const std::size_t shared = begin.size() - 1;
+
+    std::vector<double> level(members.size(), 1.0);
+    std::vector<char> frozen(members.size(), 0);
+    std::vector<char> constrained(members.size(), 0);  // on a shared link
+    for (const Entry& e : entries) constrained[e.job] = 1;
+    std::size_t left = 0;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      if (constrained[k]) {
+        ++left;
+        level[k] = 0;
+      } else {
+        frozen[k] = 1;  // runs as fast as alone
+      }
+    }
+    while (left > 0) {
+      // The highest common level every unfrozen job can reach.
+      double x = 1;
+      for (std::size_t l = 0; l < shared; ++l) {
+        double used = 0, rising = 0;
+        for (std::size_t i = begin[l]; i < begin[l + 1]; ++i) {
+          const Entry& e = entries[i];
+          if (frozen[e.job]) {
+            used += level[e.job] * e.demand;
+          } else {
+            rising += e.demand;
+          }
+        }
+        if (rising > 0) x = std::min(x, std::max(0.0, caps[entries[begin[l]].link].bandwidth.value() - used) / rising);
+      }
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        if (!frozen[k]) level[k] = x;
+      }
+      // Freeze the jobs of the links now full; at level 1 every job left.
+      std::size_t froze = 0;
+      for (std::size_t l = 0; l < shared; ++l) {
+        double used = 0;
+        bool any = false;
+        for (std::size_t i = begin[l]; i < begin[l + 1]; ++i) {
+          used += level[entries[i].job] * entries[i].demand;
+          any |= !frozen[entries[i].job];
+        }
+        if (!any || (x < 1 && used < caps[entries[begin[l]].link].bandwidth.value() * (1 - 1e-12))) continue;
+        for (std::size_t i = begin[l]; i < begin[l + 1]; ++i) {
+          if (!frozen[entries[i].job]) {
+            frozen[entries[i].job] = 1;
+            ++froze;
+          }
+        }
+      }
+      if (x >= 1 || froze == 0) {
+        for (std::size_t k = 0; k < members.size(); ++k) {
+          if (!frozen[k]) {
+            frozen[k] = 1;
+            ++froze;
+          }
+        }
+      }
+      left -= froze;
+    }
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const Job& j = *all[members[k]];
+      out[members[k]] = level[k] >= 1 || j.alone.count() == 0
+                            ? j.alone
+                            : Duration{static_cast<Duration::rep>(std::ceil(static_cast<double>(j.alone.count()) / level[k]))};
+    }
   }
+
+  const std::vector<net::LinkCapacity>& capacities() {
+    if (caps_.empty()) caps_ = simulator.layout().capacities();
+    return caps_;
+  }
+  std::vector<net::LinkCapacity> caps_;
+  // Per cluster link, for together(): the call (epoch) that last saw it, its first job there and
+  // how many jobs load it; the slot of a shared link within a component.
+  std::uint32_t epoch = 0;
+  std::vector<std::uint32_t> link_epoch, link_first, link_count, link_slot_epoch, link_slot;
 
   std::vector<Duration> together(std::span<const JobTraffic* const> traffic) {
     std::vector<const Job*> all;
     all.reserve(traffic.size());
     for (const JobTraffic* t : traffic) all.push_back(&job(*t));
-    // Components: each link joins every job on it to the first job seen there.
+    // Components: each link joins every job on it to the first job seen there; per-link marks
+    // (stamped with this call's epoch) count the jobs on each link.
+    const std::size_t links = machine.cluster.link_count();
+    if (link_epoch.size() < links) {
+      link_epoch.assign(links, 0);
+      link_first.assign(links, 0);
+      link_count.assign(links, 0);
+      link_slot_epoch.assign(links, 0);
+      link_slot.assign(links, 0);
+    }
+    if (++epoch == 0) {  // wrapped: every mark is stale
+      std::fill(link_epoch.begin(), link_epoch.end(), 0);
+      std::fill(link_slot_epoch.begin(), link_slot_epoch.end(), 0);
+      epoch = 1;
+    }
     Components uf(all.size());
-    std::unordered_map<std::uint32_t, std::size_t> first_on_link;
-    std::size_t loads = 0;
-    for (const Job* j : all) loads += j->links.size();
-    first_on_link.reserve(loads);
     for (std::size_t i = 0; i < all.size(); ++i) {
       for (const LinkLoad& l : all[i]->links) {
-        const auto [it, inserted] = first_on_link.try_emplace(l.link.value, i);
-        if (!inserted) uf.join(i, it->second);
+        const std::uint32_t id = l.link.value;
+        if (link_epoch[id] != epoch) {
+          link_epoch[id] = epoch;
+          link_first[id] = static_cast<std::uint32_t>(i);
+          link_count[id] = 1;
+        } else {
+          uf.join(i, link_first[id]);
+          ++link_count[id];
+        }
       }
     }
     std::vector<std::vector<std::size_t>> members(all.size());  // by root, in input order

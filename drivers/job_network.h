@@ -7,17 +7,17 @@
 // data parallelism across them t groups, one per local rank (each on its own rail on a
 // rail-optimized fabric). All groups of a job start together.
 //
-// Alone: the collective simulator's `auto` choice (NCCL's tuner) on the idle cluster; the
-// algorithm and protocol it picks are kept for the joint runs.
+// Alone: the collective simulator's `auto` choice (NCCL's tuner) on the idle cluster (a job whose
+// own groups share links: its groups simulated together).
 // Together: the jobs of one component (jobs linked by sharing at least one link, transitively)
-// start every group at the same instant on one flow network and share links max-min fairly; a
-// job's time is its last group's end. Starting in phase is the pessimistic case: jobs whose
-// communication phases interleave (Cassini, NSDI 2024) contend less. A job alone in its component
-// gets its alone time without a joint run.
+// communicate at once and share links max-min fairly at the level of jobs: job j runs at a level
+// x_j <= 1 of its alone link rates, and takes T_alone / x_j (job_network.cpp states the
+// progressive filling). Communicating at once is the pessimistic case: jobs whose communication
+// phases interleave (Cassini, NSDI 2024) contend less. A job alone in its component gets its
+// alone time.
 //
-// Caches: alone times and link loads by (GPUs, bytes); joint runs by the component's set of jobs,
-// so a scheduler that re-asks after every arrival and departure only simulates components that
-// changed.
+// Cache: alone times and link loads by (GPUs, bytes); a component's solve is O(levels x its jobs'
+// links), cheap enough to redo after every arrival and departure.
 #pragma once
 
 #include <cstdint>
@@ -58,7 +58,7 @@ class JobNetwork {
   // The communication time per iteration of each job while all of `jobs` run (same order).
   std::vector<Duration> together(std::span<const JobTraffic* const> jobs);
 
-  std::uint64_t joint_runs() const;  // joint simulations run (cache misses), for benches and tests
+  std::uint64_t joint_runs() const;  // components of 2+ jobs solved, for benches and tests
 
  private:
   struct Impl;

@@ -246,8 +246,10 @@ PlanEstimate PlanEstimator::estimate(const wl::ParallelPlan& plan) {
   const Bytes grads{params * plan.grad_reduce_bytes};
   const Bytes weights{params * wl::kActivationBytes};
   Duration exposed{0};
+  r.dp_window = plan.dp_overlap ? backward : Duration{0};
+  r.dp_bytes = grads;
   if (dp_ranks > 1) {
-    const Duration window = plan.dp_overlap ? backward : Duration{0};
+    const Duration window = r.dp_window;
     switch (plan.zero) {
       case wl::ZeroStage::kNone:
         exposed = positive(collective(CollectiveOp::kAllReduce, dp_ranks, dp_stride, grads) - window);

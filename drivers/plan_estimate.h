@@ -46,6 +46,8 @@ struct PlanEstimate {
   Duration pipeline{0};      // T_pipe
   Duration bubble{0};        // its idle part
   Duration exposed_dp{0};
+  Duration dp_window{0};     // the backward the data-parallel reduction hides behind (dp_overlap)
+  Bytes dp_bytes{0};         // what one data-parallel group reduces (grad_reduce bytes per parameter)
   Duration tp_comm{0};       // per iteration on the bottleneck stage
   Duration optimizer{0};
 };

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
-#include <numbers>
 #include <sstream>
 #include <utility>
 
@@ -15,16 +14,6 @@
 namespace cs::drv {
 namespace {
 
-// Exponential with mean 1.
-double exponential(Rng& rng) { return -std::log1p(-rng.uniform()); }
-
-// Standard normal (Box-Muller, one value per call).
-double normal(Rng& rng) {
-  const double u = 1.0 - rng.uniform();  // (0, 1]
-  const double v = rng.uniform();
-  return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * std::numbers::pi * v);
-}
-
 // Gamma with shape k and scale 1 (Marsaglia and Tsang; k < 1 boosted by U^(1/k)).
 double gamma(Rng& rng, double k) {
   if (k < 1) return gamma(rng, k + 1) * std::pow(1.0 - rng.uniform(), 1.0 / k);
@@ -32,7 +21,7 @@ double gamma(Rng& rng, double k) {
   for (;;) {
     double x, v;
     do {
-      x = normal(rng);
+      x = draw_normal(rng);
       v = 1.0 + c * x;
     } while (v <= 0);
     v = v * v * v;
@@ -48,7 +37,7 @@ std::int64_t draw_length(const LengthDistribution& d, Rng& rng) {
     case LengthDistribution::Kind::kUniform:
       return d.lo + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.hi - d.lo + 1)));
     case LengthDistribution::Kind::kLognormal: {
-      const double v = std::round(d.median * std::exp(d.sigma * normal(rng)));
+      const double v = std::round(d.median * std::exp(d.sigma * draw_normal(rng)));
       return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min(v, 1e15)), 1, d.max);
     }
   }
@@ -167,7 +156,7 @@ std::vector<ServingRequest> make_requests(const RequestStreamSpec& spec) {
   const double shape = 1.0 / (spec.cv * spec.cv);
   double t = 0;
   for (std::int64_t i = 0; i < spec.count; ++i) {
-    const double gap = spec.arrival == ArrivalProcess::kPoisson ? exponential(arrivals) / spec.rate
+    const double gap = spec.arrival == ArrivalProcess::kPoisson ? draw_exponential(arrivals) / spec.rate
                                                                  : gamma(arrivals, shape) / (shape * spec.rate);
     t += gap;
     ServingRequest r;

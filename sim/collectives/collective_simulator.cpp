@@ -58,10 +58,10 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
   r.events = sim.events_executed();
   if (activity) {
     activity->clear();
-    for (std::uint32_t i = 0; i < net.link_count(); ++i) {
-      const auto st = net.link_stats(LinkId{i});
+    for (LinkId l : net.touched_links()) {  // a link no flow touched carried nothing
+      const auto st = net.link_stats(l);
       if (st.bytes.value() == 0) continue;
-      activity->push_back({LinkId{i}, st.bytes, st.busy, net.busy_intervals(LinkId{i})});
+      activity->push_back({l, st.bytes, st.busy, net.busy_intervals(l)});
     }
   }
   return r;

@@ -26,6 +26,7 @@ void FlowNetwork::reset(sim::Simulator& simulator) {
   for (const auto& [l, capacity] : original_capacity_) links_[l].capacity = capacity;
   original_capacity_.clear();
   for (std::uint32_t l : used_) {
+    if (l < intervals_.size()) intervals_[l].clear();
     const double capacity = links_[l].capacity;
     const Duration latency = links_[l].latency;
     links_[l] = Link{};
@@ -33,7 +34,6 @@ void FlowNetwork::reset(sim::Simulator& simulator) {
     links_[l].latency = latency;
   }
   used_.clear();
-  intervals_.clear();
   record_intervals_ = false;
   flows_.clear();
   free_flows_.clear();
@@ -404,6 +404,14 @@ LinkStats FlowNetwork::link_stats(LinkId link) {
   Link& l = use(link.value);
   flush_link(l);
   return LinkStats{Bytes{static_cast<std::int64_t>(l.bytes + 0.5)}, l.busy};
+}
+
+std::vector<LinkId> FlowNetwork::touched_links() const {
+  std::vector<LinkId> out;
+  out.reserve(used_.size());
+  for (std::uint32_t l : used_) out.push_back(LinkId{l});
+  std::sort(out.begin(), out.end(), [](LinkId a, LinkId b) { return a.value < b.value; });
+  return out;
 }
 
 const std::vector<BusyInterval>& FlowNetwork::busy_intervals(LinkId link) {

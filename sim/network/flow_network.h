@@ -127,6 +127,10 @@ class FlowNetwork {
   Duration path_latency(std::span<const LinkId> path) const;
   // Statistics up to now (flushes accumulators).
   LinkStats link_stats(LinkId link);
+  // The links a flow or a caller touched since the last reset, in link order (every link that
+  // may have carried bytes): O(those links), so a run on a large machine reports what it used
+  // without visiting the rest.
+  std::vector<LinkId> touched_links() const;
   std::size_t active_flows() const { return active_flows_; }
   std::uint64_t flows_started() const { return flows_started_; }
   std::uint64_t solves() const { return solves_; }
@@ -136,7 +140,7 @@ class FlowNetwork {
   // Busy intervals per link (recorded only after enable_busy_intervals()).
   void enable_busy_intervals() {
     record_intervals_ = true;
-    intervals_.resize(links_.size());
+    if (intervals_.size() < links_.size()) intervals_.resize(links_.size());  // kept across resets
   }
   const std::vector<BusyInterval>& busy_intervals(LinkId link);
 
@@ -223,7 +227,7 @@ class FlowNetwork {
   std::vector<Link> links_;
   std::vector<std::uint32_t> used_;
   std::vector<std::pair<std::uint32_t, double>> original_capacity_;  // of links set_capacity changed, for reset
-  std::vector<std::vector<BusyInterval>> intervals_;  // per link; empty unless recording
+  std::vector<std::vector<BusyInterval>> intervals_;  // per link once recording; reset empties the used ones
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<std::uint32_t> dirty_links_;
