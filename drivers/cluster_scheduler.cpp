@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -11,8 +10,7 @@
 
 #include "calibration/profile.h"
 #include "core/errors.h"
-#include "core/input_file.h"
-#include "drivers/assumptions.h"
+#include "drivers/calibrated_protocol.h"
 #include "drivers/gpu_pool.h"
 #include "drivers/job_network.h"
 #include "drivers/job_stream.h"
@@ -44,7 +42,7 @@ enum class State : std::uint8_t { kFuture, kWaiting, kRestarting, kRunning, kDon
 struct Job {
   const JobRequest* req = nullptr;
   State state = State::kFuture;
-  double work = 0, done = 0, checkpointed = 0;
+  double work = 0, done = 0;
   double rate = 1, since = 0;   // progress per second, and when `done` was last brought up to date
   double segment_done = 0;      // `done` when the job last began progressing (link bytes)
   std::uint32_t version = 0;    // of its pending finish or resume event
@@ -67,22 +65,23 @@ class Scheduler {
   void setup() {
     if (!s_.cluster.empty()) {
       machine_.emplace(coll::load_machine(s_.cluster, s_.cluster_overrides));
+      if (!s_.profile.empty()) {  // measured compute and link parameters, as a training run takes them
+        profile_ = std::make_shared<const cal::ProfileModel>(cal::load_profile(s_.profile));
+        check_profile_gpu(*profile_, machine_->cluster, s_.profile, s_.file, "/profile");
+        machine_->protocol = calibrate_protocol(*profile_, machine_->protocol).protocol;
+      }
       pool_.emplace(machine_->cluster);
       network_ = std::make_unique<JobNetwork>(*machine_);
       out_.cluster = machine_->cluster.name();
       out_.warnings = machine_->warnings;
       out_.network = true;
     } else {
-      pool_.emplace(read_nodes(s_.nodes, s_.node_fraction));
+      pool_.emplace(read_node_list(s_.nodes, s_.node_fraction));
       out_.cluster = s_.nodes;
     }
     check_sizes();
     stream_ = make_jobs(s_);
-    if (!stream_.classes.empty()) {
-      std::shared_ptr<const cal::ProfileModel> profile;
-      if (!s_.profile.empty()) profile = std::make_shared<const cal::ProfileModel>(cal::load_profile(s_.profile));
-      timer_ = std::make_unique<JobTimer>(*machine_, s_, stream_.classes, profile);
-    }
+    if (!stream_.classes.empty()) timer_ = std::make_unique<JobTimer>(*machine_, s_, stream_.classes, profile_);
     out_.gpus = pool_->gpus();
     out_.servers = static_cast<int>(pool_->servers().size());
     out_.leaf_groups = pool_->groups();
@@ -123,58 +122,6 @@ class Scheduler {
 
  private:
   // ---- set-up ------------------------------------------------------------------------------
-  // The node list's GPU nodes; with a fraction f < 1, node i (counting GPU nodes) is kept when
-  // floor((i + 1) f) > floor(i f): evenly spaced, so the mix of models and sizes stays.
-  static std::vector<PoolServer> read_nodes(const std::string& path, double fraction) {
-    const std::string text = read_input_file(path);
-    std::vector<PoolServer> servers;
-    std::size_t pos = 0;
-    int line = 0, gpu_col = -1, model_col = -1;
-    std::int64_t gpu_nodes = 0;
-    while (pos < text.size()) {
-      std::size_t end = text.find('\n', pos);
-      if (end == std::string::npos) end = text.size();
-      std::string row = text.substr(pos, end - pos);
-      pos = end + 1;
-      ++line;
-      if (!row.empty() && row.back() == '\r') row.pop_back();
-      if (row.empty()) continue;
-      std::vector<std::string> f;
-      for (std::size_t a = 0;;) {
-        const std::size_t c = row.find(',', a);
-        f.push_back(row.substr(a, c == std::string::npos ? std::string::npos : c - a));
-        if (c == std::string::npos) break;
-        a = c + 1;
-      }
-      if (gpu_col < 0) {
-        for (std::size_t i = 0; i < f.size(); ++i) {
-          if (f[i] == "gpu") gpu_col = static_cast<int>(i);
-          if (f[i] == "model") model_col = static_cast<int>(i);
-        }
-        if (gpu_col < 0) throw InputError(path, "line 1", "expected a header with a \"gpu\" column (sn, cpu_milli, memory_mib, gpu, model)");
-        continue;
-      }
-      if (f.size() <= static_cast<std::size_t>(std::max(gpu_col, model_col))) {
-        throw InputError(path, "line " + std::to_string(line), "fewer fields than the header");
-      }
-      int gpus = -1;
-      try {
-        std::size_t used = 0;
-        gpus = std::stoi(f[static_cast<std::size_t>(gpu_col)], &used);
-        if (used != f[static_cast<std::size_t>(gpu_col)].size()) gpus = -1;
-      } catch (const std::exception&) {
-        gpus = -1;
-      }
-      if (gpus < 0 || gpus > 1024) throw InputError(path, "line " + std::to_string(line), "column \"gpu\": expected a GPU count from 0 to 1024");
-      if (gpus == 0) continue;
-      const double i = static_cast<double>(gpu_nodes++);
-      if (std::floor((i + 1) * fraction) == std::floor(i * fraction)) continue;
-      servers.push_back({0, gpus, 0, model_col >= 0 ? f[static_cast<std::size_t>(model_col)] : std::string()});
-    }
-    if (servers.empty()) throw InputError(path, "", "the node list has no node with GPUs");
-    return servers;
-  }
-
   // A synthetic job size no server set can hold is a mistake in the file (a trace's such job is
   // a rejection the results report).
   void check_sizes() const {
@@ -413,7 +360,7 @@ class Scheduler {
     JobRecord& rec = out_.jobs[static_cast<std::size_t>(id)];
     const double restart = to_seconds(s_.checkpoint.restart);
     rec.lost = long_seconds(to_seconds(rec.lost) + (j.done - kept) + restart);
-    j.done = j.checkpointed = kept;
+    j.done = kept;
     j.restart_left = restart;
     j.placement.reset();
     j.networked = false;
@@ -633,6 +580,7 @@ class Scheduler {
   std::optional<coll::Machine> machine_;
   std::optional<GpuPool> pool_;
   std::unique_ptr<JobNetwork> network_;
+  std::shared_ptr<const cal::ProfileModel> profile_;
   std::unique_ptr<JobTimer> timer_;
   JobStream stream_;
   std::vector<Job> jobs_;

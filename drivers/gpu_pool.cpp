@@ -1,8 +1,12 @@
 #include "drivers/gpu_pool.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
+
+#include "core/errors.h"
+#include "drivers/trace_table.h"
 
 namespace cs::drv {
 namespace {
@@ -10,6 +14,21 @@ namespace {
 constexpr int kWhole = 1000;
 
 }  // namespace
+
+std::vector<PoolServer> read_node_list(const std::string& path, double fraction) {
+  const TraceTable t(path, {"gpu"});
+  std::vector<PoolServer> servers;
+  std::int64_t gpu_nodes = 0;
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const int gpus = static_cast<int>(t.integer(i, "gpu", 0, 1024));
+    if (gpus == 0) continue;
+    const double k = static_cast<double>(gpu_nodes++);
+    if (std::floor((k + 1) * fraction) == std::floor(k * fraction)) continue;
+    servers.push_back({0, gpus, 0, std::string(t.cell(i, "model"))});
+  }
+  if (servers.empty()) throw InputError(path, "", "the node list has no node with GPUs");
+  return servers;
+}
 
 GpuPool::GpuPool(const topo::Cluster& cluster) {
   const auto gpus = cluster.gpus();

@@ -42,6 +42,11 @@ struct Placement {
   int servers = 0, groups = 0;
 };
 
+// The GPU nodes of a node list (the Alibaba v2023 openb_node_list format: columns "gpu" and,
+// optionally, "model"; nodes without GPUs left out). With a fraction f < 1, GPU node i is kept
+// when floor((i + 1) f) > floor(i f): evenly spaced, so the mix of models and sizes stays.
+std::vector<PoolServer> read_node_list(const std::string& path, double fraction = 1);
+
 class GpuPool {
  public:
   // From a cluster: servers in rank order, groups from the leaf switches of their NICs.

@@ -1,15 +1,12 @@
 #include "drivers/job_stream.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <map>
-#include <sstream>
 
 #include "core/errors.h"
-#include "core/input_file.h"
 #include "core/limits.h"
 #include "core/random.h"
+#include "drivers/trace_table.h"
 
 namespace cs::drv {
 namespace {
@@ -36,90 +33,6 @@ double draw(const ValueDistribution& d, Rng& rng) {
   return d.value;
 }
 
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = line.find(',', start);
-    out.push_back(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (comma == std::string_view::npos) return out;
-    start = comma + 1;
-  }
-}
-
-class CsvReader {
- public:
-  CsvReader(std::string path, std::string text) : path_(std::move(path)), in_(std::move(text)) {}
-
-  // The header's columns; `required` must all be there.
-  void header(std::initializer_list<const char*> required) {
-    std::string text;
-    if (!std::getline(in_, text)) fail("the file is empty (expected a header line)");
-    ++line_;
-    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    const auto names = split(text);
-    for (std::size_t i = 0; i < names.size(); ++i) columns_.emplace(std::string(names[i]), i);
-    for (const char* r : required) {
-      if (!columns_.count(r)) fail(std::string("the header has no column \"") + r + "\"");
-    }
-    width_ = names.size();
-  }
-  bool has_column(const char* name) const { return columns_.count(name) > 0; }
-  // The next non-empty row; false at the end.
-  bool next() {
-    while (std::getline(in_, row_)) {
-      ++line_;
-      if (!row_.empty() && row_.back() == '\r') row_.pop_back();
-      if (row_.empty()) continue;
-      fields_ = split(row_);
-      if (fields_.size() != width_) fail("expected " + std::to_string(width_) + " fields, got " + std::to_string(fields_.size()));
-      return true;
-    }
-    return false;
-  }
-  std::string_view field(const char* name) const {
-    auto it = columns_.find(name);
-    return it == columns_.end() ? std::string_view{} : fields_[it->second];
-  }
-  std::int64_t integer(const char* name, std::int64_t lo, std::int64_t hi) const {
-    const std::string_view f = field(name);
-    std::int64_t v = 0;
-    const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
-    if (f.empty() || r.ec != std::errc{} || r.ptr != f.data() + f.size() || v < lo || v > hi) {
-      fail(std::string("column \"") + name + "\": expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
-           ", got \"" + std::string(f) + "\"");
-    }
-    return v;
-  }
-  double number(const char* name, double lo, double hi) const {
-    const std::string_view f = field(name);
-    double v = 0;
-    const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
-    if (f.empty() || r.ec != std::errc{} || r.ptr != f.data() + f.size() || !(v >= lo && v <= hi)) {
-      fail(std::string("column \"") + name + "\": expected a number from " + format(lo) + " to " + format(hi) + ", got \"" +
-           std::string(f) + "\"");
-    }
-    return v;
-  }
-  [[noreturn]] void fail(const std::string& why) const { throw InputError(path_, "line " + std::to_string(line_), why); }
-  int line() const { return line_; }
-
- private:
-  static std::string format(double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-  }
-  std::string path_;
-  std::istringstream in_;
-  std::string row_;
-  std::vector<std::string_view> fields_;
-  std::map<std::string, std::size_t> columns_;
-  std::size_t width_ = 0;
-  int line_ = 0;
-};
-
 constexpr double kMaxSeconds = 3.6e10;  // kMaxLongDuration
 
 int intern(std::vector<std::string>& names, std::string_view name) {
@@ -130,36 +43,35 @@ int intern(std::vector<std::string>& names, std::string_view name) {
   return static_cast<int>(names.size() - 1);
 }
 
-void check_count(const CsvReader& r, const JobStream& s) {
+void check_count(const TraceTable& t, std::size_t row, const JobStream& s) {
   if (static_cast<std::int64_t>(s.jobs.size()) >= limits().jobs) {
-    r.fail("more jobs than the limit of " + std::to_string(limits().jobs) + "; " + limit_hint("jobs") + " (or read fewer with \"limit\")");
+    t.fail(row, "more jobs than the limit of " + std::to_string(limits().jobs) + "; " + limit_hint("jobs") + " (or read fewer with \"limit\")");
   }
 }
 
 JobStream read_alibaba(const JobStreamSpec& spec) {
-  CsvReader r(spec.trace, read_input_file(spec.trace));
-  r.header({"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time"});
+  const TraceTable t(spec.trace, {"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time"});
   JobStream s;
-  while (r.next()) {
-    const std::int64_t gpus = r.integer("num_gpu", 0, 1 << 20);
-    if (gpus == 0 || r.field("scheduled_time").empty()) {
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const std::int64_t gpus = t.integer(i, "num_gpu", 0, 1 << 20);
+    if (gpus == 0 || t.cell(i, "scheduled_time").empty()) {
       ++s.skipped;
       continue;
     }
-    check_count(r, s);
+    check_count(t, i, s);
     JobRequest j;
     j.id = static_cast<std::int64_t>(s.jobs.size());
-    j.name = std::string(r.field("name"));
+    j.name = std::string(t.cell(i, "name"));
     j.gpus = static_cast<int>(gpus);
-    j.gpu_milli = gpus == 1 ? static_cast<int>(r.integer("gpu_milli", 1, 1000)) : 1000;
-    const std::int64_t created = r.integer("creation_time", 0, static_cast<std::int64_t>(kMaxSeconds));
-    const std::int64_t scheduled = r.integer("scheduled_time", created, static_cast<std::int64_t>(kMaxSeconds));
-    const std::int64_t deleted = r.integer("deletion_time", scheduled, static_cast<std::int64_t>(kMaxSeconds));
+    j.gpu_milli = gpus == 1 ? static_cast<int>(t.integer(i, "gpu_milli", 1, 1000)) : 1000;
+    const std::int64_t created = t.integer(i, "creation_time", 0, static_cast<std::int64_t>(kMaxSeconds));
+    const std::int64_t scheduled = t.integer(i, "scheduled_time", created, static_cast<std::int64_t>(kMaxSeconds));
+    const std::int64_t deleted = t.integer(i, "deletion_time", scheduled, static_cast<std::int64_t>(kMaxSeconds));
     j.arrival = long_seconds(static_cast<double>(created) * spec.time_scale);
     j.duration = long_seconds(static_cast<double>(deleted - scheduled));
-    if (!s.jobs.empty() && j.arrival < s.jobs.back().arrival) r.fail("creation_time goes back in time");
-    if (r.has_column("gpu_spec") && !r.field("gpu_spec").empty()) {
-      std::string_view models = r.field("gpu_spec");
+    if (!s.jobs.empty() && j.arrival < s.jobs.back().arrival) t.fail(i, "creation_time goes back in time");
+    if (t.has("gpu_spec") && !t.cell(i, "gpu_spec").empty()) {
+      std::string_view models = t.cell(i, "gpu_spec");
       for (std::size_t start = 0;;) {
         const std::size_t bar = models.find('|', start);
         j.gpu_models.emplace_back(models.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start));
@@ -167,7 +79,7 @@ JobStream read_alibaba(const JobStreamSpec& spec) {
         start = bar + 1;
       }
     }
-    j.user = intern(s.users, r.has_column("qos") && !r.field("qos").empty() ? r.field("qos") : "default");
+    j.user = intern(s.users, t.has("qos") && !t.cell(i, "qos").empty() ? t.cell(i, "qos") : "default");
     s.jobs.push_back(std::move(j));
     if (spec.limit > 0 && static_cast<std::int64_t>(s.jobs.size()) >= spec.limit) break;
   }
@@ -175,39 +87,38 @@ JobStream read_alibaba(const JobStreamSpec& spec) {
 }
 
 JobStream read_clustersim(const JobStreamSpec& spec, const ScheduleScenario& scenario) {
-  CsvReader r(spec.trace, read_input_file(spec.trace));
-  r.header({"id", "arrival_s", "gpus"});
-  const bool by_duration = r.has_column("duration_s"), by_class = r.has_column("class");
-  if (by_class && !r.has_column("iterations")) r.fail("a \"class\" column needs an \"iterations\" column");
-  if (!by_duration && !by_class) r.fail("the header needs \"duration_s\" or \"class\" and \"iterations\"");
+  const TraceTable t(spec.trace, {"id", "arrival_s", "gpus"});
+  const bool by_duration = t.has("duration_s"), by_class = t.has("class");
+  if (by_class && !t.has("iterations")) throw InputError(spec.trace, "line 1", "a \"class\" column needs an \"iterations\" column");
+  if (!by_duration && !by_class) throw InputError(spec.trace, "line 1", "the header needs \"duration_s\" or \"class\" and \"iterations\"");
   JobStream s;
   for (const auto& [name, c] : scenario.classes) s.classes.push_back(name);
-  while (r.next()) {
-    check_count(r, s);
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    check_count(t, i, s);
     JobRequest j;
     j.id = static_cast<std::int64_t>(s.jobs.size());
-    j.name = std::string(r.field("id"));
-    j.arrival = long_seconds(r.number("arrival_s", 0, kMaxSeconds) * spec.time_scale);
-    if (!s.jobs.empty() && j.arrival < s.jobs.back().arrival) r.fail("arrival_s goes back in time (rows must be in arrival order)");
-    j.gpus = static_cast<int>(r.integer("gpus", 1, 1 << 20));
-    if (r.has_column("gpu_milli") && !r.field("gpu_milli").empty()) {
-      j.gpu_milli = static_cast<int>(r.integer("gpu_milli", 1, 1000));
-      if (j.gpu_milli < 1000 && j.gpus != 1) r.fail("a share of a GPU (gpu_milli < 1000) applies to a one-GPU job");
+    j.name = std::string(t.cell(i, "id"));
+    j.arrival = long_seconds(t.number(i, "arrival_s", 0, kMaxSeconds) * spec.time_scale);
+    if (!s.jobs.empty() && j.arrival < s.jobs.back().arrival) t.fail(i, "arrival_s goes back in time (rows must be in arrival order)");
+    j.gpus = static_cast<int>(t.integer(i, "gpus", 1, 1 << 20));
+    if (t.has("gpu_milli") && !t.cell(i, "gpu_milli").empty()) {
+      j.gpu_milli = static_cast<int>(t.integer(i, "gpu_milli", 1, 1000));
+      if (j.gpu_milli < 1000 && j.gpus != 1) t.fail(i, "a share of a GPU (gpu_milli < 1000) applies to a one-GPU job");
     }
-    const bool has_class = by_class && !r.field("class").empty();
-    const bool has_duration = by_duration && !r.field("duration_s").empty();
-    if (has_class == has_duration) r.fail("expected exactly one of duration_s and class");
+    const bool has_class = by_class && !t.cell(i, "class").empty();
+    const bool has_duration = by_duration && !t.cell(i, "duration_s").empty();
+    if (has_class == has_duration) t.fail(i, "expected exactly one of duration_s and class");
     if (has_duration) {
-      j.duration = long_seconds(r.number("duration_s", 0, kMaxSeconds));
+      j.duration = long_seconds(t.number(i, "duration_s", 0, kMaxSeconds));
     } else {
-      const std::string name(r.field("class"));
+      const std::string name(t.cell(i, "class"));
       auto it = std::find(s.classes.begin(), s.classes.end(), name);
-      if (it == s.classes.end()) r.fail("no job class \"" + name + "\" in the scenario's \"classes\"");
+      if (it == s.classes.end()) t.fail(i, "no job class \"" + name + "\" in the scenario's \"classes\"");
       j.job_class = static_cast<int>(it - s.classes.begin());
-      j.iterations = r.number("iterations", 1, 1e12);
+      j.iterations = t.number(i, "iterations", 1, 1e12);
     }
-    if (r.has_column("priority") && !r.field("priority").empty()) j.priority = static_cast<int>(r.integer("priority", -1000000, 1000000));
-    j.user = intern(s.users, r.has_column("user") && !r.field("user").empty() ? r.field("user") : "default");
+    if (t.has("priority") && !t.cell(i, "priority").empty()) j.priority = static_cast<int>(t.integer(i, "priority", -1000000, 1000000));
+    j.user = intern(s.users, t.has("user") && !t.cell(i, "user").empty() ? t.cell(i, "user") : "default");
     s.jobs.push_back(std::move(j));
     if (spec.limit > 0 && static_cast<std::int64_t>(s.jobs.size()) >= spec.limit) break;
   }

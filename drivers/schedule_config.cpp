@@ -176,6 +176,7 @@ ScheduleScenario parse_schedule_scenario(const ConfigNode& root, const std::stri
     s.interference = false;
     if (s.placement == PlacementPolicy::kNetworkAware) root.at("placement").fail("network-aware placement needs a \"cluster\" file with its network");
     if (!s.classes.empty()) root.at("classes").fail("job classes are timed on a \"cluster\" file's GPUs and network; a node list has neither");
+    if (!s.profile.empty()) root.at("profile").fail("a profile times job classes on a \"cluster\" file; a node list has no classes");
   }
   if (auto c = root.find("checkpoint")) {
     c->expect_only({"interval", "restart"});
