@@ -40,7 +40,7 @@ fuzz:
 	@scripts/install-deps.sh --fuzz
 	CXX=clang++ cmake -S . -B $(BUILD_FUZZ) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_BUILD_TESTS=OFF
-	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_config fuzz_profile fuzz_cluster fuzz_experiment
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_config fuzz_profile fuzz_cluster fuzz_experiment fuzz_chakra
 	scripts/run-fuzzers.sh $(BUILD_FUZZ) $(FUZZ_RUNS) $(FUZZ_PROFILE_SECONDS)
 
 bench: build

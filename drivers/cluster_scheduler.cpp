@@ -278,7 +278,7 @@ class Scheduler {
     if (j.req->job_class >= 0) {
       j.traffic = timer_->traffic(j.req->job_class, j.placement->gpus);
       const Duration alone = j.traffic.groups.empty() ? Duration{0} : network_->alone(j.traffic);
-      j.alone_rate = j.ideal_iter / to_seconds(JobTimer::iteration(*j.timing, alone));
+      j.alone_rate = rate_of(j, alone);
       j.networked = false;
       if (!j.traffic.groups.empty()) {
         for (const LinkLoad& l : network_->links(j.traffic)) j.networked |= machine_->cluster.link(l.link).tier >= 1;
@@ -328,7 +328,7 @@ class Scheduler {
       if (j.networked) {
         load_links(j, now, -1);
         running_changed_ = true;
-        const double iterations = (j.done - j.segment_done) / j.ideal_iter;
+        const double iterations = j.ideal_iter > 0 ? (j.done - j.segment_done) / j.ideal_iter : 0.0;
         for (const LinkLoad& l : network_->links(j.traffic)) {
           link_bytes_[l.link.value] += iterations * static_cast<double>(l.bytes.value());
         }
@@ -407,8 +407,14 @@ class Scheduler {
     const std::vector<Duration> comm = network_->together(traffic);
     for (std::size_t i = 0; i < ids.size(); ++i) {
       Job& j = job(ids[i]);
-      set_rate(ids[i], j.ideal_iter / to_seconds(JobTimer::iteration(*j.timing, comm[i])), now);
+      set_rate(ids[i], rate_of(j, comm[i]), now);
     }
+  }
+
+  // Progress per second of a job of a class whose all-reduce takes `allreduce`: T_ideal / T_iter.
+  static double rate_of(const Job& j, Duration allreduce) {
+    const double iteration = to_seconds(JobTimer::iteration(*j.timing, allreduce));
+    return j.ideal_iter > 0 && iteration > 0 ? j.ideal_iter / iteration : 1.0;
   }
 
   void set_rate(std::int64_t id, double rate, double now) {

@@ -29,10 +29,15 @@ JobTimer::~JobTimer() = default;
 
 int JobTimer::unit(int cls) const { return classes_[static_cast<std::size_t>(cls)].plan.tp; }
 
-std::optional<std::string> JobTimer::refuses(int cls, int gpus) const {
+std::optional<std::string> JobTimer::refuses(int cls, int gpus) {
   const wl::ParallelPlan& p = classes_[static_cast<std::size_t>(cls)].plan;
   if (gpus % (p.tp * p.pp) != 0) {
     return std::to_string(gpus) + " GPUs are not a multiple of tp x pp = " + std::to_string(p.tp * p.pp);
+  }
+  const std::int64_t batch = static_cast<std::int64_t>(p.global_batch) * (gpus / (p.tp * p.pp));
+  if (batch > (std::int64_t{1} << 30)) return "a global batch of " + std::to_string(batch) + " samples (more than 2^30)";
+  if (timing(cls, gpus).rest >= kMaxDuration / 2) {
+    return "the plan estimate refuses this size (a collective the model cannot run, or an iteration beyond the clock)";
   }
   return std::nullopt;
 }

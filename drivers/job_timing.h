@@ -50,8 +50,9 @@ class JobTimer {
   ~JobTimer();
 
   int unit(int cls) const;  // GPUs per tensor-parallel group
-  // Why a job of `gpus` GPUs of the class cannot run, if it cannot.
-  std::optional<std::string> refuses(int cls, int gpus) const;
+  // Why a job of `gpus` GPUs of the class cannot run, if it cannot (it times the class at that
+  // size to find out).
+  std::optional<std::string> refuses(int cls, int gpus);
   const ClassTiming& timing(int cls, int gpus);
   // The job's gradient all-reduces on `gpus` (pool GPU indices in rank order).
   JobTraffic traffic(int cls, const std::vector<int>& gpus);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs every libFuzzer target of a fuzz build on its seed corpus (`make fuzz`):
 #   scripts/run-fuzzers.sh BUILD_FUZZ RUNS PROFILE_SECONDS
-# fuzz_config, fuzz_cluster and fuzz_experiment run RUNS executions each; fuzz_profile (whose
+# fuzz_config, fuzz_cluster, fuzz_experiment and fuzz_chakra run RUNS executions each; fuzz_profile (whose
 # fits are slow) runs PROFILE_SECONDS. A finding stops the script with the fuzzer's exit code and
 # leaves the crashing input as BUILD_FUZZ/crash-*. Each target's last status line (executions,
 # coverage) is printed at the end.
@@ -25,4 +25,5 @@ run() {  # name corpus max_len limit...
 run fuzz_config corpus 512 -runs="$runs"
 run fuzz_cluster cluster_corpus 1024 -runs="$runs"
 run fuzz_experiment experiment_corpus 1024 -runs="$runs"
+run fuzz_chakra chakra_corpus 2048 -runs="$runs"
 run fuzz_profile profile_corpus 4096 -max_total_time="$profile_seconds"

@@ -1,0 +1,59 @@
+// Fuzzes the Chakra execution-trace reader (taskgraph/chakra_trace.h) and the protobuf wire
+// reader under it (core/protobuf_wire.h): any byte string is parsed, then ordered by its data
+// dependencies and by its control dependencies too.
+//
+// Contract under test: bad input only ever raises InputError naming a byte offset or a node; an
+// accepted trace's order holds every node once, after its data dependencies. Any other
+// exception, a crash, a sanitizer report or a broken invariant aborts the run and is a finding.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/errors.h"
+#include "taskgraph/chakra_trace.h"
+
+namespace {
+
+[[noreturn]] void finding(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "fuzz_chakra finding: %s: %s\n", what, detail.c_str());
+  std::abort();
+}
+
+void check_order(const cs::tg::ChakraTrace& t, const std::vector<std::size_t>& order) {
+  if (order.size() != t.nodes.size()) finding("the order misses nodes", std::to_string(order.size()));
+  std::vector<std::size_t> position(order.size(), SIZE_MAX);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (order[k] >= order.size() || position[order[k]] != SIZE_MAX) finding("a node twice in the order", std::to_string(order[k]));
+    position[order[k]] = k;
+  }
+  std::unordered_map<std::uint64_t, std::size_t> index;
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) index[t.nodes[i].id] = i;
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+    for (std::uint64_t d : t.nodes[i].data_deps) {
+      if (position[index.at(d)] >= position[i]) finding("a node before its data dependency", std::to_string(t.nodes[i].id));
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  try {
+    const cs::tg::ChakraTrace t = cs::tg::parse_chakra_trace(text, "fuzz.et");
+    check_order(t, t.topological_order());
+    try {
+      t.topological_order(true);
+    } catch (const cs::InputError& e) {
+      if (e.json_path().rfind("node ", 0) != 0) finding("a control-order error without a node", e.message());
+    }
+  } catch (const cs::InputError& e) {
+    const std::string& where = e.json_path();
+    if (where.rfind("byte ", 0) != 0 && where.rfind("node ", 0) != 0) finding("an error without a byte offset or a node", where);
+  }
+  return 0;
+}
