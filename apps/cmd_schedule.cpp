@@ -34,7 +34,7 @@ int run_schedule_command(const ScheduleOptions& o) {
     folder->write("summary.json", summary.dump(2) + "\n");
     folder->write("jobs.csv", results::schedule_jobs_csv(run));
     folder->write("timeline.csv", results::schedule_timeline_csv(run));
-    folder->write("links.csv", results::schedule_links_csv(run));
+    folder->write("links.csv", results::schedule_links_csv(run, m));
     folder->write("trace.json", results::schedule_trace_json(run));
     folder->commit();
   }

@@ -426,11 +426,15 @@ class Scheduler {
   }
 
   // ---- the scheduling pass -----------------------------------------------------------------
+  // The pool's own policy for this scenario: network-aware placement falls back to topology
+  // where it has nothing to time (and for the preemption check).
+  PlacementPolicy pool_policy() const {
+    return s_.placement == PlacementPolicy::kNetworkAware ? PlacementPolicy::kTopology : s_.placement;
+  }
+
   std::optional<Placement> find_place(const Job& j) {
     const GpuRequest r = request(j);
-    if (s_.placement != PlacementPolicy::kNetworkAware || !j.timing || r.gpus <= 1) {
-      return pool_->place(r, s_.placement == PlacementPolicy::kNetworkAware ? PlacementPolicy::kTopology : s_.placement, rng_);
-    }
+    if (s_.placement != PlacementPolicy::kNetworkAware || !j.timing || r.gpus <= 1) return pool_->place(r, pool_policy(), rng_);
     // The candidates of topology and packed placement, each timed beside the running jobs.
     std::optional<Placement> best;
     double best_time = 0;
@@ -535,7 +539,7 @@ class Scheduler {
       if (x.started_at != y.started_at) return x.started_at > y.started_at;
       return a > b;
     });
-    const PlacementPolicy policy = s_.placement == PlacementPolicy::kNetworkAware ? PlacementPolicy::kTopology : s_.placement;
+    const PlacementPolicy policy = pool_policy();
     std::size_t k = 0;
     bool fits = false;
     for (; k < victims.size() && !fits; ++k) {

@@ -40,6 +40,18 @@ std::optional<std::size_t> CsvTable::column(std::string_view name) const {
   return std::nullopt;
 }
 
+std::string csv_quoted(std::string_view text) {
+  const bool quote = text.find_first_of(",\"\n\r") != std::string_view::npos ||
+                     (!text.empty() && (text.front() == ' ' || text.back() == ' '));
+  if (!quote) return std::string(text);
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
 CsvTable parse_csv(std::string_view text, const std::string& file, bool allow_torn_tail) {
   CsvTable t;
   if (text.empty()) throw InputError(file, "line 1", "the file is empty (expected a CSV header)");

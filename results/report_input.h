@@ -38,6 +38,9 @@ struct CsvTable {
   std::optional<std::size_t> column(std::string_view name) const;
 };
 CsvTable parse_csv(std::string_view text, const std::string& file, bool allow_torn_tail = false);
+// A field as a CSV writer puts it (RFC 4180, what parse_csv reads back): quoted, with quotes
+// doubled, when it holds a separator, a quote, a line break or spaces at its ends.
+std::string csv_quoted(std::string_view text);
 
 // A number in a table cell: nothing for an empty cell, an InputError naming `file`, the line and
 // the column for anything else that is not a finite number.

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "results/report_input.h"
+
 namespace cs::results {
 namespace {
 
@@ -17,17 +19,6 @@ std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
-}
-
-// A CSV field: quoted when it holds a comma, a quote or a line break.
-std::string csv(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 double span_start(const ScheduleRun& run) { return run.jobs.empty() ? 0.0 : to_seconds(run.jobs.front().arrival); }
@@ -159,7 +150,7 @@ std::string schedule_jobs_csv(const ScheduleRun& run) {
        "servers,leaf_groups,first_gpu,starts,preemptions,failures,lost_s,gpu_seconds,reason\n";
   for (const JobRecord& j : run.jobs) {
     const bool done = j.status == JobStatus::kCompleted;
-    o << j.id << ',' << csv(j.name) << ',' << csv(j.job_class) << ',' << csv(j.user) << ',' << j.priority << ',' << j.gpus << ','
+    o << j.id << ',' << csv_quoted(j.name) << ',' << csv_quoted(j.job_class) << ',' << csv_quoted(j.user) << ',' << j.priority << ',' << j.gpus << ','
       << j.gpu_milli << ',' << (done ? "completed" : "rejected") << ',' << num(to_seconds(j.arrival), 12) << ',';
     if (done) {
       o << num(to_seconds(j.first_start), 12) << ',' << num(to_seconds(j.finish), 12) << ',' << num(to_seconds(j.wait()), 9) << ','
@@ -170,7 +161,7 @@ std::string schedule_jobs_csv(const ScheduleRun& run) {
       o << ",,,,,,,,,,";
     }
     o << j.starts << ',' << j.preemptions << ',' << j.failures << ',' << num(to_seconds(j.lost), 9) << ',' << num(j.gpu_seconds, 9)
-      << ',' << csv(j.reason) << '\n';
+      << ',' << csv_quoted(j.reason) << '\n';
   }
   return o.str();
 }
@@ -185,13 +176,12 @@ std::string schedule_timeline_csv(const ScheduleRun& run) {
   return o.str();
 }
 
-std::string schedule_links_csv(const ScheduleRun& run) {
-  const ScheduleMetrics m = schedule_metrics(run);
+std::string schedule_links_csv(const ScheduleRun& run, const ScheduleMetrics& m) {
   std::ostringstream o;
   o << "src,dst,tier,bytes,utilization,shared_s,max_jobs\n";
   for (const ScheduleLink* l : by_sharing(run)) {
     const double util = m.makespan_s > 0 && l->capacity.value() > 0 ? l->bytes / (l->capacity.value() * m.makespan_s) : 0;
-    o << csv(l->src) << ',' << csv(l->dst) << ',' << l->tier << ',' << num(l->bytes, 12) << ',' << num(util, 6) << ','
+    o << csv_quoted(l->src) << ',' << csv_quoted(l->dst) << ',' << l->tier << ',' << num(l->bytes, 12) << ',' << num(util, 6) << ','
       << num(to_seconds(l->busy_shared), 9) << ',' << l->max_jobs << '\n';
   }
   return o.str();

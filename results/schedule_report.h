@@ -44,7 +44,7 @@ std::string schedule_jobs_csv(const ScheduleRun& run);
 std::string schedule_timeline_csv(const ScheduleRun& run);
 // Network links the jobs loaded: src, dst, tier, bytes, utilization, shared_s, max_jobs; the most
 // shared first.
-std::string schedule_links_csv(const ScheduleRun& run);
+std::string schedule_links_csv(const ScheduleRun& run, const ScheduleMetrics& m);
 // Perfetto: a span per job on a track per first GPU, and counters of waiting jobs and allocated GPUs.
 std::string schedule_trace_json(const ScheduleRun& run);
 // The table `clustersim schedule` prints.

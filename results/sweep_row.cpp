@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "results/report_input.h"
 #include "results/stall_attribution.h"
 #include "results/summary.h"
 
@@ -28,20 +29,10 @@ std::vector<std::string> make_columns() {
   return c;
 }
 
-// A CSV field (RFC 4180): quoted when it holds a separator, a quote, a line break or spaces at
-// its ends; empty for null.
+// A CSV field (csv_quoted); empty for null.
 std::string csv_field(const nlohmann::json& v) {
   if (v.is_null()) return "";
-  const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
-  const bool quote = text.find_first_of(",\"\n\r") != std::string::npos ||
-                     (!text.empty() && (text.front() == ' ' || text.back() == ' '));
-  if (!quote) return text;
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
+  return csv_quoted(v.is_string() ? v.get<std::string>() : v.dump());
 }
 
 // Fields of a CSV line, or -1 when a quoted field is not closed.

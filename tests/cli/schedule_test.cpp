@@ -28,13 +28,6 @@ std::vector<std::string> args(std::vector<std::string> a) {
   return a;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(ScheduleCommand, TableAndJson) {
   const auto t = cs::test::run_binary(kBinary, args({"schedule", kLeafSpine}));
   ASSERT_EQ(t.exit_code, 0) << t.err;
@@ -66,16 +59,16 @@ TEST(ScheduleCommand, OutFolderIsCompleteAndDeterministic) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
   for (const char* f : {"summary.json", "jobs.csv", "timeline.csv", "links.csv", "trace.json"}) {
-    EXPECT_EQ(slurp(dir.path() / "a" / f), slurp(dir.path() / "b" / f)) << f;
+    EXPECT_EQ(cs::test::read_text(dir.path() / "a" / f), cs::test::read_text(dir.path() / "b" / f)) << f;
   }
   // jobs.csv: a header and one row per job; trace.json parses with a span per job.
-  const std::string jobs = slurp(dir.path() / "a" / "jobs.csv");
+  const std::string jobs = cs::test::read_text(dir.path() / "a" / "jobs.csv");
   EXPECT_EQ(std::count(jobs.begin(), jobs.end(), '\n'), 121);
-  const json trace = json::parse(slurp(dir.path() / "a" / "trace.json"));
+  const json trace = json::parse(cs::test::read_text(dir.path() / "a" / "trace.json"));
   int spans = 0;
   for (const json& e : trace["traceEvents"]) spans += e["ph"] == "X";
   EXPECT_EQ(spans, 120);
-  EXPECT_EQ(slurp(dir.path() / "a" / "links.csv").rfind("src,dst,tier,bytes,utilization,shared_s,max_jobs\n", 0), 0U);
+  EXPECT_EQ(cs::test::read_text(dir.path() / "a" / "links.csv").rfind("src,dst,tier,bytes,utilization,shared_s,max_jobs\n", 0), 0U);
 }
 
 TEST(ScheduleCommand, ATraceJobThatCanNeverFitIsReportedNotFatal) {
@@ -85,7 +78,7 @@ TEST(ScheduleCommand, ATraceJobThatCanNeverFitIsReportedNotFatal) {
   const auto r = cs::test::run_binary(kBinary, {"schedule", (dir.path() / "s.json").string(), "--out", (dir.path() / "o").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("2 completed, 1 rejected"), std::string::npos) << r.out;
-  const std::string jobs = slurp(dir.path() / "o" / "jobs.csv");
+  const std::string jobs = cs::test::read_text(dir.path() / "o" / "jobs.csv");
   EXPECT_NE(jobs.find("huge,,bob,0,4096,1000,rejected"), std::string::npos) << jobs;
   EXPECT_NE(jobs.find("4096 GPUs requested; the cluster has 8"), std::string::npos) << jobs;
 }
