@@ -253,6 +253,10 @@ TEST(GpuPool, TopologyKeepsAJobUnderOneLeafWherePackingSpreadsIt) {
   };
   for (int s : {0, 1, 2}) fill(s, 4);  // leaf 0: servers 0-2 half full, 3 free
   for (int s : {4, 5}) fill(s, 4);     // leaf 1: servers 4-5 half full, 6-7 free
+  // Fragmentation: whole free GPUs on servers with fewer than the threshold of them.
+  EXPECT_EQ(pool.fragmented(8), 5 * 4);
+  EXPECT_EQ(pool.fragmented(4), 0);
+  EXPECT_EQ(pool.allocated_milli(), 5 * 4 * 1000);
   const GpuRequest r{16, 1000, 1, nullptr};
   const auto packed = pool.place(r, PlacementPolicy::kPacked, rng);
   const auto topology = pool.place(r, PlacementPolicy::kTopology, rng);
@@ -277,3 +281,62 @@ TEST(GpuPool, TopologyKeepsAJobUnderOneLeafWherePackingSpreadsIt) {
 
 }  // namespace
 }  // namespace cs::drv
+
+namespace cs::results {
+namespace {
+
+TEST(ScheduleMetrics, TimeAveragesLostWorkAndLinkUtilizationByHand) {
+  // Two jobs on 8 GPUs over 100 s; the timeline holds each sample until the next.
+  ScheduleRun run;
+  run.gpus = 8;
+  run.users = {"ann", "bob"};
+  JobRecord a;
+  a.user = "ann";
+  a.gpus = 4;
+  a.arrival = long_seconds(0);
+  a.first_start = long_seconds(0);
+  a.finish = long_seconds(60);
+  a.ideal = long_seconds(50);
+  a.lost = long_seconds(10);  // one restart's worth: 10 s x 4 GPUs
+  a.gpu_seconds = 240;
+  JobRecord b = a;
+  b.user = "bob";
+  b.gpus = 2;
+  b.arrival = long_seconds(20);
+  b.first_start = long_seconds(40);
+  b.finish = long_seconds(100);
+  b.ideal = long_seconds(60);
+  b.lost = long_seconds(0);
+  b.gpu_seconds = 120;
+  run.jobs = {a, b};
+  // 0-20 s: 4 GPUs; 20-40 s: 4 GPUs, b waits, 3 GPUs fragmented; 40-60 s: 6; 60-100 s: 2.
+  run.timeline = {{long_seconds(0), 1, 0, 4000, 0, 0},
+                  {long_seconds(20), 1, 1, 4000, 0, 3},
+                  {long_seconds(40), 2, 0, 6000, 0, 0},
+                  {long_seconds(60), 1, 0, 2000, 0, 0},
+                  {long_seconds(100), 0, 0, 0, 0, 0}};
+  run.links = {{"leaf0", "spine0", 2, 5e11, Bandwidth{50e9}, long_seconds(12), 2},
+               {"leaf1", "spine0", 2, 0, Bandwidth{50e9}, long_seconds(0), 1}};
+  const ScheduleMetrics m = schedule_metrics(run);
+  EXPECT_DOUBLE_EQ(m.makespan_s, 100);
+  // (20 x 4 + 20 x 4 + 20 x 6 + 40 x 2) / (100 x 8)
+  EXPECT_DOUBLE_EQ(m.gpu_utilization, 360.0 / 800.0);
+  // Fragmentation is averaged over the time jobs wait: 3 GPUs for the 20 s b waited.
+  EXPECT_DOUBLE_EQ(m.fragmentation, 3.0);
+  EXPECT_DOUBLE_EQ(m.lost_gpu_hours, 40.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(m.jct.mean, (60.0 + 80.0) / 2);
+  EXPECT_DOUBLE_EQ(m.wait.mean, (0.0 + 20.0) / 2);
+  EXPECT_DOUBLE_EQ(m.slowdown.max, 80.0 / 60.0);
+  EXPECT_DOUBLE_EQ(m.user_share[0], 240.0 / 360.0);
+  EXPECT_DOUBLE_EQ(m.user_share[1], 120.0 / 360.0);
+  // Tier 2: 5e11 B over 100 s at 50 GB/s is 10% on one link, 0% on the other: mean 5%.
+  ASSERT_EQ(m.tier_bytes.size(), 3u);
+  EXPECT_DOUBLE_EQ(m.tier_bytes[2], 5e11);
+  EXPECT_DOUBLE_EQ(m.tier_utilization[2], 0.05);
+  // links.csv: the most shared link first, with its utilization.
+  const std::string csv = schedule_links_csv(run, m);
+  EXPECT_EQ(csv.substr(csv.find('\n') + 1, 32), "leaf0,spine0,2,500000000000,0.1,");
+}
+
+}  // namespace
+}  // namespace cs::results
