@@ -2,6 +2,7 @@
 
 #include "apps/cli_common.h"
 #include "apps/cmd_cost.h"
+#include "apps/cmd_import.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -15,8 +16,10 @@
 #include "core/errors.h"
 #include "drivers/config_paths.h"
 #include "drivers/experiment.h"
+#include "drivers/trace_replay.h"
 #include "drivers/training_run.h"
 #include "results/cost_report.h"
+#include "results/replay_report.h"
 #include "results/summary.h"
 #include "results/tables.h"
 #include "results/training_trace.h"
@@ -39,6 +42,20 @@ std::string calibration_line(const nlohmann::json& c) {
   return line;
 }
 
+
+// Where the time goes: the mean over ranks of each stall category that took any time.
+void print_stall_means(const std::vector<results::RankBreakdown>& stalls, Duration iteration, const char* heading) {
+  std::cout << "  " << heading << ":\n";
+  const double t = to_seconds(iteration);
+  const auto means = results::mean_stall_seconds(stalls);
+  for (int k = 0; k < results::kStallCount; ++k) {
+    const double mean = means[static_cast<std::size_t>(k)];
+    if (mean <= 0) continue;
+    std::string label = results::to_string(static_cast<results::Stall>(k));
+    label.resize(18, ' ');
+    std::cout << "    " << label << format_duration(duration_from_seconds(mean)) << "  (" << fixed(100 * mean / t, 1) << "%)\n";
+  }
+}
 
 // The assumed and fitted values the prediction rests on, one line per group of values:
 // "  assumed          gpus/H100-SXM/efficiency: gemm 0.72, attention 0.5 (fitted: ...)".
@@ -145,16 +162,7 @@ void print_table(const drv::Experiment& e, const results::TrainingRun& s) {
   if (!s.calibration.is_null()) std::cout << "  calibration      " << calibration_line(s.calibration) << "\n";
   print_assumptions(s.assumptions);
   // Where the time goes, averaged over GPUs (per GPU in per_gpu.csv with --out).
-  std::cout << "  time per GPU (mean over GPUs):\n";
-  const double t = to_seconds(r.iteration);
-  const auto means = results::mean_stall_seconds(s.stalls);
-  for (int k = 0; k < results::kStallCount; ++k) {
-    const double mean = means[static_cast<std::size_t>(k)];
-    if (mean <= 0) continue;
-    std::string label = results::to_string(static_cast<results::Stall>(k));
-    label.resize(18, ' ');
-    std::cout << "    " << label << format_duration(duration_from_seconds(mean)) << "  (" << fixed(100 * mean / t, 1) << "%)\n";
-  }
+  print_stall_means(s.stalls, r.iteration, "time per GPU (mean over GPUs)");
   print_energy(s);
   print_availability(s);
 }
@@ -172,11 +180,62 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_flag("--json", o.json, "Print the summary as JSON");
   cmd->add_flag("--allow-oom", o.allow_oom, "Simulate even when the memory estimate exceeds the GPU");
   cmd->add_option("--model", o.model, "Replace the experiment's model: a file, a bundled name, or hf:PATH/config.json");
+  cmd->add_option("--trace", o.trace.inputs, "Replay a recorded workload instead of the model and plan: Chakra traces (a prefix or the ranks' .et files) or a TaskGraph .json (docs/chakra.md)")
+      ->expected(1, -1);
+  cmd->add_option("--placement", o.placement, "With --trace: the cluster GPU of each rank, as indices and ranges (\"0-7,16-23\"); default: the first GPUs");
+  add_trace_options(*cmd, o.trace);
   return cmd;
 }
 
+namespace {
+
+void print_replay_table(const drv::Experiment& e, const drv::TraceWorkload& w, const results::ReplayRun& s) {
+  const tg::TaskGraph& g = s.graph;
+  std::cout << "clustersim run: " << e.name << " (replay of " << (s.import.is_null() ? "a TaskGraph file" : "Chakra traces") << ")\n"
+            << "  workload         " << g.size() << " ops on " << g.ranks() << " ranks";
+  if (g.mirrored() > 0) std::cout << " (+" << g.mirrored() << " mirrored)";
+  std::cout << ", issue order " << tg::to_string(g.issue_order()) << "\n";
+  print_import_report(std::cout, w);
+  std::cout << "  cluster          " << s.cluster.name() << " (" << g.all_ranks() << " of " << s.cluster.gpus().size() << " GPUs)\n"
+            << "  iteration        " << format_duration(s.iteration) << "\n";
+  print_stall_means(s.stalls, s.iteration, "time per rank (mean over simulated ranks)");
+}
+
+// `run EXPERIMENT --trace ...`: the trace replaces the experiment's model and plan.
+int run_trace_command(const RunOptions& o, const drv::Experiment& e) {
+  if (!o.model.empty() || o.train_tokens || o.allow_oom) {
+    throw InputError("", "--trace", "--model, --train-tokens and --allow-oom apply to a model's training, not to a replayed trace");
+  }
+  std::optional<OutputFolder> folder;
+  if (!o.out.empty()) folder.emplace(o.out, "--out", o.force, std::vector<std::string>{"summary.json", "per_rank.csv", "links.csv", "trace.json"});
+  drv::TraceWorkload w = drv::load_trace_workload(o.trace);
+  const drv::TraceWorkload shown{tg::TaskGraph(), w.files, w.report};
+  const results::ReplayRun s = drv::replay_trace(e, std::move(w), o.placement);
+  print_warnings(s.warnings);
+  const nlohmann::json summary = results::replay_summary_json(e.name, s);
+  if (folder) {
+    folder->write("summary.json", summary.dump(2) + "\n");
+    folder->write("per_rank.csv", results::replay_per_rank_csv(s));
+    folder->write("links.csv", results::links_csv(s.cluster, s.links));
+    folder->write("trace.json", results::replay_trace_json(s));
+    folder->commit();
+  }
+  if (o.json) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    print_replay_table(e, shown, s);
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run_experiment_command(const RunOptions& o) {
   drv::Experiment e = load_experiment_with_options(o.experiment, o.overrides, o.hardware, o.profile);
+  if (!o.trace.inputs.empty()) return run_trace_command(o, e);
+  if (o.trace.world || !o.trace.comm_groups.empty() || !o.trace.issue.empty() || o.trace.retime || o.trace.recorded_communication || !o.placement.empty()) {
+    throw InputError("", "--trace", "--world, --comm-groups, --issue, --retime, --recorded-communication and --placement need --trace");
+  }
   e.allow_oom = e.allow_oom || o.allow_oom;
   e.prices = o.prices;
   e.price_overrides = o.price_overrides;
@@ -197,7 +256,7 @@ int run_experiment_command(const RunOptions& o) {
   if (folder) {
     folder->write("summary.json", summary.dump(2) + "\n");
     folder->write("per_gpu.csv", results::per_gpu_csv(s));
-    folder->write("links.csv", results::links_csv(s));
+    folder->write("links.csv", results::links_csv(s.cluster, s.links));
     folder->write("trace.json", results::training_trace_json(s));
     folder->commit();
   }

@@ -1,5 +1,6 @@
 // `clustersim run [EXPERIMENT.json]`: one training iteration of an experiment, or the built-in
-// default experiment when none is given.
+// default experiment when none is given; with --trace, a recorded workload (Chakra traces or a
+// TaskGraph file) replayed on the experiment's cluster instead of its model and plan.
 #pragma once
 
 #include <optional>
@@ -7,6 +8,8 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "drivers/trace_workload.h"
 
 namespace cs::cli {
 
@@ -23,6 +26,8 @@ struct RunOptions {
   std::string prices;                  // --prices FILE
   std::vector<std::string> price_overrides;  // --set-price
   std::optional<double> train_tokens;  // --train-tokens: the goal
+  drv::TraceSource trace;              // --trace and its options: a recorded workload replaces the model and plan
+  std::string placement;               // --placement: the GPU of each rank of a trace
 };
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& opts);

@@ -13,6 +13,7 @@
 #include "apps/cmd_collective.h"
 #include "apps/cmd_cost.h"
 #include "apps/cmd_gemm.h"
+#include "apps/cmd_import.h"
 #include "apps/cmd_plan.h"
 #include "apps/cmd_profile.h"
 #include "apps/cmd_report.h"
@@ -81,6 +82,8 @@ int dispatch(int argc, char** argv) {
   auto* serve = cs::cli::add_serve_command(app, serve_opts);
   cs::cli::ScheduleOptions schedule_opts;
   auto* schedule = cs::cli::add_schedule_command(app, schedule_opts);
+  cs::cli::ImportOptions import_opts;
+  auto* import = cs::cli::add_import_command(app, import_opts);
   cs::cli::ReportOptions report_opts;
   auto* report = cs::cli::add_report_command(app, report_opts);
   cs::cli::SweepOptions sweep_opts, merge_opts;
@@ -90,9 +93,9 @@ int dispatch(int argc, char** argv) {
     const std::string first = argv[1];
     if (first != "run" && first != "collective" && first != "topo" && first != "scale" && first != "validate" &&
         first != "plan" && first != "profile" && first != "gemm" && first != "sweep" && first != "search" &&
-        first != "cost" && first != "size" && first != "serve" && first != "schedule" && first != "report") {
+        first != "cost" && first != "size" && first != "serve" && first != "schedule" && first != "report" && first != "import") {
       std::cerr << "clustersim: command-line error: unknown command \"" << cs::escape_control(first)
-                << "\" (run, scale, sweep, search, cost, size, serve, schedule, report, plan, collective, gemm, topo, validate, profile; see --help)\n";
+                << "\" (run, scale, sweep, search, cost, size, serve, schedule, report, plan, import, collective, gemm, topo, validate, profile; see --help)\n";
       return 2;
     }
   }
@@ -110,7 +113,12 @@ int dispatch(int argc, char** argv) {
     std::cerr << "clustersim: command-line error: " << cs::escape_control(e.what()) << " (see --help)\n";
     return 2;
   }
-  if (run->parsed()) return run_opts.experiment.empty() ? run_default() : cs::cli::run_experiment_command(run_opts);
+  if (run->parsed()) {
+    if (run_opts.experiment.empty() && !run_opts.trace.inputs.empty()) {
+      throw cs::InputError("", "--trace", "a trace replays on an experiment's cluster: name the experiment (clustersim run EXPERIMENT.json --trace ...)");
+    }
+    return run_opts.experiment.empty() ? run_default() : cs::cli::run_experiment_command(run_opts);
+  }
   if (app.got_subcommand("collective")) return cs::cli::run_collective_command(collective);
   if (app.got_subcommand("scale")) return cs::cli::run_scale_command(scale_opts);
   if (app.got_subcommand("plan")) return cs::cli::run_plan_command(plan_opts);
@@ -122,6 +130,7 @@ int dispatch(int argc, char** argv) {
   if (sweep.merge->parsed()) return cs::cli::run_sweep_merge(merge_opts);
   if (sweep.sweep->parsed()) return cs::cli::run_sweep_command(sweep_opts);
   if (report->parsed()) return cs::cli::run_report_command(report_opts);
+  if (import->parsed()) return cs::cli::run_import_command(import_opts);
   if (gemm->parsed()) return cs::cli::run_gemm_command(gemm_opts);
   if (profile->parsed()) return cs::cli::run_profile_synthetic(profile_opts);
   if (validate->parsed()) {

@@ -82,4 +82,27 @@ std::vector<std::uint64_t> Reader::varints(const Field& f, const std::string& fi
   return out;
 }
 
+void put_varint(std::string& out, std::uint64_t v) {
+  do {
+    out += static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    v >>= 7;
+  } while (v != 0);
+}
+
+void put_varint_field(std::string& out, std::uint32_t number, std::uint64_t v) {
+  put_varint(out, std::uint64_t{number} << 3);
+  put_varint(out, v);
+}
+
+void put_bytes_field(std::string& out, std::uint32_t number, std::string_view bytes) {
+  put_varint(out, (std::uint64_t{number} << 3) | 2);
+  put_varint(out, bytes.size());
+  out += bytes;
+}
+
+void put_record(std::string& out, std::string_view message) {
+  put_varint(out, message.size());
+  out += message;
+}
+
 }  // namespace cs::pb

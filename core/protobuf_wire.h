@@ -1,5 +1,5 @@
-// Reading the protobuf wire format (protobuf.dev/programming-guides/encoding), for inputs that
-// are protobuf messages (Chakra execution traces). A message is a sequence of fields, each a key
+// Reading and writing the protobuf wire format (protobuf.dev/programming-guides/encoding), for
+// inputs and outputs that are protobuf messages (Chakra execution traces). A message is a sequence of fields, each a key
 // varint (field number << 3 | wire type) and a value:
 //   0 VARINT  a base-128 varint, least significant group first, at most 10 bytes
 //   1 I64     8 bytes, little-endian
@@ -52,6 +52,14 @@ class Reader {
   const std::string* file_;
   std::size_t pos_ = 0;
 };
+
+// Writing: a value's bytes, appended to `out` (clustersim's Chakra export, and tests that build
+// traces byte by byte).
+void put_varint(std::string& out, std::uint64_t v);
+void put_varint_field(std::string& out, std::uint32_t number, std::uint64_t v);
+void put_bytes_field(std::string& out, std::uint32_t number, std::string_view bytes);
+// A message of a length-delimited stream: its length, then its bytes.
+void put_record(std::string& out, std::string_view message);
 
 // ZigZag decoding of sint32/sint64 values.
 constexpr std::int64_t zigzag(std::uint64_t v) {

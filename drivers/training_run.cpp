@@ -10,6 +10,7 @@
 #include "drivers/availability_report.h"
 #include "drivers/assumptions.h"
 #include "drivers/calibrated_protocol.h"
+#include "drivers/link_uses.h"
 #include "drivers/plan_warnings.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
@@ -52,22 +53,6 @@ std::vector<topo::NodeId> storage_devices(const topo::Cluster& cluster) {
     if (cluster.node(topo::NodeId{i}).kind == topo::NodeKind::kStorage) storage.push_back(topo::NodeId{i});
   }
   return storage;
-}
-
-// What each cluster link carried (flushing the network's accumulators), busiest by utilization
-// of its usable capacity first; links that carried nothing are left out.
-std::vector<results::LinkUse> link_uses(net::FlowNetwork& net, std::size_t cluster_links, Duration iteration) {
-  std::vector<results::LinkUse> links;
-  const double seconds = to_seconds(iteration);
-  for (std::uint32_t l = 0; l < cluster_links; ++l) {
-    const net::LinkStats st = net.link_stats(topo::LinkId{l});
-    if (st.bytes.value() == 0) continue;
-    const double capacity = net.capacity(topo::LinkId{l}).value();
-    links.push_back({topo::LinkId{l}, st.bytes, st.busy, static_cast<double>(st.bytes.value()) / (capacity * seconds)});
-  }
-  std::stable_sort(links.begin(), links.end(),
-                   [](const results::LinkUse& a, const results::LinkUse& b) { return a.utilization > b.utilization; });
-  return links;
 }
 
 // Throughput, TFLOP/s per GPU (training FLOPs with recomputation, as Megatron's Eq. 3, and model

@@ -12,6 +12,12 @@ constexpr OpId kNone = UINT32_MAX;
 
 bool posted(const tg::Op& op) { return op.kind == OpKind::kSend || op.kind == OpKind::kRecv; }
 
+// Compute ops, and delays on the compute stream (an imported trace's GPU kernels, timed as
+// recorded): the time the GPU computes.
+bool on_compute_stream(const tg::Op& op) {
+  return op.kind == OpKind::kCompute || (op.kind == OpKind::kDelay && op.stream == tg::Stream::kCompute);
+}
+
 Stall comm_stall(tg::Stream s) {
   switch (s) {
     case tg::Stream::kTp: return Stall::kTp;
@@ -21,6 +27,7 @@ Stall comm_stall(tg::Stream s) {
     case tg::Stream::kEp: return Stall::kEp;
     case tg::Stream::kData: return Stall::kData;
     case tg::Stream::kCompute: return Stall::kCompute;
+    case tg::Stream::kHost: return Stall::kIdle;
   }
   return Stall::kIdle;
 }
@@ -74,7 +81,7 @@ class Attributor {
       if (r.end < cur) charge(r.end, Stall::kIdle);  // nothing of this op overlaps [.., cur)
       switch (o.kind) {
         case OpKind::kCompute: charge(r.start, Stall::kCompute); break;
-        case OpKind::kDelay: charge(r.start, o.stream == tg::Stream::kData ? Stall::kData : Stall::kIdle); break;
+        case OpKind::kDelay: charge(r.start, o.stream == tg::Stream::kData ? Stall::kData : o.stream == tg::Stream::kCompute ? Stall::kCompute : Stall::kIdle); break;
         case OpKind::kLoad: charge(r.start, Stall::kData); break;
         case OpKind::kCollective:
           charge(r.start, comm_stall(o.stream));
@@ -111,15 +118,25 @@ std::vector<RankBreakdown> attribute_stalls(const tg::TaskGraph& graph, const tg
   std::vector<RankBreakdown> out(graph.ranks());
   std::vector<SimTime> busy_until(graph.ranks(), kTimeZero);
   std::vector<OpId> last_op(graph.ranks(), kNone);  // the rank's op that ended last
+  std::vector<OpId> busy_ops;  // the ops that make the compute stream busy, in start order
   for (OpId id = 0; id < graph.size(); ++id) {
     const tg::Op& op = graph.op(id);
     const tg::OpRecord& r = records[id];
     if (last_op[op.rank] == kNone || r.end >= records[last_op[op.rank]].end) last_op[op.rank] = id;
-    if (op.kind != OpKind::kCompute) continue;
+    if (on_compute_stream(op)) busy_ops.push_back(id);
+  }
+  // In stream order the compute stream's ops start in id order; issued otherwise
+  // (task_graph.h's IssueOrder) they may not, or may overlap: busy time is their union.
+  std::stable_sort(busy_ops.begin(), busy_ops.end(), [&](OpId a, OpId b) { return records[a].start < records[b].start; });
+  for (OpId id : busy_ops) {
+    const tg::Op& op = graph.op(id);
+    const tg::OpRecord& r = records[id];
     RankBreakdown& b = out[op.rank];
     if (r.start > busy_until[op.rank]) at.explain(busy_until[op.rank], r.start, at.blocker(id), b);
-    b.time[static_cast<int>(Stall::kCompute)] += r.end - r.start;
-    busy_until[op.rank] = r.end;
+    if (r.end > busy_until[op.rank]) {
+      b.time[static_cast<int>(Stall::kCompute)] += r.end - std::max(r.start, busy_until[op.rank]);
+      busy_until[op.rank] = r.end;
+    }
   }
   // After a rank's last op the others are still working: for a pipeline stage that is the
   // drain of the pipeline (bubble); otherwise it is waiting on slower peers.

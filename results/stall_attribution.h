@@ -1,7 +1,8 @@
 // Where every GPU's time goes: a breakdown of the iteration per rank that adds up to the
 // iteration time exactly.
 //
-// The compute stream is the reference: its busy time is `compute`. Every gap in it (before the
+// The compute stream is the reference: its busy time (compute ops, and delays on it: an imported
+// trace's kernels as recorded) is `compute`. Every gap in it (before the
 // first compute op, between two, after the last until the iteration ends) is attributed to what
 // the next compute op (or the end of the iteration) was waiting for, following the dependency
 // that finished last, backwards in time:
@@ -9,7 +10,8 @@
 //     (tp, cp, ep, dp; pp for sends and receives);
 //   - a collective's wait for its peers [arrival, start) is waiting on slower peers;
 //   - a receive's wait for its sender to post [arrival, start): the pipeline bubble;
-//   - a delay op on the data stream: data loading; other delays: host time;
+//   - a delay op on the data stream: data loading; on the compute stream: compute; other delays
+//     (host work) are counted idle;
 //   - before an op's arrival, the same question is asked of the op it waited for.
 // Each instant of a gap is charged once, to the first explanation found for it walking back
 // from the gap's end; anything left is `idle`. After a rank's last op, until the iteration ends,

@@ -33,16 +33,5 @@ std::string per_gpu_csv(const TrainingRun& s) {
   return out;
 }
 
-std::string links_csv(const TrainingRun& s) {
-  std::string out = "src,dst,class,tier,bytes,busy_s,utilization\n";
-  char buf[96];
-  for (const LinkUse& u : s.links) {
-    const topo::LinkInfo& l = s.cluster.link(u.link);
-    std::snprintf(buf, sizeof buf, ",%s,%d,%lld,%.12g,%.6f\n", hw::to_string(l.link_class), l.tier,
-                  static_cast<long long>(u.bytes.value()), to_seconds(u.busy), u.utilization);
-    out += s.cluster.node(l.src).name + "," + s.cluster.node(l.dst).name + buf;
-  }
-  return out;
-}
 
 }  // namespace cs::results

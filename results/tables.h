@@ -10,7 +10,5 @@ namespace cs::results {
 // per_gpu.csv: one row per simulated rank: grid position, GPU, seconds per stall category, total
 // and the memory of its pipeline stage by category.
 std::string per_gpu_csv(const TrainingRun& run);
-// links.csv: one row per link that carried bytes, busiest first.
-std::string links_csv(const TrainingRun& run);
 
 }  // namespace cs::results

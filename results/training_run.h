@@ -18,6 +18,7 @@
 #include "cost/run_energy.h"
 #include "results/availability.h"
 #include "results/findings.h"
+#include "results/link_use.h"
 #include "results/stall_attribution.h"
 #include "taskgraph/timeline.h"
 #include "topology/cluster.h"
@@ -49,14 +50,6 @@ struct IterationResult {
   LargestStall largest_stall;          // the finding on where the time goes (findings.h)
   std::optional<LoadImbalance> imbalance;  // the finding on load imbalance, when it explains idle time
   std::uint64_t events = 0;
-};
-
-// What one link carried during the iteration (links that carried nothing are left out).
-struct LinkUse {
-  topo::LinkId link;
-  Bytes bytes{0};
-  Duration busy{0};
-  double utilization = 0;  // bytes / (usable capacity x iteration time)
 };
 
 // The energy of the iteration and, with a goal, the time, energy and cost to train

@@ -1,29 +1,17 @@
 #include "results/training_trace.h"
 
-#include "results/chrome_trace.h"
+#include "results/graph_trace.h"
 
 namespace cs::results {
 
 std::string training_trace_json(const TrainingRun& s) {
-  ChromeTrace trace;
   const tg::TaskGraph& g = s.graph.graph;
+  std::vector<std::string> names;
   for (std::uint32_t r = 0; r < g.ranks(); ++r) {
     const int grid_rank = s.graph.grid_rank[r];
-    trace.name_process(static_cast<int>(r), "rank " + std::to_string(grid_rank) + " " +
-                                                s.cluster.node(s.cluster.gpus()[static_cast<std::size_t>(grid_rank)]).name);
-    for (int k = 0; k < tg::kStreamCount; ++k) trace.name_track(static_cast<int>(r), k, tg::to_string(static_cast<tg::Stream>(k)));
+    names.push_back("rank " + std::to_string(grid_rank) + " " + s.cluster.node(s.cluster.gpus()[static_cast<std::size_t>(grid_rank)]).name);
   }
-  for (tg::OpId id = 0; id < g.size(); ++id) {
-    const tg::Op& op = g.op(id);
-    const tg::OpRecord& rec = s.timeline[id];
-    if (rec.end <= rec.start) continue;
-    nlohmann::json args = {{"kind", tg::to_string(op.kind)}};
-    if (op.kind == tg::OpKind::kCompute) args["flops"] = op.flops.value();
-    if (op.bytes.value() > 0) args["bytes"] = op.bytes.value();
-    if (op.kind == tg::OpKind::kCollective) args["waited_for_peers_us"] = to_seconds(rec.start - rec.arrival) * 1e6;
-    trace.span(static_cast<int>(op.rank), static_cast<int>(op.stream), g.name_of(id), rec.start, rec.end - rec.start, std::move(args));
-  }
-  return trace.dump();
+  return graph_trace_json(g, s.timeline, names);
 }
 
 }  // namespace cs::results

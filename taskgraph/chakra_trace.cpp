@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <unordered_map>
 #include <utility>
 
@@ -176,40 +177,6 @@ ChakraNode parse_node(std::string_view record, std::uint64_t offset, const std::
   return n;
 }
 
-// Node ids to positions: an array when the ids are dense enough (traces number their nodes from
-// a small start), else a hash map. A duplicate id is an error naming it.
-class NodeIndex {
- public:
-  explicit NodeIndex(const ChakraTrace& t) {
-    std::uint64_t max_id = 0;
-    for (const ChakraNode& n : t.nodes) max_id = std::max(max_id, n.id);
-    dense_ = max_id < 8 * static_cast<std::uint64_t>(t.nodes.size()) + 1024;
-    if (dense_) {
-      slots_.assign(static_cast<std::size_t>(max_id) + 1, kNone);
-    } else {
-      map_.reserve(t.nodes.size());
-    }
-    for (std::size_t i = 0; i < t.nodes.size(); ++i) {
-      const bool fresh = dense_ ? std::exchange(slots_[static_cast<std::size_t>(t.nodes[i].id)], i) == kNone
-                                : map_.emplace(t.nodes[i].id, i).second;
-      if (!fresh) {
-        throw InputError(t.file, "node " + std::to_string(t.nodes[i].id), "a second node with this id (byte " + std::to_string(t.nodes[i].offset) + ")");
-      }
-    }
-  }
-  // The position of a node, or kNone.
-  std::size_t find(std::uint64_t id) const {
-    if (dense_) return id < slots_.size() ? slots_[static_cast<std::size_t>(id)] : kNone;
-    auto it = map_.find(id);
-    return it == map_.end() ? kNone : it->second;
-  }
-  static constexpr std::size_t kNone = SIZE_MAX;
-
- private:
-  bool dense_ = false;
-  std::vector<std::size_t> slots_;
-  std::unordered_map<std::uint64_t, std::size_t> map_;
-};
 
 
 }  // namespace
@@ -220,18 +187,18 @@ const char* chakra_node_type_name(std::uint64_t type) {
   return type < kChakraNodeTypes ? kNames[type] : "UNKNOWN";
 }
 
-const ChakraAttribute* ChakraNode::attr(std::string_view name) const {
+const ChakraAttribute* ChakraNode::attr(std::string_view key) const {
   for (const ChakraAttribute& a : attrs) {
-    if (a.name == name) return &a;
+    if (a.name == key) return &a;
   }
   return nullptr;
 }
 
 std::uint64_t ChakraTrace::missing_control_dependencies() const {
-  const NodeIndex index(*this);
+  const ChakraNodeIndex index(*this);
   std::uint64_t missing = 0;
   for (const ChakraNode& n : nodes) {
-    for (std::uint64_t d : n.ctrl_deps) missing += index.find(d) == NodeIndex::kNone ? 1 : 0;
+    for (std::uint64_t d : n.ctrl_deps) missing += index.find(d) == ChakraNodeIndex::kNone ? 1 : 0;
   }
   return missing;
 }
@@ -243,10 +210,34 @@ std::uint64_t ChakraTrace::dependencies() const {
 }
 
 
+ChakraNodeIndex::ChakraNodeIndex(const ChakraTrace& t) {
+  std::uint64_t max_id = 0;
+  for (const ChakraNode& n : t.nodes) max_id = std::max(max_id, n.id);
+  dense_ = max_id < 8 * static_cast<std::uint64_t>(t.nodes.size()) + 1024;
+  if (dense_) {
+    slots_.assign(static_cast<std::size_t>(max_id) + 1, kNone);
+  } else {
+    map_.reserve(t.nodes.size());
+  }
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+    const bool fresh = dense_ ? std::exchange(slots_[static_cast<std::size_t>(t.nodes[i].id)], i) == kNone
+                              : map_.emplace(t.nodes[i].id, i).second;
+    if (!fresh) {
+      throw InputError(t.file, "node " + std::to_string(t.nodes[i].id), "a second node with this id (byte " + std::to_string(t.nodes[i].offset) + ")");
+    }
+  }
+}
+
+std::size_t ChakraNodeIndex::find(std::uint64_t id) const {
+  if (dense_) return id < slots_.size() ? slots_[static_cast<std::size_t>(id)] : kNone;
+  auto it = map_.find(id);
+  return it == map_.end() ? kNone : it->second;
+}
+
 std::vector<std::size_t> ChakraTrace::topological_order(bool control) const {
-  const NodeIndex index(*this);
+  const ChakraNodeIndex index(*this);
   // Kahn's algorithm over distinct dependencies (a node listing one twice waits for it once),
-  // ready nodes in the order they became ready, the first ones in file order. The edges are
+  // the ready node with the smallest id first (as Chakra's feeder issues them). The edges are
   // gathered once, then laid out by dependency (compressed rows).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (dependency, node)
   std::vector<std::uint32_t> waiting(nodes.size(), 0);
@@ -255,14 +246,14 @@ std::vector<std::size_t> ChakraTrace::topological_order(bool control) const {
     deps.clear();
     for (std::uint64_t d : nodes[i].data_deps) {
       const std::size_t k = index.find(d);
-      if (k == NodeIndex::kNone) {
+      if (k == ChakraNodeIndex::kNone) {
         throw InputError(file, "node " + std::to_string(nodes[i].id), "needs the data of node " + std::to_string(d) + ", which the trace does not hold");
       }
       deps.push_back(static_cast<std::uint32_t>(k));
     }
     if (control) {
       for (std::uint64_t d : nodes[i].ctrl_deps) {
-        if (const std::size_t k = index.find(d); k != NodeIndex::kNone) deps.push_back(static_cast<std::uint32_t>(k));
+        if (const std::size_t k = index.find(d); k != ChakraNodeIndex::kNone) deps.push_back(static_cast<std::uint32_t>(k));
       }
     }
     std::sort(deps.begin(), deps.end());
@@ -279,13 +270,22 @@ std::vector<std::size_t> ChakraTrace::topological_order(bool control) const {
   }
   std::vector<std::size_t> order;
   order.reserve(nodes.size());
+  using Ready = std::pair<std::uint64_t, std::uint32_t>;  // (id, index): a min-heap by id
+  std::vector<Ready> ready;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (waiting[i] == 0) order.push_back(i);
+    if (waiting[i] == 0) ready.push_back({nodes[i].id, static_cast<std::uint32_t>(i)});
   }
-  for (std::size_t head = 0; head < order.size(); ++head) {
-    const std::size_t i = order[head];
+  std::make_heap(ready.begin(), ready.end(), std::greater<>());
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), std::greater<>());
+    const std::uint32_t i = ready.back().second;
+    ready.pop_back();
+    order.push_back(i);
     for (std::uint32_t k = begin[i]; k < begin[i + 1]; ++k) {
-      if (--waiting[next[k]] == 0) order.push_back(next[k]);
+      if (--waiting[next[k]] == 0) {
+        ready.push_back({nodes[next[k]].id, next[k]});
+        std::push_heap(ready.begin(), ready.end(), std::greater<>());
+      }
     }
   }
   for (std::size_t i = 0; order.size() != nodes.size() && i < nodes.size(); ++i) {

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace cs::tg {
@@ -76,9 +77,25 @@ struct ChakraTrace {
   std::uint64_t dependencies() const;  // ctrl + data, as listed
   std::uint64_t missing_control_dependencies() const;  // on nodes the trace does not hold
   // Node indices in an order where every node follows its data dependencies, and with `control`
-  // its control dependencies on nodes the trace holds (Kahn's algorithm: the nodes without
-  // dependencies in file order, then each node as its last dependency is placed).
+  // its control dependencies on nodes the trace holds (Kahn's algorithm, the ready node with the
+  // smallest id first, as Chakra's feeder issues them: a file listed in id order and by its
+  // dependencies keeps its order).
   std::vector<std::size_t> topological_order(bool control = false) const;
+};
+
+// Node ids to positions in a trace: an array when the ids are dense enough (traces number their
+// nodes from a small start), else a hash map. A duplicate id is an InputError naming it.
+class ChakraNodeIndex {
+ public:
+  explicit ChakraNodeIndex(const ChakraTrace& t);
+  // The position of a node, or kNone.
+  std::size_t find(std::uint64_t id) const;
+  static constexpr std::size_t kNone = SIZE_MAX;
+
+ private:
+  bool dense_ = false;
+  std::vector<std::size_t> slots_;
+  std::unordered_map<std::uint64_t, std::size_t> map_;
 };
 
 // Parses one rank's trace; `file` names it in errors.

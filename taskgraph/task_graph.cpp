@@ -21,13 +21,16 @@ std::uint32_t TaskGraph::add_group(ProcessGroup g) {
 }
 
 std::uint32_t TaskGraph::intern(std::string_view name) {
-  auto it = std::lower_bound(name_index_.begin(), name_index_.end(), name,
-                             [](const auto& e, std::string_view n) { return e.first < n; });
-  if (it != name_index_.end() && it->first == name) return it->second;
+  if (auto it = name_index_.find(name); it != name_index_.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(names_.size());
   names_.emplace_back(name);
-  name_index_.insert(it, {std::string(name), id});
+  name_index_.emplace(std::string(name), id);
   return id;
+}
+
+void TaskGraph::annotate(OpId id, std::string name, std::string value) {
+  if (id >= ops_.size()) throw InternalError("TaskGraph::annotate: no op " + std::to_string(id));
+  annotations_.push_back({id, std::move(name), std::move(value)});
 }
 
 OpId TaskGraph::push(Op op, std::string_view name, std::span<const OpId> deps) {
@@ -201,6 +204,7 @@ nlohmann::json TaskGraph::to_json() const {
   j["schema"] = "clustersim.taskgraph/2";
   j["ranks"] = ranks_;
   if (mirrored_ > 0) j["mirrored"] = mirrored_;
+  if (issue_ != IssueOrder::kStreamOrder) j["issue"] = to_string(issue_);
   if (!symmetries_.empty()) j["symmetries"] = symmetries_.to_json();
   j["groups"] = nlohmann::json::array();
   for (const auto& g : groups_) j["groups"].push_back({{"name", g.name}, {"stream", to_string(g.stream)}, {"ranks", g.ranks}});
@@ -248,13 +252,17 @@ nlohmann::json TaskGraph::to_json() const {
     o["deps"] = std::vector<OpId>(deps_.begin() + op.deps_begin, deps_.begin() + op.deps_begin + op.deps_count);
     j["ops"].push_back(std::move(o));
   }
+  if (!annotations_.empty()) {
+    j["annotations"] = nlohmann::json::array();
+    for (const Annotation& a : annotations_) j["annotations"].push_back({{"op", a.op}, {"name", a.name}, {"value", a.value}});
+  }
   return j;
 }
 
 TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& file) {
   const ConfigDocument doc = ConfigDocument::from_json(json, file);
   const ConfigNode root = doc.root();
-  root.expect_only({"schema", "ranks", "mirrored", "symmetries", "groups", "gemm_mixes", "ops"});
+  root.expect_only({"schema", "ranks", "mirrored", "issue", "symmetries", "groups", "gemm_mixes", "ops", "annotations"});
   // Schema 1 differs only in its symmetries (dense permutations), which are still read.
   const std::string schema = root.at("schema").as_string();
   if (schema != "clustersim.taskgraph/2" && schema != "clustersim.taskgraph/1") {
@@ -262,6 +270,7 @@ TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& fi
   }
   TaskGraph g(static_cast<std::uint32_t>(root.at("ranks").as_int(1, 1 << 24)),
               root.has("mirrored") ? static_cast<std::uint32_t>(root.at("mirrored").as_int(0, 1 << 24)) : 0);
+  if (auto issue = root.find("issue")) g.issue_ = issue->as_enum(kIssueOrderNames);
   if (auto sym = root.find("symmetries")) g.symmetries_ = RankSymmetries::from_config(*sym);
   if (auto mixes = root.find("gemm_mixes")) {
     for (const ConfigNode& mn : mixes->elements()) {
@@ -339,6 +348,14 @@ TaskGraph TaskGraph::from_json(const nlohmann::json& json, const std::string& fi
         on.expect_only({"id", "rank", "kind", "name", "stream", "duration", "deps"});
         g.add_delay(rank, on.at("stream").as_enum(kStreamNames), name, on.at("duration").as_duration(kMaxInputDuration), deps);
         break;
+    }
+  }
+  if (auto notes = root.find("annotations")) {
+    for (const ConfigNode& an : notes->elements()) {
+      an.expect_only({"op", "name", "value"});
+      const std::uint32_t op = as_u32(an.at("op"));
+      if (op >= g.size()) an.at("op").fail_expected("an op id below " + std::to_string(g.size()));
+      g.annotate(op, an.at("name").as_string(), an.at("value").as_string());
     }
   }
   g.validate(file);

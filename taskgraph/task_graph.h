@@ -30,6 +30,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,15 +43,16 @@
 
 namespace cs::tg {
 
-enum class Stream : std::uint8_t { kCompute, kTp, kCp, kPp, kDp, kEp, kData };
-inline constexpr int kStreamCount = 7;
+// kHost: the CPU thread that launches work (imported traces' CPU operators).
+enum class Stream : std::uint8_t { kCompute, kTp, kCp, kPp, kDp, kEp, kData, kHost };
+inline constexpr int kStreamCount = 8;
 enum class OpKind : std::uint8_t { kCompute, kCollective, kSend, kRecv, kDelay, kLoad };
 // What a compute op is, for the compute model's efficiency.
 enum class ComputeClass : std::uint8_t { kGemm, kAttention, kElementwise, kOptimizer };
 
 inline constexpr EnumName<Stream> kStreamNames[] = {{Stream::kCompute, "compute"}, {Stream::kTp, "tp"}, {Stream::kCp, "cp"},
                                                    {Stream::kPp, "pp"},           {Stream::kDp, "dp"}, {Stream::kEp, "ep"},
-                                                   {Stream::kData, "data"}};
+                                                   {Stream::kData, "data"},       {Stream::kHost, "host"}};
 inline constexpr EnumName<OpKind> kOpKindNames[] = {{OpKind::kCompute, "compute"}, {OpKind::kCollective, "collective"},
                                                    {OpKind::kSend, "send"},       {OpKind::kRecv, "recv"},
                                                    {OpKind::kDelay, "delay"},     {OpKind::kLoad, "load"}};
@@ -57,11 +60,32 @@ inline constexpr EnumName<ComputeClass> kComputeClassNames[] = {{ComputeClass::k
                                                                {ComputeClass::kAttention, "attention"},
                                                                {ComputeClass::kElementwise, "elementwise"},
                                                                {ComputeClass::kOptimizer, "optimizer"}};
+// How the ops of one (rank, stream) are issued (docs/taskgraph-format.md, "Issue order"):
+//   stream_order  one at a time, in the order they were added (CUDA streams; generated graphs);
+//   ready_first   one at a time, the earliest-added op whose dependencies are done first (a
+//                 resource that serves whatever is ready: ASTRA-sim's replay of Chakra traces,
+//                 which runs one CPU operator, one GPU kernel and one communication per rank);
+//   dependencies  every op as soon as its dependencies are done (streams only label the ops;
+//                 the replay's time is then the graph's critical path).
+enum class IssueOrder : std::uint8_t { kStreamOrder, kReadyFirst, kDependencies };
+inline constexpr EnumName<IssueOrder> kIssueOrderNames[] = {{IssueOrder::kStreamOrder, "stream_order"},
+                                                           {IssueOrder::kReadyFirst, "ready_first"},
+                                                           {IssueOrder::kDependencies, "dependencies"}};
+inline const char* to_string(IssueOrder o) { return enum_name(kIssueOrderNames, o); }
 inline const char* to_string(Stream s) { return enum_name(kStreamNames, s); }
 inline const char* to_string(OpKind k) { return enum_name(kOpKindNames, k); }
 inline const char* to_string(ComputeClass c) { return enum_name(kComputeClassNames, c); }
 
 using OpId = std::uint32_t;
+
+// A fact an op carries that the simulation does not use (an imported trace's attributes it does
+// not interpret, kept for the reader of the graph): name and value as text.
+struct Annotation {
+  OpId op = 0;
+  std::string name;
+  std::string value;
+  friend bool operator==(const Annotation&, const Annotation&) = default;
+};
 
 // One matrix multiply C[m x n] = A[m x k] B[k x n]: 2 m n k FLOPs.
 struct GemmShape {
@@ -109,6 +133,8 @@ class TaskGraph {
   // The permutations of all ranks that map the job onto itself (see the header comment).
   void set_symmetries(RankSymmetries symmetries) { symmetries_ = std::move(symmetries); }
   const RankSymmetries& symmetries() const { return symmetries_; }
+  IssueOrder issue_order() const { return issue_; }
+  void set_issue_order(IssueOrder o) { issue_ = o; }
   std::uint32_t add_group(ProcessGroup g);
   // A list of GEMM shapes compute ops can refer to; equal lists share one index.
   std::uint32_t add_gemm_mix(std::vector<GemmShape> shapes);
@@ -132,6 +158,14 @@ class TaskGraph {
                 std::string_view name, std::span<const OpId> deps = {});
   OpId add_recv(std::uint32_t rank, Stream stream, std::uint32_t from, Bytes bytes, std::uint64_t tag,
                 std::string_view name, std::span<const OpId> deps = {});
+
+  // Room for `ops` ops and `deps` dependencies (a builder that knows its size avoids regrowth).
+  void reserve(std::size_t ops, std::size_t deps) {
+    ops_.reserve(ops);
+    deps_.reserve(deps);
+  }
+  void annotate(OpId id, std::string name, std::string value);
+  const std::vector<Annotation>& annotations() const { return annotations_; }  // in the order added
 
   std::size_t size() const { return ops_.size(); }
   const Op& op(OpId id) const { return ops_[id]; }
@@ -158,13 +192,19 @@ class TaskGraph {
 
   std::uint32_t ranks_;
   std::uint32_t mirrored_;
+  IssueOrder issue_ = IssueOrder::kStreamOrder;
+  std::vector<Annotation> annotations_;
   RankSymmetries symmetries_;
   std::vector<ProcessGroup> groups_;
   std::vector<std::vector<GemmShape>> gemm_mixes_;
   std::vector<Op> ops_;
   std::vector<OpId> deps_;
   std::vector<std::string> names_;
-  std::vector<std::pair<std::string, std::uint32_t>> name_index_;  // sorted, for interning
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;  // for interning
 };
 
 }  // namespace cs::tg

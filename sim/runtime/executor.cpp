@@ -48,6 +48,8 @@ Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& rou
   running_.assign(graph.ranks(), {});
   queues_.assign(static_cast<std::size_t>(graph.ranks()) * tg::kStreamCount, {});
   heads_.assign(queues_.size(), 0);
+  ready_.assign(queues_.size(), {});
+  busy_.assign(queues_.size(), false);
   for (tg::OpId id = 0; id < n; ++id) queues_[queue_of(graph.op(id))].push_back(id);
 }
 
@@ -58,13 +60,51 @@ void Executor::set_compute_slowdown(std::uint32_t rank, double factor) {
 }
 
 void Executor::start() {
+  if (graph_.issue_order() == tg::IssueOrder::kStreamOrder) {
+    for (std::uint32_t q = 0; q < queues_.size(); ++q) try_head(q);
+    return;
+  }
+  for (tg::OpId id = 0; id < graph_.size(); ++id) {
+    if (waiting_deps_[id] == 0) on_ready(id);
+  }
   for (std::uint32_t q = 0; q < queues_.size(); ++q) try_head(q);
 }
 
 void Executor::try_head(std::uint32_t q) {
-  if (heads_[q] >= queues_[q].size()) return;
+  if (graph_.issue_order() == tg::IssueOrder::kReadyFirst) {
+    if (busy_[q] || ready_[q].empty()) return;
+    std::pop_heap(ready_[q].begin(), ready_[q].end(), std::greater<>());
+    const tg::OpId id = ready_[q].back();
+    ready_[q].pop_back();
+    busy_[q] = true;
+    arrive(id);
+    return;
+  }
+  if (graph_.issue_order() != tg::IssueOrder::kStreamOrder || heads_[q] >= queues_[q].size()) return;
   const tg::OpId id = queues_[q][heads_[q]];
   if (waiting_deps_[id] == 0 && !arrived_[id]) arrive(id);
+}
+
+void Executor::on_ready(tg::OpId id) {
+  const std::uint32_t q = queue_of(graph_.op(id));
+  switch (graph_.issue_order()) {
+    case tg::IssueOrder::kStreamOrder:
+      if (heads_[q] < queues_[q].size() && queues_[q][heads_[q]] == id) arrive(id);
+      break;
+    case tg::IssueOrder::kReadyFirst:  // the caller fills the stream (try_head)
+      ready_[q].push_back(id);
+      std::push_heap(ready_[q].begin(), ready_[q].end(), std::greater<>());
+      break;
+    case tg::IssueOrder::kDependencies:
+      arrive(id);
+      break;
+  }
+}
+
+void Executor::release_queue(std::uint32_t q) {
+  ++heads_[q];
+  busy_[q] = false;
+  try_head(q);
 }
 
 void Executor::arrive(tg::OpId id) {
@@ -105,9 +145,7 @@ void Executor::arrive(tg::OpId id) {
     case tg::OpKind::kRecv: {
       // Posted asynchronously (isend/irecv): the stream moves on at once; the op finishes with
       // its transfer, and its dependents wait for that.
-      const std::uint32_t q = queue_of(op);
-      ++heads_[q];
-      try_head(q);
+      release_queue(queue_of(op));
       const bool send = op.kind == tg::OpKind::kSend;
       const auto key = send ? std::make_tuple(op.rank, op.peer, op.tag) : std::make_tuple(op.peer, op.rank, op.tag);
       auto& mine = send ? sends_[key] : recvs_[key];
@@ -296,12 +334,19 @@ void Executor::complete(tg::OpId id) {
   const tg::Op& op = graph_.op(id);
   const std::uint32_t q = queue_of(op);
   const bool posted = op.kind == tg::OpKind::kSend || op.kind == tg::OpKind::kRecv;
-  if (!posted) ++heads_[q];  // posted ops left the head of their stream when they arrived
+  // Posted ops left their stream when they arrived. The stream is free before the dependents are
+  // told, so that one on the same stream may go next. (Dependents come in increasing id, so a
+  // ready_first stream filled as each arrives picks what it would pick among all of them.)
+  if (!posted) {
+    ++heads_[q];
+    busy_[q] = false;
+  }
+  const bool ready_first = graph_.issue_order() == tg::IssueOrder::kReadyFirst;
   for (std::uint32_t k = dependents_begin_[id]; k < dependents_begin_[id + 1]; ++k) {
     const tg::OpId d = dependents_[k];
     if (--waiting_deps_[d] == 0) {
-      const std::uint32_t dq = queue_of(graph_.op(d));
-      if (heads_[dq] < queues_[dq].size() && queues_[dq][heads_[dq]] == d) arrive(d);
+      on_ready(d);
+      if (ready_first) try_head(queue_of(graph_.op(d)));
     }
   }
   if (!posted) try_head(q);

@@ -2,8 +2,9 @@
 // rendezvous and point-to-point matching, compute times from the compute model, and every
 // transfer on the shared flow network (so concurrent collectives contend for links).
 //
-// Semantics (task_graph.h): an op *arrives* when it is first in its (rank, stream) and all its
-// dependencies have finished; a compute or delay op starts on arrival; a collective starts when
+// Semantics (task_graph.h): an op *arrives* when its (rank, stream) issues it (the graph's issue
+// order: first in the stream, or the earliest-added ready op once the stream is free, or at once)
+// and all its dependencies have finished; a compute or delay op starts on arrival; a collective starts when
 // every member op has arrived; a send and its recv start when both have arrived. Per op the
 // executor records arrival, start and end, from which reports derive waiting (start - arrival)
 // and busy time. With symmetries (task_graph.h), each transfer also runs for its distinct
@@ -60,6 +61,10 @@ class Executor {
   void arrive(tg::OpId id);
   void complete(tg::OpId id);
   void try_head(std::uint32_t queue);
+  // An op's dependencies have all finished: issue it as the graph's issue order says.
+  void on_ready(tg::OpId id);
+  // The op of a (rank, stream) left it free (finished, or posted): the next may go.
+  void release_queue(std::uint32_t queue);
   void start_collective(const std::vector<tg::OpId>& members);
   void start_p2p(tg::OpId send, tg::OpId recv);
   void start_load(tg::OpId id);
@@ -95,7 +100,10 @@ class Executor {
   std::vector<std::uint32_t> dependents_begin_;
   std::vector<tg::OpId> dependents_;
   std::vector<std::vector<tg::OpId>> queues_;  // per (rank, stream), in graph order
-  std::vector<std::uint32_t> heads_;
+  std::vector<std::uint32_t> heads_;  // stream_order: the next op's index in its queue
+  // ready_first: per queue, the ready ops (earliest added first) and whether one is running.
+  std::vector<std::vector<tg::OpId>> ready_;
+  std::vector<bool> busy_;
   std::vector<bool> arrived_;
   std::vector<std::uint32_t> simulated_members_;  // per group
   std::vector<double> slowdown_;                  // per simulated rank

@@ -1,19 +1,23 @@
 // Fuzzes the Chakra execution-trace reader (taskgraph/chakra_trace.h) and the protobuf wire
 // reader under it (core/protobuf_wire.h): any byte string is parsed, then ordered by its data
-// dependencies and by its control dependencies too.
+// dependencies and by its control dependencies too, then imported onto a TaskGraph
+// (taskgraph/chakra_import.h) as one rank and as one rank replicated to four, with re-timing.
 //
-// Contract under test: bad input only ever raises InputError naming a byte offset or a node; an
-// accepted trace's order holds every node once, after its data dependencies. Any other
-// exception, a crash, a sanitizer report or a broken invariant aborts the run and is a finding.
+// Contract under test: bad input only ever raises InputError naming a byte offset or a node (the
+// import: a node, a process group, or --world); an accepted trace's order holds every node once,
+// after its data dependencies; an imported graph validates. Any other exception, a crash, a
+// sanitizer report or a broken invariant aborts the run and is a finding.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "core/errors.h"
+#include "taskgraph/chakra_import.h"
 #include "taskgraph/chakra_trace.h"
 
 namespace {
@@ -50,6 +54,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       t.topological_order(true);
     } catch (const cs::InputError& e) {
       if (e.json_path().rfind("node ", 0) != 0) finding("a control-order error without a node", e.message());
+    }
+    for (std::uint32_t world : {0u, 4u}) {
+      cs::tg::ChakraImportOptions o;
+      o.world = world;
+      o.retime = world > 0;
+      try {
+        const cs::tg::ChakraImport imp = cs::tg::import_chakra(std::span(&t, 1), o);
+        if (imp.report.nodes != t.nodes.size()) finding("the import report miscounts nodes", std::to_string(imp.report.nodes));
+        if (imp.graph.size() + imp.report.skipped != t.nodes.size()) finding("nodes neither mapped nor skipped", std::to_string(imp.graph.size()));
+      } catch (const cs::InputError& e) {
+        const std::string& where = e.json_path();
+        if (where.rfind("node ", 0) != 0 && where.rfind("pg_name ", 0) != 0) finding("an import error without a node or a group", where);
+      }
     }
   } catch (const cs::InputError& e) {
     const std::string& where = e.json_path();

@@ -125,8 +125,8 @@ TEST(ChakraTrace, ABuiltTraceReadsBackFieldByField) {
   EXPECT_EQ(c.attr("ranks")->count, 4u);
   EXPECT_EQ(t.dependencies(), 3u);
   // Node 2 lists node 1 twice (control and data): it waits for it once. Node 3 has a control
-  // dependency only: free by its data, after node 2 when control dependencies count.
-  EXPECT_EQ(t.topological_order(), (std::vector<std::size_t>{0, 2, 1}));
+  // dependency only: ready at once by its data, yet after node 2, which has the smaller id.
+  EXPECT_EQ(t.topological_order(), (std::vector<std::size_t>{0, 1, 2}));
   EXPECT_EQ(t.topological_order(true), (std::vector<std::size_t>{0, 1, 2}));
   // Out of file order: the order follows the dependencies; control ones only when asked.
   const ChakraTrace r = parse_chakra_trace(kMetadata + node(3, 4, {}, {2}) + node(2, 4, {}, {1}) + node(1, 4, {}), "r.et");

@@ -15,6 +15,7 @@
 #include "results/stall_attribution.h"
 #include "sim/runtime/executor.h"
 #include "tests/collectives/test_clusters.h"
+#include "tests/support/small_gpt.h"
 #include "workloads/layer_cost.h"
 #include "workloads/memory.h"
 #include "workloads/model.h"
@@ -22,25 +23,13 @@
 namespace cs::wl {
 namespace {
 
+using test::small_gpt;
+
 hw::GpuSpec test_gpu() { return testing::round_gpu(); }
 coll::Machine star(int n, bool free_comm) { return testing::compute_star(n, free_comm); }
 
-// A small GPT: 8 blocks, h = 1024, 16 heads, vocab 8 (so the embedding and head are negligible).
-Model small_gpt() {
-  Model m;
-  m.name = "test-gpt";
-  m.family = ModelFamily::kTransformer;
-  auto& t = m.transformer;
-  t.layers = 8;
-  t.hidden = 1024;
-  t.heads = 16;
-  t.kv_heads = 16;
-  t.ffn_hidden = 4096;
-  t.vocab = 8;
-  t.max_sequence = 1024;
-  t.position = PositionEmbedding::kRotary;
-  return m;
-}
+// small_gpt (tests/support/small_gpt.h): 8 blocks, h = 1024, 16 heads, vocab 8 (so the
+// embedding and head are negligible).
 
 // Building the graph of `plan` is a ConfigError whose message names `path` under /plan.
 void expect_plan_error(const Model& m, const ParallelPlan& plan, const std::string& path) {
