@@ -13,6 +13,7 @@ void add_trace_options(CLI::App& cmd, drv::TraceSource& s) {
   cmd.add_option("--issue", s.issue, "How each rank's streams issue ops: ready_first (ASTRA-sim; the default for traces), stream_order, dependencies");
   cmd.add_flag("--retime", s.retime, "Time GPU kernels whose FLOPs the trace gives (num_ops, GEMM shapes) with the compute model");
   cmd.add_flag("--recorded-communication", s.recorded_communication, "Replay collectives and transfers with their recorded durations, off the network");
+  cmd.add_flag("--control-dependencies", s.control_dependencies, "Enforce control dependencies too (on nodes the trace holds, not on itself)");
 }
 
 void print_import_report(std::ostream& out, const drv::TraceWorkload& w) {
@@ -27,7 +28,8 @@ void print_import_report(std::ostream& out, const drv::TraceWorkload& w) {
   out << "\n  became           " << r.host_ops << " host ops and " << r.kernels_recorded << " kernels as recorded, " << r.kernels_computed
       << " kernels timed by the compute model, " << r.collectives << " collective and " << r.point_to_point << " point-to-point ops, "
       << r.communication_recorded << " communications as recorded, " << r.memory_ops << " memory ops; " << r.skipped << " nodes skipped\n"
-      << "  dependencies     " << r.data_dependencies << " data kept, " << r.control_dependencies << " control not enforced; "
+      << "  dependencies     " << r.data_dependencies << " data kept, " << r.control_dependencies << " control "
+      << (r.control_enforced ? "enforced" : "not enforced") << "; "
       << r.annotations << " attributes kept as annotations\n";
   for (const std::string& g : r.groups) out << "  process group    " << g << "\n";
 }

@@ -16,7 +16,8 @@ struct ImportOptions {
   bool json = false;
 };
 
-// --world, --comm-groups, --issue, --retime, --recorded-communication (drivers/trace_workload.h).
+// --world, --comm-groups, --issue, --retime, --recorded-communication, --control-dependencies
+// (drivers/trace_workload.h).
 void add_trace_options(CLI::App& cmd, drv::TraceSource& source);
 // The import report, a few lines for people.
 void print_import_report(std::ostream& out, const drv::TraceWorkload& w);

@@ -233,8 +233,9 @@ int run_trace_command(const RunOptions& o, const drv::Experiment& e) {
 int run_experiment_command(const RunOptions& o) {
   drv::Experiment e = load_experiment_with_options(o.experiment, o.overrides, o.hardware, o.profile);
   if (!o.trace.inputs.empty()) return run_trace_command(o, e);
-  if (o.trace.world || !o.trace.comm_groups.empty() || !o.trace.issue.empty() || o.trace.retime || o.trace.recorded_communication || !o.placement.empty()) {
-    throw InputError("", "--trace", "--world, --comm-groups, --issue, --retime, --recorded-communication and --placement need --trace");
+  if (o.trace.world || !o.trace.comm_groups.empty() || !o.trace.issue.empty() || o.trace.retime || o.trace.recorded_communication ||
+      o.trace.control_dependencies || !o.placement.empty()) {
+    throw InputError("", "--trace", "--world, --comm-groups, --issue, --retime, --recorded-communication, --control-dependencies and --placement need --trace");
   }
   e.allow_oom = e.allow_oom || o.allow_oom;
   e.prices = o.prices;

@@ -36,8 +36,8 @@ TraceWorkload load_trace_workload(const TraceSource& source) {
     if (!issue) throw InputError("", "--issue", "expected stream_order, ready_first or dependencies, not \"" + source.issue + "\"");
   }
   if (source.inputs.size() == 1 && ends_with(source.inputs[0], ".json")) {
-    if (source.world || !source.comm_groups.empty() || source.retime || source.recorded_communication) {
-      throw InputError(source.inputs[0], "", "--world, --comm-groups, --retime and --recorded-communication apply to Chakra traces, not to a TaskGraph file");
+    if (source.world || !source.comm_groups.empty() || source.retime || source.recorded_communication || source.control_dependencies) {
+      throw InputError(source.inputs[0], "", "--world, --comm-groups, --retime, --recorded-communication and --control-dependencies apply to Chakra traces, not to a TaskGraph file");
     }
     const ConfigDocument doc = ConfigDocument::load(source.inputs[0]);
     TraceWorkload w{tg::TaskGraph::from_json(doc.json(), source.inputs[0]), {source.inputs[0]}, std::nullopt};
@@ -51,6 +51,7 @@ TraceWorkload load_trace_workload(const TraceSource& source) {
   tg::ChakraImportOptions o;
   o.retime = source.retime;
   o.recorded_communication = source.recorded_communication;
+  o.control_dependencies = source.control_dependencies;
   o.issue = issue;
   o.world = source.world;
   if (!source.comm_groups.empty()) o.comm_groups = tg::read_comm_groups(source.comm_groups);
@@ -79,7 +80,8 @@ nlohmann::json import_report_json(const tg::ChakraImportReport& r) {
             {"memory_ops", r.memory_ops},
             {"skipped", r.skipped}}},
           {"data_dependencies", r.data_dependencies},
-          {"control_dependencies_not_enforced", r.control_dependencies},
+          {"control_dependencies", r.control_dependencies},
+          {"control_dependencies_enforced", r.control_enforced},
           {"annotations", r.annotations},
           {"groups", r.groups}};
 }

@@ -25,6 +25,7 @@ struct TraceSource {
   std::string issue;                // --issue: stream_order, ready_first or dependencies ("" keeps the trace's)
   bool retime = false;              // --retime
   bool recorded_communication = false;  // --recorded-communication
+  bool control_dependencies = false;    // --control-dependencies
 };
 
 struct TraceWorkload {

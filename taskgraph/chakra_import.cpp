@@ -250,6 +250,7 @@ class Importer {
     graph_ = &out.graph;
     report_ = &out.report;
     report_->ranks = files;
+    report_->control_enforced = o_.control_dependencies;
     if (replicated_) {
       RankSymmetries sym({GridAxis{world, 1}}, [&] {
         std::vector<std::uint32_t> idx(world);
@@ -265,7 +266,7 @@ class Importer {
     plans_.resize(files);
     for (std::uint32_t r = 0; r < files; ++r) {
       const ChakraTrace& t = traces_[r];
-      orders_[r] = t.topological_order(false);
+      orders_[r] = t.topological_order(o_.control_dependencies);
       plans_[r].resize(t.nodes.size());
       for (std::size_t i = 0; i < t.nodes.size(); ++i) plans_[r][i] = plan(t.nodes[i], t, r);
     }
@@ -400,13 +401,19 @@ class Importer {
   const std::vector<OpId>& deps_of(std::uint32_t rank, const ChakraNode& n) {
     std::vector<OpId>& deps = deps_;
     deps.clear();
-    for (std::uint64_t d : n.data_deps) {
-      const std::size_t k = index_[rank].find(d);
+    auto add = [&](std::size_t k) {
       const std::uint32_t op = op_of_[rank][k];
       if (op != kNoOp) {
         deps.push_back(op);
       } else if (auto it = passthrough_[rank].find(k); it != passthrough_[rank].end()) {
         deps.insert(deps.end(), it->second.begin(), it->second.end());
+      }
+    };
+    for (std::uint64_t d : n.data_deps) add(index_[rank].find(d));
+    if (o_.control_dependencies) {  // on nodes the trace holds, other than itself
+      for (std::uint64_t d : n.ctrl_deps) {
+        const std::size_t k = index_[rank].find(d);
+        if (k != ChakraNodeIndex::kNone && d != n.id) add(k);
       }
     }
     std::sort(deps.begin(), deps.end());

@@ -4,8 +4,9 @@
 // One trace file per rank, rank r = the r-th trace. Nodes become ops in an order that follows
 // their data dependencies, the smallest node id first (ChakraTrace::topological_order), the
 // ranks' orders merged by (node id, rank). A node's data dependencies become the op's
-// dependencies; control dependencies are not enforced (in traces converted from PyTorch they
-// are the operator hierarchy, chakra_trace.h) and are counted.
+// dependencies; control dependencies are counted and, unless asked for, not enforced (in traces
+// converted from PyTorch they are the operator hierarchy, chakra_trace.h); when enforced, those
+// on nodes the trace does not hold and on the node itself are left out.
 //
 //   COMP, CPU operator (is_cpu_op)      delay of the recorded duration on the rank's host stream
 //   COMP, GPU kernel                     delay of the recorded duration on the compute stream; a
@@ -51,6 +52,7 @@ namespace cs::tg {
 struct ChakraImportOptions {
   bool retime = false;                  // GPU kernels with known FLOPs become compute ops
   bool recorded_communication = false;  // collectives and point-to-point as delays of their recorded time
+  bool control_dependencies = false;    // enforce control dependencies too
   std::optional<IssueOrder> issue;      // default: the trace's own (cs_issue), else ready_first
   std::uint32_t world = 0;              // ranks of the job; 0: one per trace
   std::map<std::string, std::vector<std::uint32_t>> comm_groups;  // pg_name -> ranks; empty: inferred
@@ -70,7 +72,8 @@ struct ChakraImportReport {
   std::uint64_t memory_ops = 0;          // MEM_LOAD/STORE (loads from storage, or as recorded)
   std::uint64_t skipped = 0;             // METADATA, INVALID and unknown types
   std::uint64_t data_dependencies = 0;   // kept (as listed)
-  std::uint64_t control_dependencies = 0;  // not enforced
+  std::uint64_t control_dependencies = 0;  // as listed
+  bool control_enforced = false;
   std::uint64_t annotations = 0;
   std::vector<std::string> groups;       // "dp0: ranks 0-7, 12 collectives (inferred from pg_name)"
 };

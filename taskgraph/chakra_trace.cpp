@@ -253,7 +253,7 @@ std::vector<std::size_t> ChakraTrace::topological_order(bool control) const {
     }
     if (control) {
       for (std::uint64_t d : nodes[i].ctrl_deps) {
-        if (const std::size_t k = index.find(d); k != ChakraNodeIndex::kNone) deps.push_back(static_cast<std::uint32_t>(k));
+        if (const std::size_t k = index.find(d); k != ChakraNodeIndex::kNone && k != i) deps.push_back(static_cast<std::uint32_t>(k));
       }
     }
     std::sort(deps.begin(), deps.end());

@@ -77,7 +77,7 @@ struct ChakraTrace {
   std::uint64_t dependencies() const;  // ctrl + data, as listed
   std::uint64_t missing_control_dependencies() const;  // on nodes the trace does not hold
   // Node indices in an order where every node follows its data dependencies, and with `control`
-  // its control dependencies on nodes the trace holds (Kahn's algorithm, the ready node with the
+  // its control dependencies on nodes the trace holds (but itself) (Kahn's algorithm, the ready node with the
   // smallest id first, as Chakra's feeder issues them: a file listed in id order and by its
   // dependencies keeps its order).
   std::vector<std::size_t> topological_order(bool control = false) const;

@@ -32,7 +32,8 @@ TEST(ChakraCommands, ImportTheSample) {
   EXPECT_EQ(report["by_type"]["COMM_COLL_NODE"], 21);
   EXPECT_EQ(report["became"]["collectives"], 7);
   EXPECT_EQ(report["data_dependencies"], 181878);
-  EXPECT_EQ(report["control_dependencies_not_enforced"], 3664);
+  EXPECT_EQ(report["control_dependencies"], 3664);
+  EXPECT_EQ(report["control_dependencies_enforced"], false);
   const json g = json::parse(cs::test::read_text(out));
   EXPECT_EQ(g["ops"].size(), 3664U);
   EXPECT_EQ(g["issue"], "ready_first");

@@ -198,6 +198,27 @@ TEST(ChakraImport, SendsMatchReceivesOrTheNodeIsNamed) {
   EXPECT_THROW(import_chakra(traces, {}), InputError);
 }
 
+TEST(ChakraImport, ControlDependenciesOnlyWhenAsked) {
+  // Node 2 lists node 1 and itself as control dependencies, node 3 one the trace does not hold.
+  auto ctrl = [](std::initializer_list<std::uint64_t> ids) {
+    std::string b;
+    for (std::uint64_t d : ids) b += field_varint(4, d);
+    return b;
+  };
+  const ChakraTrace t = parse_chakra_trace(kMetadata + node(1, 4, {}, 10) + node(2, 4, {}, 10, ctrl({1, 2})) + node(3, 4, {}, 10, ctrl({99})), "c.0.et");
+  EXPECT_EQ(import_chakra(std::span(&t, 1), {}).graph.deps(1).size(), 0u);
+  ChakraImportOptions o;
+  o.control_dependencies = true;
+  const ChakraImport imp = import_chakra(std::span(&t, 1), o);
+  ASSERT_EQ(imp.graph.deps(1).size(), 1u);
+  EXPECT_EQ(imp.graph.deps(1)[0], 0u);
+  EXPECT_EQ(imp.graph.deps(2).size(), 0u);
+  EXPECT_TRUE(imp.report.control_enforced);
+  // The sample's control dependencies close cycles with its data dependencies.
+  const ChakraTrace sample = read_chakra_trace(std::string(CS_SOURCE_DIR) + "/tests/data/chakra/sample.0.et");
+  EXPECT_THROW(import_chakra(std::span(&sample, 1), o), InputError);
+}
+
 TEST(ChakraImport, UnknownTypesAreCountedAndPassTheirDependenciesOn) {
   // Node 2 is of a type beyond the schema and node 3 METADATA: no ops; node 4 waits for node 1
   // through them.
