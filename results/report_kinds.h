@@ -26,7 +26,8 @@ struct ReportKind {
   void (*fill)(const ReportSource&, ReportPage&);    // throws InputError on bad content
 };
 
-// `clustersim run --out DIR` (docs/outputs.md): summary.json, per_gpu.csv, links.csv, trace.json.
+// `clustersim run --out DIR` (docs/outputs.md): summary.json, per_gpu.csv, links.csv, trace.json;
+// a replay's (`run --trace`, docs/chakra.md) with per_rank.csv instead of per_gpu.csv.
 bool is_run_folder(const ReportSource& s);
 void run_folder_report(const ReportSource& s, ReportPage& page);
 

@@ -82,6 +82,15 @@ void summary_sections(const ConfigNode& root, ReportPage& page) {
     }
   }
   if (const auto v = optional_number(root, "simulated_ranks")) s.facts.emplace_back("ranks simulated", format_count(*v));
+  if (const auto w = root.find("workload"); w && w->is_object()) {  // a replay (docs/chakra.md)
+    const ConfigNode files = w->at("files");
+    std::string text = format_count(static_cast<double>(files.size())) + " file" + (files.size() == 1 ? "" : "s");
+    if (files.size() > 0) text += " (" + files.at(std::size_t{0}).as_string() + (files.size() > 1 ? ", ..." : "") + ")";
+    if (const auto imp = w->find("import"); imp && imp->is_object()) text += ", " + format_count(number_at(*imp, "nodes")) + " Chakra nodes";
+    s.facts.emplace_back("replayed workload", text);
+    if (const auto v = optional_string(root, "issue_order")) s.facts.emplace_back("issue order", *v);
+    if (const auto v = optional_number(root, "ops")) s.facts.emplace_back("ops", format_count(*v));
+  }
   if (const auto f = optional_string(root, "finding")) s.paragraphs.push_back("Finding: " + *f);
   if (const auto f = optional_string(root, "load_imbalance")) s.paragraphs.push_back("Load imbalance: " + *f);
 
@@ -107,7 +116,8 @@ struct RankStalls {
   std::vector<double> seconds;  // per stall category
 };
 
-std::vector<RankStalls> read_per_gpu(const std::string& file) {
+// A replay's per_rank.csv has no pipeline stage: every rank is in stage 0.
+std::vector<RankStalls> read_per_gpu(const std::string& file, bool replay) {
   const CsvTable t = parse_csv(read_input_file(file), file);
   const std::vector<std::string> cols = stall_columns();
   std::vector<std::size_t> idx;
@@ -117,12 +127,12 @@ std::vector<RankStalls> read_per_gpu(const std::string& file) {
     idx.push_back(*i);
   }
   const auto rank_col = t.column("rank"), pp_col = t.column("pp");
-  if (!rank_col || !pp_col) throw InputError(file, "line 1", "the header has no column rank or pp (not a per_gpu.csv of clustersim run --out)");
+  if (!rank_col || (!pp_col && !replay)) throw InputError(file, "line 1", "the header has no column rank or pp (not a per_gpu.csv of clustersim run --out)");
   std::vector<RankStalls> out;
   for (std::size_t r = 0; r < t.rows.size(); ++r) {
     RankStalls rs;
     rs.rank = static_cast<long>(cell_number(t.rows[r][*rank_col], file, t.lines[r], "rank").value_or(0));
-    rs.stage = static_cast<long>(cell_number(t.rows[r][*pp_col], file, t.lines[r], "pp").value_or(0));
+    rs.stage = pp_col ? static_cast<long>(cell_number(t.rows[r][*pp_col], file, t.lines[r], "pp").value_or(0)) : 0;
     for (std::size_t k = 0; k < idx.size(); ++k) rs.seconds.push_back(cell_number(t.rows[r][idx[k]], file, t.lines[r], cols[k]).value_or(0));
     out.push_back(std::move(rs));
   }
@@ -416,13 +426,16 @@ void run_folder_report(const ReportSource& s, ReportPage& page) {
   page.title = "clustersim report";
   summary_sections(root, page);
 
-  const std::string per_gpu = file_in(s, "per_gpu.csv"), trace = file_in(s, "trace.json"), links = file_in(s, "links.csv");
+  // A replay (`run --trace`) writes per_rank.csv in place of per_gpu.csv.
+  const bool replay = optional_string(root, "schema") == "clustersim-replay";
+  const char* per_rank_name = replay ? "per_rank.csv" : "per_gpu.csv";
+  const std::string per_gpu = file_in(s, per_rank_name), trace = file_in(s, "trace.json"), links = file_in(s, "links.csv");
   std::vector<RankStalls> ranks;
   if (fs::exists(per_gpu, ec)) {
-    ranks = read_per_gpu(per_gpu);
+    ranks = read_per_gpu(per_gpu, replay);
     stall_section(ranks, page);
   } else {
-    page.sections.push_back({"Where the time goes", {"per_gpu.csv is not in the folder: the stall breakdown is not charted."}, {}, {}, {}});
+    page.sections.push_back({"Where the time goes", {std::string(per_rank_name) + " is not in the folder: the stall breakdown is not charted."}, {}, {}, {}});
   }
   if (fs::exists(trace, ec)) {
     timeline_section(trace, ranks, page);

@@ -68,9 +68,17 @@ TEST(ChakraCommands, AnExportedIterationReplaysInTheSameTime) {
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   const json a = json::parse(original.out), b = json::parse(replay.out);
   EXPECT_EQ(b["iteration_time_ps"], a["iteration_time_ps"]);
-  EXPECT_EQ(b["ranks"], 32);
+  EXPECT_EQ(b["gpus"], 32);
+  EXPECT_EQ(b["simulated_ranks"], 32);
   EXPECT_EQ(b["issue_order"], "stream_order");
   for (const char* f : {"summary.json", "per_rank.csv", "links.csv", "trace.json"}) EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  // The report draws the replay folder as a run folder.
+  const std::string page = (tmp.path() / "replay.html").string();
+  const auto report = cs::test::run_binary(kBinary, {"report", out, "-o", page});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string html = cs::test::read_text(page);
+  EXPECT_NE(html.find("replayed workload"), std::string::npos);
+  EXPECT_NE(html.find("Stall breakdown"), std::string::npos);
   // The same folder again is refused without --force, and the export is all or nothing.
   const auto again = cs::test::run_binary(kBinary, {"plan", kGpt, "--emit-chakra", dir});
   EXPECT_EQ(again.exit_code, 2);
