@@ -188,7 +188,10 @@ std::vector<GemmShape> parse_gemm_mix(const std::string& text, const ChakraNode&
 }
 
 // What a GPU kernel computes, when the trace says: num_ops (FLOPs) and tensor_size (bytes), or
-// a GEMM's shapes.
+// a GEMM's shapes. A kernel known by num_ops alone is timed as a GEMM (the compute model's
+// roofline: the larger of its FLOPs at the GEMM rate and its bytes at the memory rate, as
+// ASTRA-sim's roofline takes the larger of num_ops at peak and tensor_size at bandwidth); the
+// compute model's other classes would ignore the FLOPs.
 std::optional<KnownWork> known_work(const ChakraNode& n) {
   if (auto ops = count_attr(n, "num_ops")) {
     KnownWork w;
@@ -198,13 +201,12 @@ std::optional<KnownWork> known_work(const ChakraNode& n) {
       w.flops = Flops{exact->double_value};
     }
     w.bytes = Bytes{static_cast<std::int64_t>(std::min<std::uint64_t>(count_attr(n, "tensor_size").value_or(0), INT64_MAX))};
-    w.cls = ComputeClass::kElementwise;
+    w.cls = ComputeClass::kGemm;
     if (auto c = string_attr(n, "cs_class")) {
       const auto parsed = parse_enum(kComputeClassNames, *c);
       if (!parsed) throw InputError("", "node " + std::to_string(n.id), "cs_class \"" + *c + "\" is not a compute class");
       w.cls = *parsed;
     } else if (auto g = gemm_from_shapes(n)) {
-      w.cls = ComputeClass::kGemm;
       w.gemms = g->gemms;
     }
     if (auto mix = string_attr(n, "cs_gemm_mix")) w.gemms = parse_gemm_mix(*mix, n);

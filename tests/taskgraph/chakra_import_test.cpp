@@ -165,6 +165,7 @@ TEST(ChakraImport, RetimingUsesFlopsOrGemmShapes) {
   EXPECT_EQ(mm.bytes.value(), 4 * (32 * 2048 + 2048 * 1000 + 32 * 1000));
   EXPECT_EQ(imp.graph.gemm_mix_of(mm)[0], (GemmShape{32, 1000, 2048}));
   EXPECT_DOUBLE_EQ(imp.graph.op(1).flops.value(), 4e6);
+  EXPECT_EQ(imp.graph.op(1).compute_class, ComputeClass::kGemm);  // timed on the roofline
   EXPECT_EQ(imp.graph.op(1).bytes.value(), 8'000);
   EXPECT_EQ(imp.graph.op(2).kind, OpKind::kDelay);
   EXPECT_EQ(imp.graph.op(2).duration, microseconds(3));
