@@ -79,6 +79,27 @@ void unregister_temporary(int slot) {
   if (slot >= 0) g_slots[static_cast<std::size_t>(slot)].state.store(0, std::memory_order_release);
 }
 
+// Holds SIGINT, SIGTERM and SIGHUP back while a temporary path is created and registered: one
+// that came in between would find the path not yet in the table and leave it behind (a staging
+// folder, or a file that keeps the folder from being removed). A signal held back is delivered
+// when the guard ends, with the path registered.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    install_signal_handlers();
+    sigset_t set;
+    ::sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&set, sig);
+    ::pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
 // ---- writing ------------------------------------------------------------------------------------
 
 [[noreturn]] void fail(const std::string& option, const std::string& path, const std::string& why) {
@@ -121,10 +142,15 @@ void replace_file(const std::string& target, std::string_view content, mode_t mo
                   const std::string& shown) {
   const fs::path t(target);
   std::string tmpl = (fs::path(parent_of(t)) / ("." + t.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-XXXXXX")).string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) fail(option, shown, "cannot create a file beside it: " + errno_text(errno));
-  const int slot = register_temporary(tmpl, 1);
-  int err = write_all(fd, content);
+  int fd = -1, slot = -1, err = 0;
+  {
+    const SignalsHeld held;
+    fd = ::mkstemp(tmpl.data());
+    err = errno;
+    if (fd >= 0) slot = register_temporary(tmpl, 1);
+  }
+  if (fd < 0) fail(option, shown, "cannot create a file beside it: " + errno_text(err));
+  err = write_all(fd, content);
   if (err == 0 && ::fchmod(fd, mode) != 0) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err == 0 && std::rename(tmpl.c_str(), target.c_str()) != 0) err = errno;
@@ -232,10 +258,16 @@ OutputFolder::OutputFolder(std::string target, std::string option, bool force, s
   if (!fs::is_directory(parent, ec)) fail(option_, target_, "the folder \"" + parent + "\" it goes in does not exist");
   remove_stale_staging(parent, t.filename().string());
   std::string tmpl = (fs::path(parent) / ("." + t.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-XXXXXX")).string();
-  if (::mkdtemp(tmpl.data()) == nullptr) fail(option_, target_, "cannot create a folder beside it: " + errno_text(errno));
+  {
+    const SignalsHeld held;
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      const int err = errno;
+      fail(option_, target_, "cannot create a folder beside it: " + errno_text(err));
+    }
+    folder_slot_ = register_temporary(tmpl, 2);
+  }
   staging_ = tmpl;
   ::chmod(staging_.c_str(), static_cast<mode_t>(0777 & ~current_umask()));  // mkdtemp makes it private
-  folder_slot_ = register_temporary(staging_, 2);
 }
 
 OutputFolder::~OutputFolder() { discard(); }
@@ -254,10 +286,14 @@ void OutputFolder::check_only_results() const {
 void OutputFolder::write(const std::string& name, std::string_view content) {
   const std::string path = (fs::path(staging_) / name).string();
   const std::string shown = (fs::path(target_) / name).string();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) fail(option_, shown, "cannot create: " + errno_text(errno));
-  const int slot = register_temporary(path, 1);
-  files_.emplace_back(slot, path);
+  int fd = -1, open_err = 0;
+  {
+    const SignalsHeld held;
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    open_err = errno;
+    if (fd >= 0) files_.emplace_back(register_temporary(path, 1), path);
+  }
+  if (fd < 0) fail(option_, shown, "cannot create: " + errno_text(open_err));
   int err = write_all(fd, content);
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err != 0) fail(option_, shown, "cannot write: " + errno_text(err));
