@@ -8,6 +8,7 @@
 
 #include "core/config.h"
 #include "core/errors.h"
+#include "taskgraph/chakra_work.h"
 
 namespace cs::tg {
 namespace {
@@ -28,30 +29,6 @@ std::optional<CollectiveOp> collective_of(std::uint64_t comm_type) {
   }
 }
 
-// An attribute's value as a non-negative integer (any integer kind, or an integral double).
-std::optional<std::uint64_t> count_attr(const ChakraNode& n, std::string_view name) {
-  const ChakraAttribute* a = n.attr(name);
-  if (!a) return std::nullopt;
-  switch (a->kind) {
-    case ChakraAttribute::Kind::kInt:
-    case ChakraAttribute::Kind::kBool:
-      if (a->int_value >= 0) return static_cast<std::uint64_t>(a->int_value);
-      return std::nullopt;
-    case ChakraAttribute::Kind::kUint: return a->uint_value;
-    case ChakraAttribute::Kind::kDouble:
-      if (a->double_value >= 0 && a->double_value < 1.8e19 && a->double_value == static_cast<double>(static_cast<std::uint64_t>(a->double_value))) {
-        return static_cast<std::uint64_t>(a->double_value);
-      }
-      return std::nullopt;
-    default: return std::nullopt;
-  }
-}
-
-std::optional<std::string> string_attr(const ChakraNode& n, std::string_view name) {
-  const ChakraAttribute* a = n.attr(name);
-  if (!a || a->kind != ChakraAttribute::Kind::kString) return std::nullopt;
-  return a->string_value;
-}
 
 bool is_cpu_op(const ChakraNode& n) {
   const ChakraAttribute* a = n.attr("is_cpu_op");
@@ -82,138 +59,6 @@ bool interpreted(std::string_view name) {
   return name.rfind("cs_", 0) == 0 || std::find(std::begin(kRead), std::end(kRead), name) != std::end(kRead);
 }
 
-// The top-level tensor shapes of an IOInfo shapes text ("[[32, 2048], [2048, 1000], []]"): one
-// entry per input, the dimensions of those that are lists of integers, empty otherwise.
-std::vector<std::vector<std::int64_t>> top_level_shapes(std::string_view text) {
-  std::vector<std::vector<std::int64_t>> out;
-  std::size_t i = text.find('[');
-  if (i == std::string_view::npos) return out;
-  int depth = 0;
-  std::vector<std::int64_t> dims;
-  bool flat = true;
-  for (; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '[') {
-      ++depth;
-      if (depth == 2) {
-        dims.clear();
-        flat = true;
-      } else if (depth > 2) {
-        flat = false;
-      }
-    } else if (c == ']') {
-      if (depth == 2) out.push_back(flat ? dims : std::vector<std::int64_t>{});
-      if (--depth == 0) break;
-    } else if (depth == 2 && std::isdigit(static_cast<unsigned char>(c))) {
-      std::int64_t v = 0;
-      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && v < (INT64_C(1) << 40)) v = v * 10 + (text[i++] - '0');
-      --i;
-      dims.push_back(v);
-    }
-  }
-  return out;
-}
-
-int element_bytes(std::string_view types) {
-  if (types.find("double") != std::string_view::npos) return 8;
-  if (types.find("Half") != std::string_view::npos || types.find("BFloat16") != std::string_view::npos) return 2;
-  if (types.find("Float8") != std::string_view::npos || types.find("int8") != std::string_view::npos) return 1;
-  return 4;
-}
-
-// A matrix multiply's FLOPs from the kernel's input shapes: mm [[m,k],[k,n]], addmm
-// [[n] or [m,n], [m,k], [k,n]], bmm [[b,m,k],[b,k,n]]. Only kernels named as GEMMs.
-struct KnownWork {
-  Flops flops{0};
-  Bytes bytes{0};
-  ComputeClass cls = ComputeClass::kElementwise;
-  std::vector<GemmShape> gemms;  // the shapes its time is looked up by
-};
-std::optional<KnownWork> gemm_from_shapes(const ChakraNode& n) {
-  auto has = [&](std::string_view word) {
-    return std::search(n.name.begin(), n.name.end(), word.begin(), word.end(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) == b;
-           }) != n.name.end();
-  };
-  if (!has("gemm") && !has("matmul") && !has("cutlass")) return std::nullopt;
-  const auto shapes = top_level_shapes(n.input_shapes);
-  for (std::size_t i = 0; i + 1 < shapes.size(); ++i) {
-    const auto& a = shapes[i];
-    const auto& b = shapes[i + 1];
-    std::int64_t batch = 1, m = 0, k = 0, nn = 0;
-    if (a.size() == 2 && b.size() == 2 && a[1] == b[0]) {
-      m = a[0], k = a[1], nn = b[1];
-    } else if (a.size() == 3 && b.size() == 3 && a[0] == b[0] && a[2] == b[1]) {
-      batch = a[0], m = a[1], k = a[2], nn = b[2];
-    } else {
-      continue;
-    }
-    if (m <= 0 || k <= 0 || nn <= 0) continue;
-    const double elem = element_bytes(n.input_types);
-    KnownWork w;
-    w.flops = Flops{2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(nn) * static_cast<double>(k)};
-    w.bytes = Bytes{static_cast<std::int64_t>(elem * static_cast<double>(batch) * static_cast<double>(m * k + k * nn + m * nn))};
-    w.cls = ComputeClass::kGemm;
-    w.gemms = {GemmShape{batch * m, nn, k}};
-    return w;
-  }
-  return std::nullopt;
-}
-
-// clustersim's "m,n,k;m,n,k" (chakra_export.h).
-std::vector<GemmShape> parse_gemm_mix(const std::string& text, const ChakraNode& n) {
-  std::vector<GemmShape> out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = std::min(text.find(';', start), text.size());
-    std::int64_t v[3] = {0, 0, 0};
-    int field = 0;
-    bool ok = end > start;
-    for (std::size_t i = start; i < end && ok; ++i) {
-      if (text[i] == ',') {
-        ok = ++field < 3;
-      } else if (text[i] >= '0' && text[i] <= '9' && v[field] < (INT64_C(1) << 40)) {
-        v[field] = v[field] * 10 + (text[i] - '0');
-      } else {
-        ok = false;
-      }
-    }
-    if (!ok || field != 2 || v[0] <= 0 || v[1] <= 0 || v[2] <= 0) {
-      throw InputError("", "node " + std::to_string(n.id), "cs_gemm_mix \"" + text + "\" is not a list of GEMM shapes \"m,n,k;m,n,k\"");
-    }
-    out.push_back({v[0], v[1], v[2]});
-    start = end + 1;
-  }
-  return out;
-}
-
-// What a GPU kernel computes, when the trace says: num_ops (FLOPs) and tensor_size (bytes), or
-// a GEMM's shapes. A kernel known by num_ops alone is timed as a GEMM (the compute model's
-// roofline: the larger of its FLOPs at the GEMM rate and its bytes at the memory rate, as
-// ASTRA-sim's roofline takes the larger of num_ops at peak and tensor_size at bandwidth); the
-// compute model's other classes would ignore the FLOPs.
-std::optional<KnownWork> known_work(const ChakraNode& n) {
-  if (auto ops = count_attr(n, "num_ops")) {
-    KnownWork w;
-    w.flops = Flops{static_cast<double>(*ops)};
-    if (const ChakraAttribute* exact = n.attr("cs_flops"); exact && exact->kind == ChakraAttribute::Kind::kDouble && exact->double_value >= 0 &&
-                                                         exact->double_value < 1e30) {
-      w.flops = Flops{exact->double_value};
-    }
-    w.bytes = Bytes{static_cast<std::int64_t>(std::min<std::uint64_t>(count_attr(n, "tensor_size").value_or(0), INT64_MAX))};
-    w.cls = ComputeClass::kGemm;
-    if (auto c = string_attr(n, "cs_class")) {
-      const auto parsed = parse_enum(kComputeClassNames, *c);
-      if (!parsed) throw InputError("", "node " + std::to_string(n.id), "cs_class \"" + *c + "\" is not a compute class");
-      w.cls = *parsed;
-    } else if (auto g = gemm_from_shapes(n)) {
-      w.gemms = g->gemms;
-    }
-    if (auto mix = string_attr(n, "cs_gemm_mix")) w.gemms = parse_gemm_mix(*mix, n);
-    return w;
-  }
-  return gemm_from_shapes(n);
-}
 
 std::string rank_list(const std::vector<std::uint32_t>& ranks) {
   std::string s;
@@ -232,7 +77,7 @@ enum class Role : std::uint8_t { kSkip, kHost, kKernelRecorded, kKernelComputed,
 struct Planned {
   Role role = Role::kSkip;
   Stream stream = Stream::kCompute;
-  std::optional<KnownWork> work;
+  std::optional<ChakraKernelWork> work;
 };
 
 class Importer {
@@ -307,7 +152,7 @@ class Importer {
   }
 
   Stream stream_of(const ChakraNode& n, std::uint32_t rank, Stream fallback) const {
-    auto s = string_attr(n, "cs_stream");
+    auto s = n.string_attr("cs_stream");
     if (!s) return fallback;
     const auto parsed = parse_enum(kStreamNames, *s);
     if (!parsed) fail(rank, n, "cs_stream \"" + *s + "\" is not a stream");
@@ -320,9 +165,9 @@ class Importer {
       case 4: {  // COMP
         if (is_cpu_op(n)) return {Role::kHost, stream_of(n, rank, Stream::kHost), std::nullopt};
         if (o_.retime || n.duration_micros == 0) {  // timed by the compute model if its work is known
-          std::optional<KnownWork> w;
+          std::optional<ChakraKernelWork> w;
           try {
-            w = known_work(n);
+            w = chakra_kernel_work(n);
           } catch (const InputError& e) {
             throw InputError(t.file, e.json_path(), e.message());
           }
@@ -332,22 +177,22 @@ class Importer {
       }
       case 7: {  // COMM_COLL
         if (is_cpu_op(n)) return {Role::kHost, stream_of(n, rank, Stream::kHost), std::nullopt};
-        const auto type = count_attr(n, "comm_type");
-        const auto size = count_attr(n, "comm_size");
+        const auto type = n.count_attr("comm_type");
+        const auto size = n.count_attr("comm_size");
         if (!o_.recorded_communication && type && size && collective_of(*type)) return {Role::kCollective, Stream::kDp, std::nullopt};
         return {Role::kCommRecorded, stream_of(n, rank, Stream::kDp), std::nullopt};
       }
       case 5: case 6: {  // COMM_SEND, COMM_RECV
         if (is_cpu_op(n)) return {Role::kHost, stream_of(n, rank, Stream::kHost), std::nullopt};
         const bool send = n.type == 5;
-        const auto peer = count_attr(n, send ? "comm_dst" : "comm_src");
-        if (o_.recorded_communication || !peer || !count_attr(n, "comm_size")) return {Role::kCommRecorded, stream_of(n, rank, Stream::kPp), std::nullopt};
+        const auto peer = n.count_attr(send ? "comm_dst" : "comm_src");
+        if (o_.recorded_communication || !peer || !n.count_attr("comm_size")) return {Role::kCommRecorded, stream_of(n, rank, Stream::kPp), std::nullopt};
         if (replicated_) fail(rank, n, "point-to-point operations need every rank's trace (not a replicated one)");
         if (*peer >= traces_.size()) fail(rank, n, std::string(send ? "comm_dst " : "comm_src ") + std::to_string(*peer) + " is not a rank below " + std::to_string(traces_.size()));
         return {send ? Role::kSend : Role::kRecv, stream_of(n, rank, Stream::kPp), std::nullopt};
       }
       case 2:  // MEM_LOAD: a read from storage when its size is known and it is to be timed
-        if (count_attr(n, "tensor_size") && (o_.retime || n.duration_micros == 0)) return {Role::kLoad, Stream::kData, std::nullopt};
+        if (n.count_attr("tensor_size") && (o_.retime || n.duration_micros == 0)) return {Role::kLoad, Stream::kData, std::nullopt};
         return {Role::kMemory, Stream::kData, std::nullopt};
       case 3:  // MEM_STORE
         return {Role::kMemory, Stream::kData, std::nullopt};
@@ -365,7 +210,7 @@ class Importer {
       for (std::size_t i : orders_[r]) {
         if (plans_[r][i].role != Role::kCollective) continue;
         const ChakraNode& n = traces_[r].nodes[i];
-        const std::string key = replicated_ ? std::string() : string_attr(n, "pg_name").value_or("");
+        const std::string key = replicated_ ? std::string() : n.string_attr("pg_name").value_or("");
         auto& ranks = present[key];
         if (ranks.empty() || ranks.back() != r) ranks.push_back(r);
         streams.try_emplace(key, stream_of(n, r, Stream::kDp));
@@ -424,7 +269,7 @@ class Importer {
   }
 
   Duration recorded(const ChakraNode& n) const {
-    if (auto ps = count_attr(n, "cs_duration_ps")) return Duration{static_cast<std::int64_t>(std::min<std::uint64_t>(*ps, INT64_MAX / 2))};
+    if (auto ps = n.count_attr("cs_duration_ps")) return Duration{static_cast<std::int64_t>(std::min<std::uint64_t>(*ps, INT64_MAX / 2))};
     return Duration{static_cast<std::int64_t>(std::min<std::uint64_t>(n.duration_micros, 1ull << 40)) * 1'000'000};
   }
 
@@ -497,15 +342,15 @@ class Importer {
           ++report_->memory_ops;
           break;
         case Role::kLoad:
-          id = graph_->add_load(r, n.name, Bytes{static_cast<std::int64_t>(std::min<std::uint64_t>(*count_attr(n, "tensor_size"), INT64_MAX))}, deps);
+          id = graph_->add_load(r, n.name, Bytes{static_cast<std::int64_t>(std::min<std::uint64_t>(*n.count_attr("tensor_size"), INT64_MAX))}, deps);
           ++report_->memory_ops;
           break;
         case Role::kSend:
         case Role::kRecv: {
           const bool send = p.role == Role::kSend;
-          const auto peer = static_cast<std::uint32_t>(*count_attr(n, send ? "comm_dst" : "comm_src"));
-          const Bytes bytes{static_cast<std::int64_t>(std::min<std::uint64_t>(*count_attr(n, "comm_size"), INT64_MAX))};
-          const std::uint64_t tag = count_attr(n, "comm_tag").value_or(0);
+          const auto peer = static_cast<std::uint32_t>(*n.count_attr(send ? "comm_dst" : "comm_src"));
+          const Bytes bytes{static_cast<std::int64_t>(std::min<std::uint64_t>(*n.count_attr("comm_size"), INT64_MAX))};
+          const std::uint64_t tag = n.count_attr("comm_tag").value_or(0);
           if (peer == r) fail(r, n, std::string(send ? "sends to" : "receives from") + " its own rank");
           id = send ? graph_->add_send(r, p.stream, peer, bytes, tag, n.name, deps) : graph_->add_recv(r, p.stream, peer, bytes, tag, n.name, deps);
           auto& [sends, recvs] = transfers[{send ? r : peer, send ? peer : r, tag}];
@@ -514,18 +359,18 @@ class Importer {
           break;
         }
         case Role::kCollective: {
-          const std::string key = replicated_ ? std::string() : string_attr(n, "pg_name").value_or("");
+          const std::string key = replicated_ ? std::string() : n.string_attr("pg_name").value_or("");
           const std::uint32_t group = group_index_.at(key);
           const auto& members = graph_->groups()[group].ranks;
           if (std::find(members.begin(), members.end(), r) == members.end()) {
             fail(r, n, "runs a collective on process group " + graph_->groups()[group].name + ", which does not list rank " + std::to_string(r));
           }
           const std::uint64_t k = seen[{group, r}]++;
-          const CollectiveOp op = *collective_of(*count_attr(n, "comm_type"));
-          const Bytes size{static_cast<std::int64_t>(std::min<std::uint64_t>(*count_attr(n, "comm_size"), INT64_MAX))};
+          const CollectiveOp op = *collective_of(*n.count_attr("comm_type"));
+          const Bytes size{static_cast<std::int64_t>(std::min<std::uint64_t>(*n.count_attr("comm_size"), INT64_MAX))};
           auto [it, first] = instances.try_emplace({group, k}, std::pair<std::uint64_t, OpId>{instances.size(), 0});
           CollectiveAlgorithm algo = CollectiveAlgorithm::kAuto;
-          if (auto a = string_attr(n, "cs_algorithm")) {
+          if (auto a = n.string_attr("cs_algorithm")) {
             const auto parsed = parse_collective_algorithm(*a);
             if (!parsed) fail(r, n, "cs_algorithm \"" + *a + "\" is not a collective algorithm");
             algo = *parsed;

@@ -210,6 +210,30 @@ std::uint64_t ChakraTrace::dependencies() const {
 }
 
 
+std::optional<std::uint64_t> ChakraNode::count_attr(std::string_view key) const {
+  const ChakraAttribute* a = attr(key);
+  if (!a) return std::nullopt;
+  switch (a->kind) {
+    case ChakraAttribute::Kind::kInt:
+    case ChakraAttribute::Kind::kBool:
+      if (a->int_value >= 0) return static_cast<std::uint64_t>(a->int_value);
+      return std::nullopt;
+    case ChakraAttribute::Kind::kUint: return a->uint_value;
+    case ChakraAttribute::Kind::kDouble:
+      if (a->double_value >= 0 && a->double_value < 1.8e19 && a->double_value == static_cast<double>(static_cast<std::uint64_t>(a->double_value))) {
+        return static_cast<std::uint64_t>(a->double_value);
+      }
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<std::string> ChakraNode::string_attr(std::string_view key) const {
+  const ChakraAttribute* a = attr(key);
+  if (!a || a->kind != ChakraAttribute::Kind::kString) return std::nullopt;
+  return a->string_value;
+}
+
 ChakraNodeIndex::ChakraNodeIndex(const ChakraTrace& t) {
   std::uint64_t max_id = 0;
   for (const ChakraNode& n : t.nodes) max_id = std::max(max_id, n.id);

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -65,6 +66,10 @@ struct ChakraNode {
 
   // The attribute of that name, if any.
   const ChakraAttribute* attr(std::string_view name) const;
+  // Its value as a non-negative integer (any integer kind, or an integral double), if it is one.
+  std::optional<std::uint64_t> count_attr(std::string_view name) const;
+  // Its value if it is a string.
+  std::optional<std::string> string_attr(std::string_view name) const;
 };
 
 struct ChakraTrace {
