@@ -320,12 +320,14 @@ class Importer {
           passthrough_[r].emplace(i, deps);
           continue;
         case Role::kHost:
-          id = graph_->add_delay(r, p.stream, n.name, recorded(n), deps);
-          ++report_->host_ops;
-          break;
         case Role::kKernelRecorded:
+        case Role::kCommRecorded:
+        case Role::kMemory:  // as recorded, each counted under its kind
           id = graph_->add_delay(r, p.stream, n.name, recorded(n), deps);
-          ++report_->kernels_recorded;
+          ++(p.role == Role::kHost             ? report_->host_ops
+             : p.role == Role::kKernelRecorded ? report_->kernels_recorded
+             : p.role == Role::kCommRecorded   ? report_->communication_recorded
+                                               : report_->memory_ops);
           break;
         case Role::kKernelComputed: {
           id = graph_->add_compute(r, n.name, p.work->flops, p.work->bytes, p.work->cls, deps);
@@ -333,14 +335,6 @@ class Importer {
           ++report_->kernels_computed;
           break;
         }
-        case Role::kCommRecorded:
-          id = graph_->add_delay(r, p.stream, n.name, recorded(n), deps);
-          ++report_->communication_recorded;
-          break;
-        case Role::kMemory:
-          id = graph_->add_delay(r, p.stream, n.name, recorded(n), deps);
-          ++report_->memory_ops;
-          break;
         case Role::kLoad:
           id = graph_->add_load(r, n.name, Bytes{static_cast<std::int64_t>(std::min<std::uint64_t>(*n.count_attr("tensor_size"), INT64_MAX))}, deps);
           ++report_->memory_ops;
