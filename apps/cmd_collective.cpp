@@ -107,17 +107,24 @@ int run_collective_command(const CollectiveOptions& o) {
   }
   if (n < 2) option_error("--ranks", "a collective over " + std::to_string(n) + " rank moves no data; give 2 ranks or more");
   if (send_recv && n != 2) option_error("--ranks", "send_recv runs between 2 ranks; got " + std::to_string(n));
+  coll::CollectiveSpec spec;
+  spec.op = *op;
+  spec.algorithm = *algo;
+  spec.ranks.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(n));
+  coll::CollectiveSimulator simulator(machine);
   if (*op == CollectiveOp::kAllToAll) {
     // Every rank's transfer to every other server's ranks: a connection each, before PXN
-    // aggregates them by proxy (docs/network-model.md). Beyond the limit the run would take
-    // many GB and minutes: refuse before building anything (docs/cli.md, "Limits").
+    // aggregates them by proxy (docs/network-model.md); a folded run opens one server's
+    // (sim/collectives/network_fold.h). Beyond the limit the run would take many GB and
+    // minutes: refuse before building anything (docs/cli.md, "Limits").
     std::int64_t servers = 0;
     for (std::size_t r = 0, last = SIZE_MAX; r < n; ++r) {
       const auto server = static_cast<std::size_t>(cluster.node(gpus[r]).server);
       if (server != last) ++servers;
       last = server;
     }
-    const std::int64_t connections = static_cast<std::int64_t>(n) * (servers - 1);
+    const std::int64_t folded = simulator.fold_servers(spec, CollectiveAlgorithm::kDirect);
+    const std::int64_t connections = static_cast<std::int64_t>(n) * (servers - 1) / std::max<std::int64_t>(folded, 1);
     if (connections > limits().connections) {
       option_error("--ranks", "an all-to-all over " + std::to_string(n) + " ranks on " + std::to_string(servers) + " servers opens " +
                                   std::to_string(connections) + " connections, more than the limit of " + std::to_string(limits().connections) +
@@ -126,12 +133,6 @@ int run_collective_command(const CollectiveOptions& o) {
   }
   print_warnings(machine.warnings);  // once the input is known to be good
 
-  coll::CollectiveSpec spec;
-  spec.op = *op;
-  spec.algorithm = *algo;
-  spec.ranks.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(n));
-
-  coll::CollectiveSimulator simulator(machine);
   results::ChromeTrace trace;
   const bool tracing = !o.trace.empty();
   if (tracing) {
@@ -165,7 +166,8 @@ int run_collective_command(const CollectiveOptions& o) {
                     {"algo", to_string(r.algorithm)},
                     {"protocol", coll::to_string(r.protocol)},
                     {"flows", r.flows},
-                    {"wire_bytes", r.wire_bytes.value()}});
+                    {"wire_bytes", r.wire_bytes.value()},
+                    {"folded_servers", r.folded_servers}});
     list_warnings_in(rows.back(), machine.warnings);
     if (tracing) {
       const std::string label = std::string(to_string(spec.op)) + " " + format_bytes(spec.size) + " (" + to_string(r.algorithm) + "/" + coll::to_string(r.protocol) + ")";
@@ -202,6 +204,11 @@ int run_collective_command(const CollectiveOptions& o) {
   std::cout << "# clustersim collective: " << to_string(spec.op) << " on " << cluster.name() << ", "
             << spec.ranks.size() << " ranks, algorithm " << o.algo << "\n";
   std::cout << "# busbw = algbw x " << fixed(factor, 4) << " (nccl-tests definition)\n";
+  const std::uint32_t folded = rows[0]["folded_servers"].get<std::uint32_t>();
+  if (folded > 0) {
+    std::cout << "# folded: the flows of " << folded << " servers simulated as one server's, by symmetry (the same result;\n"
+              << "#   docs/network-model.md, \"Folding symmetric collectives\")\n";
+  }
   std::cout << "#" << pad_left("size", 13) << pad_left("time(us)", 13) << pad_left("algbw(GB/s)", 13)
             << pad_left("busbw(GB/s)", 13) << "  algo/protocol\n";
   for (const auto& row : rows) {

@@ -811,6 +811,12 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   return {stored, path_.size()};
 }
 
+bool Router::unique_route(NodeId src, NodeId dst) {
+  if (src == dst) return true;
+  (void)route(src, dst, 0);
+  return find_slot(src.value, dst.value, kAnyLabel, key_hash(src.value, dst.value, kAnyLabel))->src != kEmpty;
+}
+
 int Router::hops(NodeId src, NodeId dst) {
   check_node(src, "source");
   check_node(dst, "destination");

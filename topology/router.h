@@ -84,6 +84,10 @@ class Router {
   std::span<const LinkId> route(NodeId src, NodeId dst, std::uint64_t flow_label = 0);
   // Length in hops of a shortest path from src to dst; 0 when src == dst; -1 if unreachable.
   int hops(NodeId src, NodeId dst);
+  // Whether route(src, dst, label) is one path for every label (no tie among the widest
+  // shortest candidates): then it is a function of the graph alone, which every automorphism
+  // maps to the route between the images. Routes the pair (cached); no path: TopologyError.
+  bool unique_route(NodeId src, NodeId dst);
   // Number of routes held in the cache.
   std::size_t cached_routes() const;
   // Whether queries between singleton classes take the compressed search.

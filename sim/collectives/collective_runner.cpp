@@ -40,8 +40,14 @@ struct CollectiveRunner::Run {
 };
 
 CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
-                                   const NetworkLayout& layout, bool merge_identical)
-    : sim_(sim), net_(net), router_(router), layout_(layout), spreader_(layout.cluster()), merge_identical_(merge_identical) {}
+                                   const NetworkLayout& layout, bool merge_identical, NetworkFold* fold)
+    : sim_(sim),
+      net_(net),
+      router_(router),
+      layout_(layout),
+      spreader_(layout.cluster()),
+      merge_identical_(merge_identical),
+      fold_(fold) {}
 
 void CollectiveRunner::start(const CollectiveSpec& spec, Schedule schedule, CollectiveAlgorithm algorithm,
                              Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done) {
@@ -112,6 +118,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
     if (!nic) {
       std::span<const LinkId> path = router_.route(pf.src, pf.dst, label);
+      if (fold_ && !router_.unique_route(pf.src, pf.dst)) fold_->mark_broken();
       if (pf.reduction_port.valid()) {
         const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
         if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
@@ -137,6 +144,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const auto segment = [&](NodeId a, NodeId b, std::uint64_t l) {
       segments[parts] = router_.route(a, b, l);
       links += segments[parts++].size();
+      // A folded run takes the fabric's part as the spread (its hashed path gives the latency
+      // only, the same on every shortest path: network_fold.h); the rest must be label-free.
+      if (fold_ && a != nic->send_nic && !router_.unique_route(a, b)) fold_->mark_broken();
     };
     if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
     segment(owner, nic->send_nic, 0);
@@ -155,6 +165,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         topo::add_route(w, fabric ? spreader_.spread(nic->send_nic, nic->recv_nic) : topo::weighted_path(segments[k]));
       }
       prepared.back().spread = &w;
+    } else if (fold_) {
+      fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's
     } else if (pf.connections > 1) {
       // Static ECMP with the member's NCCL channels on connections of their own (schedule.h,
       // PlannedFlow::connections): the fabric part is d hashed paths, each 1/d of the bytes.
@@ -217,7 +229,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     std::vector<std::span<const LinkId>> paths;
     std::vector<std::uint32_t> copies;
     const Bytes bytes = prepared[members.front()].bytes;
-    bool spread = false;
+    bool spread = fold_ != nullptr;  // a folded run starts every flow weighted, on the quotient
     for (std::size_t i : members) {
       if (prepared[i].bytes != bytes) throw InternalError("pipeline members carry different sizes");
       paths.push_back(prepared[i].path);
@@ -247,6 +259,10 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       start_weighted(*p.spread, weight[i], p.bytes, tail, run);
       continue;
     }
+    if (fold_) {
+      start_weighted(topo::weighted_path(p.path), weight[i], p.bytes, tail, run);
+      continue;
+    }
     if (weight[i] == 1 || p.path.empty()) {
       net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
       continue;
@@ -269,7 +285,7 @@ void CollectiveRunner::start_weighted(const topo::WeightedRoute& route, std::uin
                                       const std::shared_ptr<Run>& run) {
   std::vector<net::WeightedLink> links;
   links.reserve(route.links.size());
-  for (const auto& [link, weight] : route.links) links.push_back({link, weight * times});
+  for (const auto& [link, weight] : route.links) links.push_back({fold_ ? fold_->map(link) : link, weight * times});
   net_.start_weighted(links, route.scale, bytes, tail, [this, run] { on_delivered(run); });
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "sim/collectives/collective.h"
+#include "sim/collectives/network_fold.h"
 #include "sim/collectives/network_layout.h"
 #include "sim/collectives/schedule.h"
 #include "sim/engine/simulator.h"
@@ -48,8 +49,11 @@ class CollectiveRunner {
   // merge_identical: start the flows of a round that share their path and size as one weighted
   // flow (exact under max-min sharing: each gets the rate it would alone); false starts one
   // flow each (tests compare the two).
+  // fold: the network is the quotient of a folded run (sim/collectives/network_fold.h): every
+  // flow starts on the representatives of its links' orbits, and a route that breaks the
+  // symmetry marks the fold broken.
   CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
-                   const NetworkLayout& layout, bool merge_identical = true);
+                   const NetworkLayout& layout, bool merge_identical = true, NetworkFold* fold = nullptr);
   void start(const CollectiveSpec& spec, Schedule schedule, CollectiveAlgorithm algorithm, Protocol protocol,
              std::function<void(const CollectiveOutcome&)> on_done);
 
@@ -71,6 +75,7 @@ class CollectiveRunner {
   const NetworkLayout& layout_;
   topo::AdaptiveSpreader spreader_;  // adaptive routing's spreads, cached per NIC pair
   bool merge_identical_ = true;
+  NetworkFold* fold_ = nullptr;
 };
 
 }  // namespace cs::coll

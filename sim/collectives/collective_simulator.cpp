@@ -11,7 +11,29 @@ namespace cs::coll {
 
 using topo::LinkId;
 
-CollectiveSimulator::CollectiveSimulator(const Machine& machine) : layout_(machine), router_(machine.cluster) {}
+CollectiveSimulator::CollectiveSimulator(const Machine& machine, Folding folding)
+    : layout_(machine), router_(machine.cluster), folding_(folding) {}
+
+const topo::ServerOrbits* CollectiveSimulator::fold_for(const CollectiveSpec& spec, CollectiveAlgorithm algorithm) {
+  const topo::Cluster& cluster = layout_.cluster();
+  if (folding_ != Folding::kSymmetric || algorithm != CollectiveAlgorithm::kDirect || !all_pairs_op(spec.op) ||
+      cluster.routing() != topo::Routing::kAdaptive) {
+    return nullptr;
+  }
+  if (!latency_per_tier_) latency_per_tier_ = fabric_latency_per_tier(cluster);
+  if (!*latency_per_tier_) return nullptr;
+  if (!symmetry_) symmetry_.emplace(cluster);
+  if (fold_ranks_ != spec.ranks) {
+    fold_ = symmetry_->orbits(spec.ranks);
+    fold_ranks_ = spec.ranks;
+  }
+  return fold_ ? &*fold_ : nullptr;
+}
+
+std::uint32_t CollectiveSimulator::fold_servers(const CollectiveSpec& spec, CollectiveAlgorithm algorithm) {
+  const topo::ServerOrbits* orbits = fold_for(spec, algorithm);
+  return orbits ? orbits->servers() : 0;
+}
 
 std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveSpec& spec,
                                                                CollectiveAlgorithm algorithm, Protocol protocol,
@@ -27,7 +49,19 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
     throw RangeError("a collective of " + format_bytes(spec.size) + " over " + std::to_string(spec.ranks.size()) +
                      " ranks moves more bytes than clustersim counts (2^62)");
   }
-  auto schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not);
+  if (const topo::ServerOrbits* orbits = fold_for(spec, algorithm)) {
+    bool broken = false;
+    auto folded = simulate(spec, algorithm, protocol, why_not, activity, orbits, &broken);
+    if (!broken) return folded;
+  }
+  return simulate(spec, algorithm, protocol, why_not, activity, nullptr, nullptr);
+}
+
+std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,
+                                                              Protocol protocol, std::string* why_not,
+                                                              std::vector<LinkActivity>* activity,
+                                                              const topo::ServerOrbits* orbits, bool* broken) {
+  auto schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not, orbits ? orbits->representative() : -1);
   if (!schedule) return std::nullopt;
   sim::Simulator sim;
   // One network for every run, reset to new (O(links the last run used)), rather than one of
@@ -40,7 +74,9 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
   }
   net::FlowNetwork& net = *net_;
   if (activity) net.enable_busy_intervals();
-  CollectiveRunner runner(sim, net, router_, layout_);
+  std::optional<NetworkFold> fold;
+  if (orbits) fold.emplace(layout_.cluster(), *orbits, net);
+  CollectiveRunner runner(sim, net, router_, layout_, true, fold ? &*fold : nullptr);
   CollectiveOutcome outcome;
   bool done = false;
   runner.start(spec, std::move(*schedule), algorithm, protocol, [&](const CollectiveOutcome& o) {
@@ -49,6 +85,10 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
   });
   sim.run();
   if (!done) throw InternalError("collective did not complete");
+  if (fold && fold->broken()) {
+    *broken = true;
+    return std::nullopt;
+  }
   CollectiveResult r;
   r.time = outcome.end - outcome.start;
   r.algorithm = algorithm;
@@ -56,13 +96,31 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
   r.flows = outcome.flows;
   r.wire_bytes = outcome.wire_bytes;
   r.events = sim.events_executed();
+  if (fold) {
+    // Every server's flows as many as the representative's (flow_count counts its copies).
+    const std::uint32_t n = fold->servers();
+    r.flows *= n;
+    r.wire_bytes = Bytes{saturating_product({r.wire_bytes.value(), static_cast<std::int64_t>(n)})};
+    r.folded_servers = n;
+  }
   if (activity) {
     activity->clear();
     for (LinkId l : net.touched_links()) {  // a link no flow touched carried nothing
       const auto st = net.link_stats(l);
       if (st.bytes.value() == 0) continue;
-      activity->push_back({l, st.bytes, st.busy, net.busy_intervals(l)});
+      if (!fold) {
+        activity->push_back({l, st.bytes, st.busy, net.busy_intervals(l)});
+        continue;
+      }
+      // The orbit's links share what its representative carried in the quotient, N / |L| each.
+      const auto members = fold->orbits().members(l);
+      const double share = static_cast<double>(fold->servers()) / static_cast<double>(members.size());
+      const auto scaled = [share](Bytes b) { return Bytes{static_cast<std::int64_t>(static_cast<double>(b.value()) * share + 0.5)}; };
+      std::vector<net::BusyInterval> intervals = net.busy_intervals(l);
+      for (auto& iv : intervals) iv.bytes = scaled(iv.bytes);
+      for (const LinkId m : members) activity->push_back({m, scaled(st.bytes), st.busy, intervals});
     }
+    if (fold) std::sort(activity->begin(), activity->end(), [](const auto& a, const auto& b) { return a.link.value < b.link.value; });
   }
   return r;
 }

@@ -13,6 +13,7 @@
 #include "sim/collectives/network_layout.h"
 #include "sim/network/flow_network.h"
 #include "topology/router.h"
+#include "topology/server_orbits.h"
 
 namespace cs::coll {
 
@@ -24,6 +25,9 @@ struct CollectiveResult {
   std::size_t flows = 0;
   Bytes wire_bytes{0};
   std::uint64_t events = 0;
+  // Folded (sim/collectives/network_fold.h): the servers whose flows one server's stood for; 0
+  // when every flow ran. flows and wire_bytes count them all either way.
+  std::uint32_t folded_servers = 0;
 };
 
 // Per-link activity of one isolated run, for traces and link reports.
@@ -36,8 +40,12 @@ struct LinkActivity {
 
 class CollectiveSimulator {
  public:
+  // kSymmetric: a direct all-pairs collective over servers that a group of the cluster's
+  // automorphisms permutes, on an adaptively routed fabric, runs folded onto one server's flows
+  // (sim/collectives/network_fold.h: the same result); kNone runs every flow (tests compare).
+  enum class Folding : std::uint8_t { kSymmetric, kNone };
   // The machine must outlive the simulator.
-  explicit CollectiveSimulator(const Machine& machine);
+  explicit CollectiveSimulator(const Machine& machine, Folding folding = Folding::kSymmetric);
 
   // Simulates `spec` alone. A fixed algorithm runs with the faster protocol; `auto` tries every
   // candidate (algorithm, protocol) of NCCL's set (auto_candidates) and keeps the fastest, as
@@ -52,12 +60,28 @@ class CollectiveSimulator {
   std::optional<CollectiveResult> run_fixed(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,
                                             Protocol protocol, std::string* why_not,
                                             std::vector<LinkActivity>* activity = nullptr);
+  // How many servers a run of `algorithm` on `spec` folds onto one (network_fold.h); 0 when it
+  // runs every flow (or the fold breaks on a route, found only while running).
+  std::uint32_t fold_servers(const CollectiveSpec& spec, CollectiveAlgorithm algorithm);
   // The flow network's view of the machine (what a LinkActivity's virtual links are).
   const NetworkLayout& layout() const { return layout_; }
 
  private:
+  // One run of a fixed algorithm, folded onto `orbits` when given; nothing when the fold broke.
+  std::optional<CollectiveResult> simulate(const CollectiveSpec& spec, CollectiveAlgorithm algorithm, Protocol protocol,
+                                           std::string* why_not, std::vector<LinkActivity>* activity,
+                                           const topo::ServerOrbits* orbits, bool* broken);
+  // The group a run of `algorithm` may fold onto (network_fold.h), if any; the last rank set's
+  // is kept (the tuner and a size sweep ask again for the same ranks).
+  const topo::ServerOrbits* fold_for(const CollectiveSpec& spec, CollectiveAlgorithm algorithm);
+
   NetworkLayout layout_;
   topo::Router router_;
+  Folding folding_;
+  std::optional<topo::ServerSymmetry> symmetry_;  // built on the first fold
+  std::optional<bool> latency_per_tier_;
+  std::vector<topo::NodeId> fold_ranks_;          // the rank set of fold_
+  std::optional<topo::ServerOrbits> fold_;
   std::optional<net::FlowNetwork> net_;  // reset for each run (FlowNetwork::reset)
 };
 

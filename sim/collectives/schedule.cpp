@@ -457,16 +457,19 @@ void relay_round(const ScheduleContext& ctx, Round& round) {
   round.flows = std::move(kept);
 }
 
-std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec& s, std::string* why) {
+std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec& s, std::int32_t from_server) {
   const std::size_t n = s.ranks.size();
   const auto ni = static_cast<std::int64_t>(n);
   Schedule out;
   // All pairs through the PXN relay as they are listed: O(n m) entries for m servers, never n^2.
   const std::size_t servers = group_by_server(ctx.cluster(), s.ranks).blocks.size();
+  std::size_t senders = 0;
+  for (std::size_t i = 0; i < n; ++i) senders += from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server;
   auto all_pairs = [&](Bytes bytes) {
     ProxyRelay relay(ctx);
-    relay.reserve(2 * n * servers + n * 8);  // a few connections per (GPU, server), handovers
+    relay.reserve(2 * senders * servers + senders * 8);  // a few connections per (GPU, server), handovers
     for (std::size_t i = 0; i < n; ++i) {
+      if (from_server >= 0 && ctx.cluster().node(s.ranks[i]).server != from_server) continue;
       for (std::size_t j = 0; j < n; ++j) {
         if (i != j) relay.add({s.ranks[i], s.ranks[j], bytes, 0, kNoPipeline});
       }
@@ -508,7 +511,6 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
       break;
     }
   }
-  (void)why;
   return out;
 }
 
@@ -1045,17 +1047,20 @@ std::optional<topo::NodeId> ScheduleContext::reducing_switch(std::int32_t server
 }
 
 std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const CollectiveSpec& spec,
-                                       CollectiveAlgorithm algorithm, std::string* why_not) {
+                                       CollectiveAlgorithm algorithm, std::string* why_not, std::int32_t from_server) {
   if (spec.op == CollectiveOp::kSendRecv && algorithm != CollectiveAlgorithm::kDirect) {
     if (why_not) *why_not = "send_recv uses the direct algorithm";
     return std::nullopt;
+  }
+  if (from_server >= 0 && (algorithm != CollectiveAlgorithm::kDirect || !all_pairs_op(spec.op))) {
+    throw InternalError("only the direct all-pairs schedules are built for one server's senders");
   }
   std::optional<Schedule> out;
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: out = ring(ctx, spec, why_not); break;
     case CollectiveAlgorithm::kTree: out = tree(ctx, spec, why_not); break;
     case CollectiveAlgorithm::kHalvingDoubling: out = halving_doubling(spec, why_not); break;
-    case CollectiveAlgorithm::kDirect: out = direct(ctx, spec, why_not); break;
+    case CollectiveAlgorithm::kDirect: out = direct(ctx, spec, from_server); break;
     case CollectiveAlgorithm::kHierarchical: out = hierarchical(ctx, spec, why_not); break;
     case CollectiveAlgorithm::kNvls: out = nvls(ctx, spec, why_not); break;
     case CollectiveAlgorithm::kNvlsTree: out = nvls_tree(ctx, spec, why_not); break;

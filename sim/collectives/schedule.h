@@ -214,10 +214,20 @@ class ProxyRelay {
   std::vector<std::uint32_t> slots_;
 };
 
+// Whether the direct algorithm runs `op` as all pairs of ranks sending the same bytes (all_to_all,
+// all_gather, reduce_scatter; all_reduce as two such rounds), not from or to one rank.
+inline bool all_pairs_op(CollectiveOp op) {
+  return op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
+         op == CollectiveOp::kAllReduce;
+}
+
 // The schedule of `spec` with a fixed algorithm, or nothing when the algorithm does not apply
 // (then `why_not` says why, e.g. "hd needs a power-of-two number of ranks").
+// `from_server` >= 0: only the flows sent by the GPUs of that server (with their PXN relays), for
+// a folded run (sim/collectives/network_fold.h); the direct algorithm's all-pairs operations only.
 std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const CollectiveSpec& spec,
-                                       CollectiveAlgorithm algorithm, std::string* why_not);
+                                       CollectiveAlgorithm algorithm, std::string* why_not,
+                                       std::int32_t from_server = -1);
 
 // Algorithms `auto` considers (NCCL's set for the situation), in preference order for ties.
 std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec);

@@ -1,0 +1,65 @@
+// Folding a symmetric collective: the flows of one server on the quotient network stand for the
+// flows of all (docs/network-model.md, "Folding symmetric collectives").
+//
+// Let G be a group of automorphisms of the cluster that permutes N servers transitively
+// (topo::ServerOrbits), and let the collective's flows be mapped onto themselves by G with their
+// sizes and start times: a direct all-pairs schedule over whole servers (every GPU sends the same
+// bytes to every other), whose routes G maps to the routes between the images (adaptive
+// routing's spreads are functions of the graph; a router path is when no label can change it,
+// topo::Router::unique_route). The max-min fair rates are unique, so G maps them onto
+// themselves: every link of an orbit L carries the same load, and the flows leaving server s
+// load L in all as the flows of s0 do (g maps s0 to s and L onto itself). So, with w_{f,l} the
+// weight of flow f on link l, c the capacity of L's links and F0 the flows of s0,
+//
+//     every link of L:   sum_f w_{f,l} r_f <= c   <=>   sum_{f in F0} (sum_{l in L} w_{f,l}) r_f <= c |L| / N,
+//
+// and progressive filling over the flows of F0 on one link per orbit, of capacity c |L| / N,
+// freezes each flow of F0 at the level it freezes at in the full network (the links of an orbit
+// saturate together). Flows of F0 that finish together finish with their images, so it holds at
+// every instant; a round's step latency (the largest over its flows) is the largest over F0,
+// since every flow has the latency of its preimage in F0. Each link of L then carries
+// (bytes the orbit's link carried in the quotient) x N / |L|, and is busy when it is.
+//
+// Conditions checked: the fabric routes adaptively (static ECMP hashes device ids, which no
+// automorphism preserves); every link between two switches outside servers of one tier has one
+// latency (a spread flow's latency is that of one of its shortest paths, which then all take the
+// same); the runner marks the fold broken when a route it takes depends on its label or a flow
+// crosses a link outside the cluster (an NVLS reduction engine), and the simulator then runs the
+// collective unfolded.
+#pragma once
+
+#include <unordered_set>
+
+#include "sim/network/flow_network.h"
+#include "topology/cluster.h"
+#include "topology/server_orbits.h"
+
+namespace cs::coll {
+
+class NetworkFold {
+ public:
+  // `net` holds the collective alone (just reset), with the links of `cluster`.
+  NetworkFold(const topo::Cluster& cluster, topo::ServerOrbits orbits, net::FlowNetwork& net);
+  // The quotient's link for `link`: its orbit's representative, with capacity c |L| / N from its
+  // first use on.
+  topo::LinkId map(topo::LinkId link);
+  std::uint32_t servers() const { return orbits_.servers(); }
+  std::int32_t representative() const { return orbits_.representative(); }
+  const topo::ServerOrbits& orbits() const { return orbits_; }
+  // Set by the runner when a flow breaks the symmetry (the header's conditions).
+  void mark_broken() { broken_ = true; }
+  bool broken() const { return broken_; }
+
+ private:
+  const topo::Cluster& cluster_;
+  topo::ServerOrbits orbits_;
+  net::FlowNetwork& net_;
+  std::unordered_set<std::uint32_t> scaled_;  // representatives whose capacity is set
+  bool broken_ = false;
+};
+
+// Whether the fabric keeps a spread flow's latency under automorphisms: one latency per tier
+// among the links between switches outside servers (the header). O(links).
+bool fabric_latency_per_tier(const topo::Cluster& cluster);
+
+}  // namespace cs::coll

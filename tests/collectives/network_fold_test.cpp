@@ -1,0 +1,167 @@
+// Folding a symmetric collective onto one server's flows (sim/collectives/network_fold.h,
+// topology/server_orbits.h): the folded run gives the unfolded run's time, flows, wire bytes and
+// every link's bytes and busy time, on fabrics where the symmetry holds; elsewhere it does not
+// fold, and says so.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/collectives/collective_simulator.h"
+#include "sim/collectives/machine.h"
+#include "sim/collectives/network_layout.h"
+#include "topology/server_orbits.h"
+
+namespace cs::coll {
+namespace {
+
+Machine machine(const std::string& cluster, std::vector<std::string> sets) {
+  sets.push_back("/fabric/routing=adaptive");
+  return load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + cluster + ".json", sets);
+}
+
+CollectiveSpec spec_of(const Machine& m, CollectiveOp op, Bytes size, std::size_t ranks) {
+  CollectiveSpec s;
+  s.op = op;
+  s.size = size;
+  s.algorithm = CollectiveAlgorithm::kDirect;
+  s.ranks.assign(m.cluster.gpus().begin(), m.cluster.gpus().begin() + static_cast<std::ptrdiff_t>(ranks));
+  return s;
+}
+
+struct FoldRun {
+  CollectiveResult result;
+  std::map<std::uint32_t, LinkActivity> links;
+};
+
+FoldRun run(const Machine& m, const CollectiveSpec& s, CollectiveSimulator::Folding folding) {
+  CollectiveSimulator sim(m, folding);
+  std::vector<LinkActivity> activity;
+  FoldRun out;
+  out.result = *sim.run_fixed(s, CollectiveAlgorithm::kDirect, Protocol::kSimple, nullptr, &activity);
+  for (LinkActivity& a : activity) out.links.emplace(a.link.value, std::move(a));
+  return out;
+}
+
+// The folded run against every flow: the same numbers, to rounding (bytes: the quotient's double
+// sums; times: the rates' last bits, at the picosecond).
+void expect_same(const FoldRun& folded, const FoldRun& full, std::uint32_t servers) {
+  EXPECT_EQ(folded.result.folded_servers, servers);
+  EXPECT_EQ(full.result.folded_servers, 0u);
+  const double t = to_seconds(full.result.time);
+  EXPECT_NEAR(to_seconds(folded.result.time), t, t * 1e-9);
+  EXPECT_EQ(folded.result.flows, full.result.flows);
+  EXPECT_EQ(folded.result.wire_bytes, full.result.wire_bytes);
+  EXPECT_LT(folded.result.events, full.result.events);
+  ASSERT_EQ(folded.links.size(), full.links.size());
+  for (const auto& [link, a] : full.links) {
+    SCOPED_TRACE(link);
+    const auto it = folded.links.find(link);
+    ASSERT_NE(it, folded.links.end());
+    const auto bytes = static_cast<double>(a.bytes.value());
+    EXPECT_NEAR(static_cast<double>(it->second.bytes.value()), bytes, 1.0 + bytes * 1e-9);
+    EXPECT_NEAR(to_seconds(it->second.busy), to_seconds(a.busy), t * 1e-9);
+  }
+}
+
+TEST(NetworkFold, AllToAllWithinOneLeafBlockEqualsEveryFlow) {
+  // 64 and 128 ranks of the rail-optimized NDR fabric (8 and 16 DGX H100 under one leaf per
+  // rail): the servers are twins, exchanged by the group; the all-to-all folds onto server 0.
+  for (int ranks : {64, 128}) {
+    SCOPED_TRACE(ranks);
+    const Machine m = machine("h100-rail-512", {});
+    const CollectiveSpec s = spec_of(m, CollectiveOp::kAllToAll, mebibytes(256), static_cast<std::size_t>(ranks));
+    expect_same(run(m, s, CollectiveSimulator::Folding::kSymmetric), run(m, s, CollectiveSimulator::Folding::kNone),
+                static_cast<std::uint32_t>(ranks / 8));
+  }
+}
+
+TEST(NetworkFold, AcrossLeafBlocksAndSpinesEqualsEveryFlow) {
+  // Four servers per leaf block: 16 servers are 4 blocks, exchanged with their 8 leaves each
+  // (the spines fixed), so traffic crosses the spines. All-to-all and the direct all-reduce (two
+  // all-pairs rounds).
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
+  for (CollectiveOp op : {CollectiveOp::kAllToAll, CollectiveOp::kAllReduce}) {
+    SCOPED_TRACE(to_string(op));
+    const CollectiveSpec s = spec_of(m, op, mebibytes(64), 128);
+    const FoldRun folded = run(m, s, CollectiveSimulator::Folding::kSymmetric);
+    const FoldRun full = run(m, s, CollectiveSimulator::Folding::kNone);
+    expect_same(folded, full, 16);
+    bool spine = false;
+    for (const auto& [link, a] : full.links) {
+      spine = spine || m.cluster.node(m.cluster.link(topo::LinkId{link}).dst).kind == topo::NodeKind::kSpineSwitch;
+    }
+    EXPECT_TRUE(spine);
+  }
+}
+
+TEST(NetworkFold, OversubscribedSpinesBindTheSameWay) {
+  // The 2:1 leaf-spine (4 servers per leaf, every NIC of a server on its leaf): 64 servers on 16
+  // leaves, where the leaves' uplinks bind, so the quotient's scaled capacities decide the time.
+  const Machine m = machine("h100-leafspine-2to1", {"/servers/0/count=64"});
+  const CollectiveSpec s = spec_of(m, CollectiveOp::kAllToAll, mebibytes(64), 512);
+  const FoldRun folded = run(m, s, CollectiveSimulator::Folding::kSymmetric);
+  const FoldRun full = run(m, s, CollectiveSimulator::Folding::kNone);
+  expect_same(folded, full, 64);
+  // The uplinks bind: a leaf's 32 GPUs send 480 x S/512 each to the other leaves, over 16
+  // cables of usable rate B (each NIC sends only 8 x 63 x S/512 at the same rate):
+  // t = 960 (S/512) / B, plus the latency (under 2% here).
+  const NetworkLayout layout(m);
+  const topo::LinkId up = m.cluster.out_links(*m.cluster.find_node("spine0")).front();
+  const double bound = 960.0 * (static_cast<double>(mebibytes(64).value()) / 512) / layout.usable_bandwidth(up).value();
+  EXPECT_GT(to_seconds(folded.result.time), bound);
+  EXPECT_NEAR(to_seconds(folded.result.time), bound, bound * 0.02);
+}
+
+TEST(NetworkFold, DoesNotFoldWhatIsNotSymmetric) {
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=6", "/fabric/nodes_per_leaf=4"});
+  CollectiveSimulator sim(m);
+  // Six servers on blocks of 4 and 2: the blocks hold different numbers of the ranks.
+  EXPECT_EQ(sim.fold_servers(spec_of(m, CollectiveOp::kAllToAll, mebibytes(1), 48), CollectiveAlgorithm::kDirect), 0u);
+  // Four whole servers of one block fold; 30 ranks (a partial server) do not.
+  EXPECT_EQ(sim.fold_servers(spec_of(m, CollectiveOp::kAllToAll, mebibytes(1), 32), CollectiveAlgorithm::kDirect), 4u);
+  EXPECT_EQ(sim.fold_servers(spec_of(m, CollectiveOp::kAllToAll, mebibytes(1), 30), CollectiveAlgorithm::kDirect), 0u);
+  // Not all pairs, not direct, or static ECMP (its hash of device ids is no automorphism's).
+  EXPECT_EQ(sim.fold_servers(spec_of(m, CollectiveOp::kBroadcast, mebibytes(1), 32), CollectiveAlgorithm::kDirect), 0u);
+  EXPECT_EQ(sim.fold_servers(spec_of(m, CollectiveOp::kAllReduce, mebibytes(1), 32), CollectiveAlgorithm::kRing), 0u);
+  const Machine ecmp = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json", {"/servers/0/count=4"});
+  CollectiveSimulator plain(ecmp);
+  EXPECT_EQ(plain.fold_servers(spec_of(ecmp, CollectiveOp::kAllToAll, mebibytes(1), 32), CollectiveAlgorithm::kDirect), 0u);
+  // What does not fold runs every flow, and says so.
+  const CollectiveSpec uneven = spec_of(m, CollectiveOp::kAllToAll, mebibytes(1), 48);
+  EXPECT_EQ(sim.run_fixed(uneven, CollectiveAlgorithm::kDirect, Protocol::kSimple, nullptr)->folded_servers, 0u);
+}
+
+TEST(ServerOrbits, LinkOrbitsOfARailFabric) {
+  // 16 servers, 4 per leaf block, 8 rails, 64 spines: an orbit holds a server link's 16 copies
+  // (one per server), a leaf's link to spine k on rail r the 4 of its blocks, and a leaf's link
+  // to a NIC the 16 of its rail.
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
+  const topo::Cluster& c = m.cluster;
+  topo::ServerSymmetry symmetry(c);
+  const auto orbits = symmetry.orbits(c.gpus());
+  ASSERT_TRUE(orbits.has_value());
+  EXPECT_EQ(orbits->representative(), 0);
+  EXPECT_EQ(orbits->servers(), 16u);
+  std::map<std::string, std::size_t> sizes;
+  for (std::uint32_t i = 0; i < c.link_count(); ++i) {
+    const topo::LinkInfo& l = c.link(topo::LinkId{i});
+    const std::string kinds = std::string(to_string(c.node(l.src).kind)) + ">" + to_string(c.node(l.dst).kind);
+    const std::size_t size = orbits->orbit_size(orbits->orbit(topo::LinkId{i}));
+    const auto [it, fresh] = sizes.try_emplace(kinds, size);
+    EXPECT_EQ(it->second, size) << kinds << " link " << i << " (orbits of one kind differ in size)";
+  }
+  EXPECT_EQ(sizes.at("gpu>nvswitch"), 16u);
+  EXPECT_EQ(sizes.at("nic>leaf_switch"), 16u);
+  EXPECT_EQ(sizes.at("leaf_switch>spine_switch"), 4u);
+  EXPECT_EQ(sizes.at("spine_switch>leaf_switch"), 4u);
+  // Every link of an orbit is one the group maps onto another: same rate, same kinds of ends.
+  for (std::uint32_t i = 0; i < c.link_count(); ++i) {
+    const topo::LinkId root = orbits->orbit(topo::LinkId{i});
+    EXPECT_EQ(c.link(root).bandwidth, c.link(topo::LinkId{i}).bandwidth);
+  }
+}
+
+}  // namespace
+}  // namespace cs::coll

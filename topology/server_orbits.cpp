@@ -1,0 +1,216 @@
+#include "topology/server_orbits.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+namespace cs::topo {
+namespace {
+
+constexpr std::uint32_t kNone = UINT32_MAX;
+
+// What an automorphism must preserve of a device.
+bool same_device(const NodeInfo& a, const NodeInfo& b) {
+  return a.kind == b.kind && a.model == b.model && a.reduction_bandwidth == b.reduction_bandwidth &&
+         a.packet_efficiency == b.packet_efficiency;
+}
+
+// What an automorphism must preserve of a link, with the (mapped) far end first.
+using LinkKey = std::tuple<std::uint32_t, double, std::int64_t, int, int>;
+LinkKey link_key(std::uint32_t far, const LinkInfo& l) {
+  return {far, l.bandwidth.value(), l.latency.count(), static_cast<int>(l.link_class), static_cast<int>(l.tier)};
+}
+
+std::uint32_t find(std::unordered_map<std::uint32_t, std::uint32_t>& parent, std::uint32_t x) {
+  std::uint32_t root = x;
+  for (auto it = parent.find(root); it != parent.end() && it->second != root; it = parent.find(root)) root = it->second;
+  while (x != root) {  // path compression
+    auto it = parent.find(x);
+    if (it == parent.end()) break;
+    x = std::exchange(it->second, root);
+  }
+  return root;
+}
+
+void unite(std::unordered_map<std::uint32_t, std::uint32_t>& parent, std::uint32_t a, std::uint32_t b) {
+  parent.try_emplace(a, a);
+  parent.try_emplace(b, b);
+  a = find(parent, a);
+  b = find(parent, b);
+  if (a != b) parent[std::max(a, b)] = std::min(a, b);
+}
+
+}  // namespace
+
+std::vector<LinkId> ServerOrbits::members(LinkId root) const {
+  const auto it = members_.find(root.value);
+  return it == members_.end() ? std::vector<LinkId>{root} : it->second;
+}
+
+ServerSymmetry::ServerSymmetry(const Cluster& cluster) : cluster_(cluster) {
+  const auto n = static_cast<std::uint32_t>(cluster.node_count());
+  server_of_.assign(n, kNone);
+  position_of_.assign(n, 0);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    const std::int32_t server = cluster.node(NodeId{v}).server;
+    if (server < 0) continue;
+    const auto i = static_cast<std::size_t>(server);
+    if (devices_.size() <= i) devices_.resize(i + 1);
+    server_of_[v] = static_cast<std::uint32_t>(server);
+    position_of_[v] = static_cast<std::uint32_t>(devices_[i].size());
+    devices_[i].push_back(v);
+  }
+}
+
+std::vector<ServerSymmetry::Outside> ServerSymmetry::outside(std::uint32_t s) const {
+  std::vector<Outside> out;
+  for (const std::uint32_t v : devices_[s]) {
+    for (int dir = 0; dir < 2; ++dir) {
+      const Adjacency& a = dir == 0 ? cluster_.out_adjacency() : cluster_.in_adjacency();
+      for (std::uint32_t k = a.begin[v]; k < a.begin[v + 1]; ++k) {
+        if (server_of_[a.node[k]] != s) out.push_back({position_of_[v], dir, a.node[k], a.link[k]});
+      }
+    }
+  }
+  return out;
+}
+
+bool ServerSymmetry::unite_images(const Map& pi, Map& parent) const {
+  const auto image = [&pi](std::uint32_t v) {
+    const auto it = pi.find(v);
+    return it == pi.end() ? v : it->second;
+  };
+  std::vector<std::pair<LinkKey, std::uint32_t>> mine, theirs;
+  for (const auto& [x, y] : pi) {
+    if (!same_device(cluster_.node(NodeId{x}), cluster_.node(NodeId{y}))) return false;
+    for (int dir = 0; dir < 2; ++dir) {
+      const Adjacency& a = dir == 0 ? cluster_.out_adjacency() : cluster_.in_adjacency();
+      mine.clear();
+      theirs.clear();
+      for (std::uint32_t k = a.begin[x]; k < a.begin[x + 1]; ++k) {
+        mine.emplace_back(link_key(image(a.node[k]), cluster_.link(a.link[k])), a.link[k].value);
+      }
+      for (std::uint32_t k = a.begin[y]; k < a.begin[y + 1]; ++k) {
+        theirs.emplace_back(link_key(a.node[k], cluster_.link(a.link[k])), a.link[k].value);
+      }
+      if (mine.size() != theirs.size()) return false;
+      std::sort(mine.begin(), mine.end());
+      std::sort(theirs.begin(), theirs.end());
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        if (mine[i].first != theirs[i].first) return false;
+        unite(parent, mine[i].second, theirs[i].second);
+      }
+    }
+  }
+  return true;
+}
+
+std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus) const {
+  // R: the servers, each with the positions of its GPUs.
+  std::map<std::uint32_t, std::vector<std::uint32_t>> positions;
+  for (const NodeId g : gpus) {
+    if (g.value >= server_of_.size() || server_of_[g.value] == kNone) return std::nullopt;
+    positions[server_of_[g.value]].push_back(position_of_[g.value]);
+  }
+  if (positions.size() < 2) return std::nullopt;
+  const std::uint32_t s0 = positions.begin()->first;
+  for (auto& [s, p] : positions) std::sort(p.begin(), p.end());
+  for (const auto& [s, p] : positions) {
+    if (p != positions.at(s0) || devices_[s].size() != devices_[s0].size()) return std::nullopt;
+    if (std::adjacent_find(p.begin(), p.end()) != p.end()) return std::nullopt;  // a GPU twice
+  }
+  // Blocks: a server's twins, found through the outside devices it is cabled to.
+  std::map<std::uint32_t, std::vector<std::tuple<std::uint32_t, int, LinkKey>>> signatures;
+  const auto signature = [&](std::uint32_t s) -> const auto& {
+    auto [it, fresh] = signatures.try_emplace(s);
+    if (fresh) {
+      for (const Outside& o : outside(s)) it->second.emplace_back(o.position, o.direction, link_key(o.far, cluster_.link(o.link)));
+      std::sort(it->second.begin(), it->second.end());
+    }
+    return it->second;
+  };
+  std::vector<std::vector<std::uint32_t>> blocks;  // each in server order
+  std::map<std::uint32_t, std::size_t> block_of;
+  for (const auto& [s, p] : positions) {
+    if (block_of.count(s)) continue;
+    std::vector<std::uint32_t> block{s};
+    for (const Outside& o : outside(s)) {
+      for (int dir = 0; dir < 2; ++dir) {
+        const Adjacency& a = dir == 0 ? cluster_.out_adjacency() : cluster_.in_adjacency();
+        for (std::uint32_t k = a.begin[o.far]; k < a.begin[o.far + 1]; ++k) {
+          const std::uint32_t x = server_of_[a.node[k]];
+          if (x == kNone || x == s || std::find(block.begin(), block.end(), x) != block.end()) continue;
+          if (signature(x) == signature(s)) block.push_back(x);
+        }
+      }
+    }
+    std::sort(block.begin(), block.end());
+    for (const std::uint32_t x : block) block_of[x] = blocks.size();
+    blocks.push_back(std::move(block));
+  }
+  if (blocks.size() > 1) {
+    // Several blocks: each wholly in R, all of one size.
+    for (const auto& b : blocks) {
+      if (b.size() != blocks.front().size()) return std::nullopt;
+      for (const std::uint32_t x : b) {
+        if (!positions.count(x)) return std::nullopt;
+      }
+    }
+  }
+  Map parent;
+  const auto exchange_servers = [&](Map& pi, std::uint32_t a, std::uint32_t b) {
+    for (std::size_t k = 0; k < devices_[a].size(); ++k) {
+      pi[devices_[a][k]] = devices_[b][k];
+      pi[devices_[b][k]] = devices_[a][k];
+    }
+  };
+  // Twin exchanges within the block of s0 (R's servers of it).
+  for (const std::uint32_t s : blocks[block_of.at(s0)]) {
+    if (s == s0 || !positions.count(s)) continue;
+    Map pi;
+    exchange_servers(pi, s0, s);
+    if (!unite_images(pi, parent)) return std::nullopt;
+  }
+  // Block exchanges: the block of s0 with each other one, servers and their outside devices.
+  const auto& first = blocks[block_of.at(s0)];
+  for (const auto& other : blocks) {
+    if (&other == &first) continue;
+    Map pi;
+    for (std::size_t k = 0; k < first.size(); ++k) {
+      exchange_servers(pi, first[k], other[k]);
+      const std::vector<Outside> mine = outside(first[k]);
+      const std::vector<Outside> theirs = outside(other[k]);
+      if (mine.size() != theirs.size()) return std::nullopt;
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        if (mine[i].position != theirs[i].position || mine[i].direction != theirs[i].direction) return std::nullopt;
+        const std::uint32_t x = mine[i].far, y = theirs[i].far;
+        if (server_of_[x] != kNone || server_of_[y] != kNone) return std::nullopt;  // a server-to-server cable
+        if (x == y) continue;
+        for (const auto& [from, to] : {std::pair{x, y}, std::pair{y, x}}) {
+          const auto [it, fresh] = pi.try_emplace(from, to);
+          if (!fresh && it->second != to) return std::nullopt;  // not one correspondence
+        }
+      }
+    }
+    if (!unite_images(pi, parent)) return std::nullopt;
+  }
+  ServerOrbits out;
+  out.representative_ = static_cast<std::int32_t>(s0);
+  out.servers_ = static_cast<std::uint32_t>(positions.size());
+  // Each orbit's representative is its smallest link (independent of the order of the unions).
+  std::vector<std::uint32_t> moved;
+  moved.reserve(parent.size());
+  for (const auto& [link, p] : parent) moved.push_back(link);
+  std::sort(moved.begin(), moved.end());
+  std::unordered_map<std::uint32_t, std::uint32_t> smallest;  // union-find root -> smallest member
+  for (const std::uint32_t l : moved) {
+    const std::uint32_t r = find(parent, l);
+    const std::uint32_t rep = smallest.try_emplace(r, l).first->second;
+    out.root_[l] = rep;
+    out.members_[rep].push_back(LinkId{l});
+  }
+  return out;
+}
+
+}  // namespace cs::topo

@@ -1,0 +1,100 @@
+// Symmetric servers: a group of automorphisms of the cluster graph that permutes a set of servers
+// transitively, and the orbits of the links under it. A collective whose flows that group maps
+// onto themselves (an all-to-all over whole servers, under a routing every automorphism
+// preserves) runs as the flows of one server on the quotient network
+// (sim/collectives/network_fold.h; docs/network-model.md, "Folding symmetric collectives").
+//
+// The group. Let R be the servers holding a set of GPUs, each at the same positions (k-th device
+// of its server, devices in NodeId order), s0 the first. Two kinds of generators, each an
+// involution of the devices, checked to be an automorphism:
+//   twin exchange   s0 <-> s (device by device) for every other server s of R whose links to
+//                   devices outside it are s0's (the servers of one leaf block);
+//   block exchange  the block of s0 <-> another block of R, where a block is a server's twins
+//                   (found through the outside devices they are cabled to): the k-th server of
+//                   one <-> the k-th of the other (those of R first, both blocks holding as many
+//                   of R), and the outside devices they are cabled to (their leaves) in the same
+//                   correspondence, link by link in adjacency order; every other device is fixed
+//                   (the spines).
+// The check: every moved device x and its image y have the same kind, model, reduction
+// bandwidth and packet efficiency, and the multiset of (image of the far end, bandwidth,
+// latency, link class, tier) over x's out-links equals that of (far end, ...) over y's
+// out-links, and the same for in-links. Then every link with a moved end maps onto a link with
+// the same attributes and the others are fixed: the involution is an automorphism, mapping R's
+// GPUs onto themselves. The generated group maps s0 to every server of R (a twin exchange within
+// the block of s0; a block exchange, then its conjugates), and its link orbits are the connected
+// components of "l ~ image of l" over the generators (union-find).
+//
+// What the caller gets: for any link, its orbit's representative (a link of the orbit; a link no
+// generator moves is its own orbit of one) and the orbit's links. Nothing when R has one server,
+// its servers differ in size or in which positions hold the GPUs, blocks hold different numbers
+// of R's servers, a block is only partly in R while R spans several blocks, or a generator is
+// not an automorphism. Cost: O(links of R's servers and of the outside devices they are cabled
+// to); nothing is O(cluster).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ids.h"
+#include "topology/cluster.h"
+
+namespace cs::topo {
+
+class ServerOrbits {
+ public:
+  // The server whose flows stand for every server of the group, and how many servers it permutes.
+  std::int32_t representative() const { return representative_; }
+  std::uint32_t servers() const { return servers_; }
+  // The representative of `link`'s orbit (the link itself when no generator moves it).
+  LinkId orbit(LinkId link) const {
+    const auto it = root_.find(link.value);
+    return it == root_.end() ? link : LinkId{it->second};
+  }
+  // The links of the orbit whose representative is `root`, in link order (just `root` for a link
+  // no generator moves), and their number.
+  std::vector<LinkId> members(LinkId root) const;
+  std::size_t orbit_size(LinkId root) const {
+    const auto it = members_.find(root.value);
+    return it == members_.end() ? 1 : it->second.size();
+  }
+
+ private:
+  friend class ServerSymmetry;
+  std::int32_t representative_ = -1;
+  std::uint32_t servers_ = 0;
+  std::unordered_map<std::uint32_t, std::uint32_t> root_;            // moved link -> representative
+  std::unordered_map<std::uint32_t, std::vector<LinkId>> members_;  // representative -> links
+};
+
+// The per-cluster facts the group needs (each server's devices), computed once: O(devices).
+class ServerSymmetry {
+ public:
+  // The cluster must outlive this.
+  explicit ServerSymmetry(const Cluster& cluster);
+  // The group of the servers holding `gpus` (the header), or nothing.
+  std::optional<ServerOrbits> orbits(std::span<const NodeId> gpus) const;
+
+ private:
+  using Map = std::unordered_map<std::uint32_t, std::uint32_t>;  // a moved device -> its image
+  // Whether the involution `pi` (over its keys; every other device fixed) is an automorphism; if
+  // so, unites each link with a moved end with its image in `parent`.
+  bool unite_images(const Map& pi, Map& parent) const;
+  // The outside devices server `s` is cabled to, with (position, direction) of each link, in
+  // adjacency order; sorted: what twins share.
+  struct Outside {
+    std::uint32_t position;
+    int direction;
+    std::uint32_t far;
+    LinkId link;
+  };
+  std::vector<Outside> outside(std::uint32_t s) const;
+
+  const Cluster& cluster_;
+  std::vector<std::vector<std::uint32_t>> devices_;  // per server, in NodeId order
+  std::vector<std::uint32_t> server_of_, position_of_;  // per device; UINT32_MAX outside servers
+};
+
+}  // namespace cs::topo
