@@ -126,6 +126,8 @@ int AdaptiveSpreader::search(std::uint32_t src, std::uint32_t dst) {
     marks_[ends[s]].gen[s] = g;
     marks_[ends[s]].dist[s] = 0;
     front_[s].assign(1, ends[s]);
+    levels_[s].resize(1);
+    levels_[s][0].assign(1, ends[s]);
   }
   meet_.clear();
   while (!front_[kFwd].empty() && !front_[kBwd].empty()) {
@@ -143,6 +145,8 @@ int AdaptiveSpreader::search(std::uint32_t src, std::uint32_t dst) {
       }
     }
     ++depth[s];
+    if (levels_[s].size() <= depth[s]) levels_[s].resize(depth[s] + 1);
+    levels_[s][depth[s]].assign(next_.begin(), next_.end());
     front_[s].swap(next_);
     if (!meet_.empty()) return static_cast<int>(depth[kFwd] + depth[kBwd]);
   }
@@ -158,8 +162,11 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
   for (std::uint32_t i = 0; i <= d; ++i) layers_[i].clear();
 
   // 1. The DAG's vertices by layer (hops from src): the middle layer, then back toward src
-  //    (in-neighbours one hop closer to src) and on toward dst (out-neighbours one hop closer
-  //    to dst). Discovery order, so the result depends on the adjacency order alone.
+  //    (vertices one hop closer to src with a link into the layer) and on toward dst (one hop
+  //    closer to dst with a link from it). Each step scans whichever side has fewer links: the
+  //    layer's in-links (out-links), or the out-links (in-links) of the search's level the new
+  //    layer lies in (a spine's hundreds of leaves against one leaf's uplinks). Each layer is
+  //    then sorted by vertex id, so the result depends on the graph alone, not on the scan.
   const auto enter = [&](std::uint32_t v, std::uint32_t layer) {
     Mark& m = marks_[v];
     m.dag = g;
@@ -169,29 +176,67 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
     m.share = 0;
     layers_[layer].push_back(v);
   };
+  const auto degree = [](const Adjacency& a, const std::vector<std::uint32_t>& vs) {
+    std::size_t n = 0;
+    for (std::uint32_t v : vs) n += a.begin[v + 1] - a.begin[v];
+    return n;
+  };
+  const auto on_layer = [&](std::uint32_t v, std::uint32_t layer) {
+    const Mark& m = marks_[v];
+    return m.dag == g && m.layer == layer;
+  };
   const std::uint32_t middle = marks_[meet_.front()].dist[kFwd];
   for (std::uint32_t v : meet_) enter(v, middle);
+  std::sort(layers_[middle].begin(), layers_[middle].end());
   for (std::uint32_t i = middle; i > 0; --i) {
-    for (std::uint32_t v : layers_[i]) {
-      for (std::uint32_t k = in.begin[v]; k < in.begin[v + 1]; ++k) {
-        const Mark& m = marks_[in.node[k]];
-        if (m.gen[kFwd] == g && m.dist[kFwd] == i - 1 && m.dag != g) enter(in.node[k], i - 1);
+    const std::vector<std::uint32_t>& candidates = levels_[kFwd][i - 1];  // fwd dist i - 1
+    if (degree(in, layers_[i]) <= degree(out, candidates)) {
+      for (std::uint32_t v : layers_[i]) {
+        for (std::uint32_t k = in.begin[v]; k < in.begin[v + 1]; ++k) {
+          const Mark& m = marks_[in.node[k]];
+          if (m.gen[kFwd] == g && m.dist[kFwd] == i - 1 && m.dag != g) enter(in.node[k], i - 1);
+        }
+      }
+    } else {
+      for (std::uint32_t u : candidates) {
+        for (std::uint32_t k = out.begin[u]; k < out.begin[u + 1]; ++k) {
+          if (on_layer(out.node[k], i)) {
+            enter(u, i - 1);
+            break;
+          }
+        }
       }
     }
+    std::sort(layers_[i - 1].begin(), layers_[i - 1].end());
   }
   for (std::uint32_t i = middle; i < d; ++i) {
-    for (std::uint32_t v : layers_[i]) {
-      for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
-        const Mark& m = marks_[out.node[k]];
-        if (m.gen[kBwd] == g && m.dist[kBwd] == d - i - 1 && m.dag != g) enter(out.node[k], i + 1);
+    const std::vector<std::uint32_t>& candidates = levels_[kBwd][d - i - 1];  // bwd dist d - i - 1
+    if (degree(out, layers_[i]) <= degree(in, candidates)) {
+      for (std::uint32_t v : layers_[i]) {
+        for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
+          const Mark& m = marks_[out.node[k]];
+          if (m.gen[kBwd] == g && m.dist[kBwd] == d - i - 1 && m.dag != g) enter(out.node[k], i + 1);
+        }
+      }
+    } else {
+      for (std::uint32_t u : candidates) {
+        for (std::uint32_t k = in.begin[u]; k < in.begin[u + 1]; ++k) {
+          if (on_layer(in.node[k], i) && marks_[u].dag != g) {
+            enter(u, i + 1);
+            break;
+          }
+        }
       }
     }
+    std::sort(layers_[i + 1].begin(), layers_[i + 1].end());
   }
 
-  // 2. Shares, layer by layer: x_v split evenly over v's widest DAG out-links. Exact rationals
-  //    while every denominator (and their lcm K) stays within kMaxSpreadScale; doubles beside
-  //    them for the fallback. Bounds: den <= 2^20 and n < 2^32 keep den x n, and num, den <=
-  //    2^20 keep every lcm and sum below 2^42, so nothing overflows 64 bits.
+  // 2. Shares, layer by layer: x_v split evenly over v's widest DAG out-links, v in id order and
+  //    its links in id order. Exact rationals while every denominator (and their lcm K) stays
+  //    within kMaxSpreadScale; doubles beside them for the fallback. Bounds: den <= 2^20 and
+  //    n < 2^32 keep den x n, and num, den <= 2^20 keep every lcm and sum below 2^42, so nothing
+  //    overflows 64 bits. A layer's DAG links come from its out-links or the next layer's
+  //    in-links, whichever are fewer (as in 1).
   struct Edge {
     LinkId link;
     std::uint64_t num, den;
@@ -202,19 +247,31 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
   std::uint64_t scale = 1;
   marks_[src].num = 1;
   marks_[src].share = 1;
-  const auto on_dag = [&](std::uint32_t k, std::uint32_t layer) {
-    const Mark& m = marks_[out.node[k]];
-    return m.dag == g && m.layer == layer;
-  };
   for (std::uint32_t i = 0; i < d; ++i) {
-    for (std::uint32_t v : layers_[i]) {
+    dag_links_.clear();  // (v, link) of the DAG from layer i to layer i + 1
+    if (degree(out, layers_[i]) <= degree(in, layers_[i + 1])) {
+      for (std::uint32_t v : layers_[i]) {
+        for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
+          if (on_layer(out.node[k], i + 1)) dag_links_.emplace_back(v, out.link[k].value);
+        }
+      }
+    } else {
+      for (std::uint32_t u : layers_[i + 1]) {
+        for (std::uint32_t k = in.begin[u]; k < in.begin[u + 1]; ++k) {
+          if (on_layer(in.node[k], i)) dag_links_.emplace_back(in.node[k], in.link[k].value);
+        }
+      }
+    }
+    std::sort(dag_links_.begin(), dag_links_.end());
+    for (std::size_t first = 0, last = 0; first < dag_links_.size(); first = last) {
+      const std::uint32_t v = dag_links_[first].first;
+      for (last = first; last < dag_links_.size() && dag_links_[last].first == v; ++last) {}
       const Mark& mv = marks_[v];
       if (mv.share == 0) continue;  // reached only through links narrower than their siblings
       Bandwidth widest{0};
       std::uint64_t n = 0;
-      for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
-        if (!on_dag(k, i + 1)) continue;
-        const Bandwidth bw = cluster_.link(out.link[k]).bandwidth;
+      for (std::size_t j = first; j < last; ++j) {
+        const Bandwidth bw = cluster_.link(LinkId{dag_links_[j].second}).bandwidth;
         n = bw > widest ? 1 : n + (bw == widest ? 1 : 0);
         widest = std::max(widest, bw);
       }
@@ -226,11 +283,11 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
         scale = std::lcm(scale, e.den);
         exact = scale <= kMaxSpreadScale;
       }
-      for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
-        if (!on_dag(k, i + 1) || cluster_.link(out.link[k]).bandwidth != widest) continue;
-        e.link = out.link[k];
+      for (std::size_t j = first; j < last; ++j) {
+        e.link = LinkId{dag_links_[j].second};
+        if (cluster_.link(e.link).bandwidth != widest) continue;
         edges.push_back(e);
-        Mark& mu = marks_[out.node[k]];
+        Mark& mu = marks_[cluster_.link(e.link).dst.value];
         mu.share += e.share;
         if (!exact) continue;
         const std::uint64_t den = std::lcm(mu.den, e.den);
