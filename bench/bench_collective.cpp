@@ -20,7 +20,11 @@
 //   bench_collective                       all cases, table + one JSON line per case
 //   bench_collective --gpus N --algo A     one case in this process, one JSON line
 //                    [--protocol simple|ll] [--bytes B] [--cluster PATH]
-//                    (A: any fixed algorithm, run_fixed with the protocol; or auto, via run())
+//                    [--op all_reduce|all_to_all|...] [--routing ecmp|adaptive] [--fold on|off]
+//                    (A: any fixed algorithm, run_fixed with the protocol; or auto, via run();
+//                    --routing overrides the cluster's /fabric/routing; --fold off runs every
+//                    flow of a collective the simulator would fold by symmetry,
+//                    sim/collectives/network_fold.h)
 //   bench_collective --max-gpus N --repeat R --bytes B  limits for the all-cases mode
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -95,6 +99,8 @@ struct CaseResult {
   double load_s = 0, sim_s = 0, total_s = 0;
   double sim_time_s = 0, busbw_GBps = 0;
   unsigned long long flows = 0, events = 0;
+  std::string op = "all_reduce";
+  unsigned folded_servers = 0;
   long rss_kib = 0;         // in-process ru_maxrss at the end
   // filled by the parent
   double proc_s = 0, cpu_s = 0;
@@ -110,20 +116,33 @@ std::string to_json(const CaseResult& r, long long bytes) {
   }
   char buf[1024];
   std::snprintf(buf, sizeof buf,
-                "{\"bench\":\"collective\",\"op\":\"all_reduce\",\"bytes\":%lld,\"gpus\":%ld,"
+                "{\"bench\":\"collective\",\"op\":\"%s\",\"bytes\":%lld,\"gpus\":%ld,"
                 "\"algo\":\"%s\",\"ran\":\"%s\",\"candidates\":%d,\"load_s\":%.6f,\"sim_s\":%.6f,"
                 "\"total_s\":%.6f,\"proc_s\":%s,\"cpu_s\":%s,\"peak_rss_mib\":%.1f,"
-                "\"simulated_s\":%.9g,\"busbw_GBps\":%.4f,\"flows\":%llu,\"events\":%llu}",
-                bytes, r.gpus, r.algo.c_str(), r.chosen.c_str(), r.candidates, r.load_s, r.sim_s,
+                "\"simulated_s\":%.9g,\"busbw_GBps\":%.4f,\"flows\":%llu,\"events\":%llu,"
+                "\"folded_servers\":%u}",
+                r.op.c_str(), bytes, r.gpus, r.algo.c_str(), r.chosen.c_str(), r.candidates, r.load_s, r.sim_s,
                 r.total_s, proc, cpu,
                 static_cast<double>(r.proc_rss_kib ? r.proc_rss_kib : r.rss_kib) / 1024.0,
-                r.sim_time_s, r.busbw_GBps, r.flows, r.events);
+                r.sim_time_s, r.busbw_GBps, r.flows, r.events, r.folded_servers);
   return buf;
 }
 
+// What a single case may change besides (GPUs, algorithm, protocol, bytes, cluster).
+struct CaseOptions {
+  std::string op = "all_reduce";
+  std::string routing;  // empty: the cluster's
+  bool fold = true;
+};
+
 // One case in this process.
 int run_case(long gpus, const std::string& algo_name, const std::string& protocol_name, long long bytes,
-             const std::string& cluster_arg) {
+             const std::string& cluster_arg, const CaseOptions& options) {
+  const auto op = cs::parse_collective_op(options.op);
+  if (!op) {
+    std::fprintf(stderr, "bench_collective: unknown --op %s\n", options.op.c_str());
+    return 2;
+  }
   if (protocol_name != "simple" && protocol_name != "ll") {
     std::fprintf(stderr, "bench_collective: --protocol must be simple or ll\n");
     return 2;
@@ -141,6 +160,7 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
   const std::string path = find_cluster(cluster_arg);
   std::vector<std::string> overrides;
   if (gpus != 4096) overrides.push_back("/servers/0/count=" + std::to_string(gpus / kGpusPerServer));
+  if (!options.routing.empty()) overrides.push_back("/fabric/routing=" + options.routing);
 
   CaseResult r;
   r.algo = algo_name;
@@ -150,9 +170,10 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
   r.load_s = seconds_since(t0);
 
   const auto t1 = Clock::now();
-  cs::coll::CollectiveSimulator simulator(machine);
+  cs::coll::CollectiveSimulator simulator(
+      machine, options.fold ? cs::coll::CollectiveSimulator::Folding::kSymmetric : cs::coll::CollectiveSimulator::Folding::kNone);
   cs::coll::CollectiveSpec spec;
-  spec.op = cs::CollectiveOp::kAllReduce;
+  spec.op = *op;
   spec.size = cs::Bytes{bytes};
   const auto all = cluster.gpus();
   spec.ranks.assign(all.begin(), all.end());
@@ -190,6 +211,8 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
                  cs::busbw_factor(spec.op, spec.ranks.size());
   r.flows = res.flows;
   r.events = res.events;
+  r.op = options.op;
+  r.folded_servers = res.folded_servers;
   std::printf("%s\n", to_json(r, bytes).c_str());
   return 0;
 }
@@ -328,6 +351,7 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
   std::fprintf(stderr,
                "usage: bench_collective [--max-gpus N] [--repeat R] [--bytes B] [--cluster PATH]\n"
                "       bench_collective --gpus N --algo ALGO [--protocol simple|ll] [--bytes B] [--cluster PATH]\n"
+               "                        [--op OP] [--routing ecmp|adaptive] [--fold on|off]\n"
                "         ALGO: ring, tree, hd, direct, hierarchical, nvls, nvls_tree, collnet (run_fixed) or auto (run)\n");
   std::exit(2);
 }
@@ -339,6 +363,7 @@ int main(int argc, char** argv) {
   int repeat = 3;
   long long bytes = 1LL << 30;
   std::string algo, cluster, protocol = "simple";
+  CaseOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) usage();
@@ -350,13 +375,16 @@ int main(int argc, char** argv) {
     else if (a == "--cluster") cluster = v;
     else if (a == "--max-gpus") max_gpus = std::atol(v);
     else if (a == "--repeat") repeat = std::atoi(v);
+    else if (a == "--op") options.op = v;
+    else if (a == "--routing") options.routing = v;
+    else if (a == "--fold" && (std::strcmp(v, "on") == 0 || std::strcmp(v, "off") == 0)) options.fold = std::strcmp(v, "on") == 0;
     else usage();
   }
   if (bytes <= 0 || repeat < 1) usage();
   try {
     if (gpus != 0 || !algo.empty()) {
       if (gpus == 0 || algo.empty()) usage();
-      return run_case(gpus, algo, protocol, bytes, cluster);
+      return run_case(gpus, algo, protocol, bytes, cluster, options);
     }
     return run_all(max_gpus, repeat, bytes, cluster);
   } catch (const std::exception& e) {
