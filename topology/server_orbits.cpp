@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_set>
 #include <utility>
 
 namespace cs::topo {
@@ -106,6 +107,47 @@ bool ServerSymmetry::unite_images(const Map& pi, Map& parent) const {
   return true;
 }
 
+std::optional<ServerSymmetry::Map> ServerSymmetry::exchange(std::span<const std::uint32_t> a,
+                                                            std::span<const std::uint32_t> b) const {
+  Map pi;
+  std::unordered_set<std::uint32_t> fixed;
+  std::vector<std::uint32_t> queue;
+  // x's image is y (x == y: x is fixed); false when x or y already has another.
+  const auto pair = [&](std::uint32_t x, std::uint32_t y) {
+    if (x == y) {
+      fixed.insert(x);
+      return !pi.count(x);
+    }
+    if (fixed.count(x) || fixed.count(y)) return false;
+    const auto [it, fresh] = pi.try_emplace(x, y);
+    if (!fresh) return it->second == y;
+    const auto [jt, fresh_y] = pi.try_emplace(y, x);
+    if (!fresh_y) return jt->second == x;
+    queue.push_back(x);
+    return true;
+  };
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (devices_[a[k]].size() != devices_[b[k]].size()) return std::nullopt;
+    for (std::size_t p = 0; p < devices_[a[k]].size(); ++p) {
+      if (!pair(devices_[a[k]][p], devices_[b[k]][p])) return std::nullopt;
+    }
+  }
+  // Close over the links: the k-th link of x and the k-th link of its image join the far ends.
+  while (!queue.empty()) {
+    const std::uint32_t x = queue.back();
+    queue.pop_back();
+    const std::uint32_t y = pi.at(x);
+    for (const Adjacency* adj : {&cluster_.out_adjacency(), &cluster_.in_adjacency()}) {
+      const Adjacency& r = *adj;
+      if (r.begin[x + 1] - r.begin[x] != r.begin[y + 1] - r.begin[y]) return std::nullopt;
+      for (std::uint32_t i = 0; i < r.begin[x + 1] - r.begin[x]; ++i) {
+        if (!pair(r.node[r.begin[x] + i], r.node[r.begin[y] + i])) return std::nullopt;
+      }
+    }
+  }
+  return pi;
+}
+
 std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus) const {
   // R: the servers, each with the positions of its GPUs.
   std::map<std::uint32_t, std::vector<std::uint32_t>> positions;
@@ -158,42 +200,48 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
       }
     }
   }
+  // The generators, each checked (unite_images) and applied to the link union-find; a block is
+  // exchanged with s0's only while no earlier generator joined it to s0 (a spanning set: the
+  // exchange of two pods' first blocks joins every block of the pods).
   Map parent;
-  const auto exchange_servers = [&](Map& pi, std::uint32_t a, std::uint32_t b) {
-    for (std::size_t k = 0; k < devices_[a].size(); ++k) {
-      pi[devices_[a][k]] = devices_[b][k];
-      pi[devices_[b][k]] = devices_[a][k];
-    }
+  std::unordered_set<std::uint32_t> ranks;
+  for (const NodeId g : gpus) ranks.insert(g.value);
+  std::vector<std::uint32_t> joined(devices_.size());  // union-find over servers
+  for (std::uint32_t i = 0; i < joined.size(); ++i) joined[i] = i;
+  const auto server_root = [&joined](std::uint32_t x) {
+    while (joined[x] != x) x = joined[x] = joined[joined[x]];
+    return x;
   };
-  // Twin exchanges within the block of s0 (R's servers of it).
+  std::size_t moved_devices = 0;
+  const auto apply = [&](std::span<const std::uint32_t> a, std::span<const std::uint32_t> b) {
+    const std::optional<Map> pi = exchange(a, b);
+    if (!pi) return false;
+    moved_devices += pi->size();
+    if (moved_devices > 8 * server_of_.size()) return false;  // no symmetry worth the search
+    for (const auto& [x, y] : *pi) {
+      if (ranks.count(x) != ranks.count(y)) return false;  // must map the ranks onto themselves
+    }
+    if (!unite_images(*pi, parent)) return false;
+    for (const auto& [x, y] : *pi) {
+      if (server_of_[x] == kNone) continue;
+      const std::uint32_t rx = server_root(server_of_[x]), ry = server_root(server_of_[y]);
+      joined[std::max(rx, ry)] = std::min(rx, ry);
+    }
+    return true;
+  };
+  // Twin exchanges within the block of s0 (R's servers of it), then block exchanges.
   for (const std::uint32_t s : blocks[block_of.at(s0)]) {
     if (s == s0 || !positions.count(s)) continue;
-    Map pi;
-    exchange_servers(pi, s0, s);
-    if (!unite_images(pi, parent)) return std::nullopt;
+    const std::uint32_t one[1] = {s0}, other[1] = {s};
+    if (!apply(one, other)) return std::nullopt;
   }
-  // Block exchanges: the block of s0 with each other one, servers and their outside devices.
   const auto& first = blocks[block_of.at(s0)];
   for (const auto& other : blocks) {
-    if (&other == &first) continue;
-    Map pi;
-    for (std::size_t k = 0; k < first.size(); ++k) {
-      exchange_servers(pi, first[k], other[k]);
-      const std::vector<Outside> mine = outside(first[k]);
-      const std::vector<Outside> theirs = outside(other[k]);
-      if (mine.size() != theirs.size()) return std::nullopt;
-      for (std::size_t i = 0; i < mine.size(); ++i) {
-        if (mine[i].position != theirs[i].position || mine[i].direction != theirs[i].direction) return std::nullopt;
-        const std::uint32_t x = mine[i].far, y = theirs[i].far;
-        if (server_of_[x] != kNone || server_of_[y] != kNone) return std::nullopt;  // a server-to-server cable
-        if (x == y) continue;
-        for (const auto& [from, to] : {std::pair{x, y}, std::pair{y, x}}) {
-          const auto [it, fresh] = pi.try_emplace(from, to);
-          if (!fresh && it->second != to) return std::nullopt;  // not one correspondence
-        }
-      }
-    }
-    if (!unite_images(pi, parent)) return std::nullopt;
+    if (server_root(other.front()) == server_root(s0)) continue;
+    if (!apply(first, other)) return std::nullopt;
+  }
+  for (const auto& [s, p] : positions) {
+    if (server_root(s) != server_root(s0)) return std::nullopt;  // not transitive on R
   }
   ServerOrbits out;
   out.representative_ = static_cast<std::int32_t>(s0);

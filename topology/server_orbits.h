@@ -11,10 +11,15 @@
 //                   devices outside it are s0's (the servers of one leaf block);
 //   block exchange  the block of s0 <-> another block of R, where a block is a server's twins
 //                   (found through the outside devices they are cabled to): the k-th server of
-//                   one <-> the k-th of the other (those of R first, both blocks holding as many
-//                   of R), and the outside devices they are cabled to (their leaves) in the same
-//                   correspondence, link by link in adjacency order; every other device is fixed
-//                   (the spines).
+//                   one <-> the k-th of the other, device by device, closed over the links: the
+//                   k-th link of a moved device and the k-th link of its image (adjacency order)
+//                   make their far ends images of each other, until the rows meet devices that
+//                   map to themselves. On a two-tier fabric that exchanges the blocks' leaves
+//                   (the spines fixed); on a three-tier fat-tree, blocks of different pods
+//                   exchange the two pods (leaves, aggregation switches, servers; the cores
+//                   fixed). A block is exchanged with s0's only while no earlier generator
+//                   joined it to s0, so the generators move O(devices) in all, and each must map
+//                   R's GPUs onto themselves.
 // The check: every moved device x and its image y have the same kind, model, reduction
 // bandwidth and packet efficiency, and the multiset of (image of the far end, bandwidth,
 // latency, link class, tier) over x's out-links equals that of (far end, ...) over y's
@@ -26,10 +31,12 @@
 //
 // What the caller gets: for any link, its orbit's representative (a link of the orbit; a link no
 // generator moves is its own orbit of one) and the orbit's links. Nothing when R has one server,
-// its servers differ in size or in which positions hold the GPUs, blocks hold different numbers
-// of R's servers, a block is only partly in R while R spans several blocks, or a generator is
-// not an automorphism. Cost: O(links of R's servers and of the outside devices they are cabled
-// to); nothing is O(cluster).
+// its servers differ in size or in which positions hold the GPUs, blocks differ in size, a block
+// is only partly in R while R spans several blocks, a generator needs two images for one device,
+// maps a GPU of R outside R, or is not an automorphism, or the group is not transitive on R.
+// Cost: O(links of the devices the generators move), at most those of R's servers, the switches
+// above them up to the fixed ones, and (three tiers) the rest of their pods; never the whole
+// cluster for a few servers.
 #pragma once
 
 #include <cstdint>
@@ -82,6 +89,9 @@ class ServerSymmetry {
   // Whether the involution `pi` (over its keys; every other device fixed) is an automorphism; if
   // so, unites each link with a moved end with its image in `parent`.
   bool unite_images(const Map& pi, Map& parent) const;
+  // The involution exchanging servers a[k] and b[k] device by device, closed over the links (the
+  // header): nothing when two devices would need different images.
+  std::optional<Map> exchange(std::span<const std::uint32_t> a, std::span<const std::uint32_t> b) const;
   // The outside devices server `s` is cabled to, with (position, direction) of each link, in
   // adjacency order; sorted: what twins share.
   struct Outside {

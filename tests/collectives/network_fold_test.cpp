@@ -114,6 +114,27 @@ TEST(NetworkFold, OversubscribedSpinesBindTheSameWay) {
   EXPECT_NEAR(to_seconds(folded.result.time), bound, bound * 0.02);
 }
 
+TEST(NetworkFold, ThreeTierPodsEqualEveryFlow) {
+  // A radix-16 three-tier fat-tree (one server per leaf, 8 leaves and 8 aggregation switches per
+  // pod, 64 cores): 24 servers in 3 pods. Exchanging the first leaves of two pods closes over
+  // the pods (leaves, aggregation switches, servers; the cores fixed), so every server is
+  // reached and the traffic between pods crosses the cores.
+  const Machine m = machine("h100-fat-tree-3tier", {"/fabric/radix=16", "/servers/0/count=24"});
+  const CollectiveSpec s = spec_of(m, CollectiveOp::kAllToAll, mebibytes(16), 192);
+  const FoldRun folded = run(m, s, CollectiveSimulator::Folding::kSymmetric);
+  const FoldRun full = run(m, s, CollectiveSimulator::Folding::kNone);
+  expect_same(folded, full, 24);
+  bool core = false;
+  for (const auto& [link, a] : full.links) {
+    core = core || m.cluster.node(m.cluster.link(topo::LinkId{link}).dst).kind == topo::NodeKind::kCoreSwitch;
+  }
+  EXPECT_TRUE(core);
+  // A partial third pod (20 servers: pods of 8, 8 and 4) is no image of a full one.
+  const Machine partial = machine("h100-fat-tree-3tier", {"/fabric/radix=16", "/servers/0/count=20"});
+  CollectiveSimulator sim(partial);
+  EXPECT_EQ(sim.fold_servers(spec_of(partial, CollectiveOp::kAllToAll, mebibytes(16), 160), CollectiveAlgorithm::kDirect), 0u);
+}
+
 TEST(NetworkFold, DoesNotFoldWhatIsNotSymmetric) {
   const Machine m = machine("h100-rail-512", {"/servers/0/count=6", "/fabric/nodes_per_leaf=4"});
   CollectiveSimulator sim(m);
