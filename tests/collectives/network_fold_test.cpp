@@ -65,6 +65,14 @@ void expect_same(const FoldRun& folded, const FoldRun& full, std::uint32_t serve
   }
 }
 
+// Whether some link into a device of `kind` carried bytes.
+bool reaches(const Machine& m, const FoldRun& r, topo::NodeKind kind) {
+  for (const auto& [link, a] : r.links) {
+    if (m.cluster.node(m.cluster.link(topo::LinkId{link}).dst).kind == kind) return true;
+  }
+  return false;
+}
+
 TEST(NetworkFold, AllToAllWithinOneLeafBlockEqualsEveryFlow) {
   // 64 and 128 ranks of the rail-optimized NDR fabric (8 and 16 DGX H100 under one leaf per
   // rail): the servers are twins, exchanged by the group; the all-to-all folds onto server 0.
@@ -88,11 +96,7 @@ TEST(NetworkFold, AcrossLeafBlocksAndSpinesEqualsEveryFlow) {
     const FoldRun folded = run(m, s, CollectiveSimulator::Folding::kSymmetric);
     const FoldRun full = run(m, s, CollectiveSimulator::Folding::kNone);
     expect_same(folded, full, 16);
-    bool spine = false;
-    for (const auto& [link, a] : full.links) {
-      spine = spine || m.cluster.node(m.cluster.link(topo::LinkId{link}).dst).kind == topo::NodeKind::kSpineSwitch;
-    }
-    EXPECT_TRUE(spine);
+    EXPECT_TRUE(reaches(m, full, topo::NodeKind::kSpineSwitch));
   }
 }
 
@@ -124,11 +128,7 @@ TEST(NetworkFold, ThreeTierPodsEqualEveryFlow) {
   const FoldRun folded = run(m, s, CollectiveSimulator::Folding::kSymmetric);
   const FoldRun full = run(m, s, CollectiveSimulator::Folding::kNone);
   expect_same(folded, full, 24);
-  bool core = false;
-  for (const auto& [link, a] : full.links) {
-    core = core || m.cluster.node(m.cluster.link(topo::LinkId{link}).dst).kind == topo::NodeKind::kCoreSwitch;
-  }
-  EXPECT_TRUE(core);
+  EXPECT_TRUE(reaches(m, full, topo::NodeKind::kCoreSwitch));
   // A partial third pod (20 servers: pods of 8, 8 and 4) is no image of a full one.
   const Machine partial = machine("h100-fat-tree-3tier", {"/fabric/radix=16", "/servers/0/count=20"});
   CollectiveSimulator sim(partial);
