@@ -1,6 +1,7 @@
 #include "topology/server_orbits.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <tuple>
 #include <unordered_set>
@@ -45,8 +46,15 @@ void unite(std::unordered_map<std::uint32_t, std::uint32_t>& parent, std::uint32
 }  // namespace
 
 std::vector<LinkId> ServerOrbits::members(LinkId root) const {
-  const auto it = members_.find(root.value);
-  return it == members_.end() ? std::vector<LinkId>{root} : it->second;
+  if (const auto it = members_.find(root.value); it != members_.end()) return it->second;
+  if (const auto it = twins_->members.find(root.value); it != twins_->members.end()) return it->second;
+  return {root};
+}
+
+std::size_t ServerOrbits::orbit_size(LinkId root) const {
+  if (const auto it = members_.find(root.value); it != members_.end()) return it->second.size();
+  if (const auto it = twins_->members.find(root.value); it != twins_->members.end()) return it->second.size();
+  return 1;
 }
 
 ServerSymmetry::ServerSymmetry(const Cluster& cluster) : cluster_(cluster) {
@@ -77,11 +85,12 @@ std::vector<ServerSymmetry::Outside> ServerSymmetry::outside(std::uint32_t s) co
   return out;
 }
 
-bool ServerSymmetry::unite_images(const Map& pi, Map& parent) const {
+bool ServerSymmetry::link_images(const Map& pi, std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs) const {
   const auto image = [&pi](std::uint32_t v) {
     const auto it = pi.find(v);
     return it == pi.end() ? v : it->second;
   };
+  pairs.clear();
   std::vector<std::pair<LinkKey, std::uint32_t>> mine, theirs;
   for (const auto& [x, y] : pi) {
     if (!same_device(cluster_.node(NodeId{x}), cluster_.node(NodeId{y}))) return false;
@@ -100,11 +109,66 @@ bool ServerSymmetry::unite_images(const Map& pi, Map& parent) const {
       std::sort(theirs.begin(), theirs.end());
       for (std::size_t i = 0; i < mine.size(); ++i) {
         if (mine[i].first != theirs[i].first) return false;
-        unite(parent, mine[i].second, theirs[i].second);
+        pairs.emplace_back(mine[i].second, theirs[i].second);
       }
     }
   }
   return true;
+}
+
+const std::shared_ptr<const SwitchTwins>& ServerSymmetry::switch_twins() const {
+  if (twins_) return twins_;
+  auto t = std::make_shared<SwitchTwins>();
+  const auto links = static_cast<std::uint32_t>(cluster_.link_count());
+  std::vector<std::uint32_t> parent(links);
+  for (std::uint32_t l = 0; l < links; ++l) parent[l] = l;
+  const auto root = [&parent](std::uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  // Candidates: switches outside servers with equal hashes of their links (far end and
+  // attributes, both directions, sorted); each checked against its group's first.
+  std::map<std::uint64_t, std::vector<std::uint32_t>> groups;
+  std::vector<std::pair<int, LinkKey>> row;
+  for (std::uint32_t v = 0; v < server_of_.size(); ++v) {
+    if (server_of_[v] != kNone || !is_switch(cluster_.node(NodeId{v}).kind)) continue;
+    row.clear();
+    for (int dir = 0; dir < 2; ++dir) {
+      const Adjacency& a = dir == 0 ? cluster_.out_adjacency() : cluster_.in_adjacency();
+      for (std::uint32_t k = a.begin[v]; k < a.begin[v + 1]; ++k) row.emplace_back(dir, link_key(a.node[k], cluster_.link(a.link[k])));
+    }
+    std::sort(row.begin(), row.end());
+    std::uint64_t h = static_cast<std::uint64_t>(cluster_.node(NodeId{v}).kind) + 0x9e3779b97f4a7c15ULL;
+    for (const auto& [dir, key] : row) {
+      const std::uint64_t parts[] = {static_cast<std::uint64_t>(dir), std::get<0>(key), std::bit_cast<std::uint64_t>(std::get<1>(key)),
+                                     static_cast<std::uint64_t>(std::get<2>(key)), static_cast<std::uint64_t>(std::get<3>(key)),
+                                     static_cast<std::uint64_t>(std::get<4>(key))};
+      for (const std::uint64_t x : parts) h = (h ^ x) * 0x100000001b3ULL + (h >> 29);
+    }
+    groups[h].push_back(v);
+  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  for (const auto& [h, members] : groups) {
+    for (std::size_t i = 1; i < members.size(); ++i) {
+      const Map pi{{members[0], members[i]}, {members[i], members[0]}};
+      if (!link_images(pi, pairs)) continue;  // equal hashes, not twins
+      for (const auto& [a, b] : pairs) {
+        const std::uint32_t ra = root(a), rb = root(b);
+        parent[std::max(ra, rb)] = std::min(ra, rb);
+      }
+    }
+  }
+  t->rep.resize(links);
+  for (std::uint32_t l = 0; l < links; ++l) {
+    t->rep[l] = root(l);  // the smallest link of the class (unions keep the smaller root)
+    if (t->rep[l] != l) {
+      auto& m = t->members[t->rep[l]];
+      if (m.empty()) m.push_back(LinkId{t->rep[l]});
+      m.push_back(LinkId{l});
+    }
+  }
+  twins_ = std::move(t);
+  return twins_;
 }
 
 std::optional<ServerSymmetry::Map> ServerSymmetry::exchange(std::span<const std::uint32_t> a,
@@ -203,7 +267,9 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
   // The generators, each checked (unite_images) and applied to the link union-find; a block is
   // exchanged with s0's only while no earlier generator joined it to s0 (a spanning set: the
   // exchange of two pods' first blocks joins every block of the pods).
-  Map parent;
+  const SwitchTwins& twins = *switch_twins();
+  Map parent;  // over twin classes (their smallest links)
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
   std::unordered_set<std::uint32_t> ranks;
   for (const NodeId g : gpus) ranks.insert(g.value);
   std::vector<std::uint32_t> joined(devices_.size());  // union-find over servers
@@ -221,7 +287,8 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
     for (const auto& [x, y] : *pi) {
       if (ranks.count(x) != ranks.count(y)) return false;  // must map the ranks onto themselves
     }
-    if (!unite_images(*pi, parent)) return false;
+    if (!link_images(*pi, pairs)) return false;
+    for (const auto& [a, b] : pairs) unite(parent, twins.rep[a], twins.rep[b]);
     for (const auto& [x, y] : *pi) {
       if (server_of_[x] == kNone) continue;
       const std::uint32_t rx = server_root(server_of_[x]), ry = server_root(server_of_[y]);
@@ -246,18 +313,26 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
   ServerOrbits out;
   out.representative_ = static_cast<std::int32_t>(s0);
   out.servers_ = static_cast<std::uint32_t>(positions.size());
-  // Each orbit's representative is its smallest link (independent of the order of the unions).
+  out.twins_ = switch_twins();
+  // Each orbit's representative is its smallest twin class's link (independent of the order of
+  // the unions); its members, every link of its twin classes, in link order.
   std::vector<std::uint32_t> moved;
   moved.reserve(parent.size());
-  for (const auto& [link, p] : parent) moved.push_back(link);
+  for (const auto& [rep, p] : parent) moved.push_back(rep);
   std::sort(moved.begin(), moved.end());
   std::unordered_map<std::uint32_t, std::uint32_t> smallest;  // union-find root -> smallest member
-  for (const std::uint32_t l : moved) {
-    const std::uint32_t r = find(parent, l);
-    const std::uint32_t rep = smallest.try_emplace(r, l).first->second;
-    out.root_[l] = rep;
-    out.members_[rep].push_back(LinkId{l});
+  for (const std::uint32_t rep : moved) {
+    const std::uint32_t r = find(parent, rep);
+    const std::uint32_t root = smallest.try_emplace(r, rep).first->second;
+    out.root_[rep] = root;
+    auto& m = out.members_[root];
+    if (const auto it = twins.members.find(rep); it != twins.members.end()) {
+      m.insert(m.end(), it->second.begin(), it->second.end());
+    } else {
+      m.push_back(LinkId{rep});
+    }
   }
+  for (auto& [root, m] : out.members_) std::sort(m.begin(), m.end(), [](LinkId a, LinkId b) { return a.value < b.value; });
   return out;
 }
 

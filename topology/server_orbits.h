@@ -5,7 +5,7 @@
 // (sim/collectives/network_fold.h; docs/network-model.md, "Folding symmetric collectives").
 //
 // The group. Let R be the servers holding a set of GPUs, each at the same positions (k-th device
-// of its server, devices in NodeId order), s0 the first. Two kinds of generators, each an
+// of its server, devices in NodeId order), s0 the first. Three kinds of generators, each an
 // involution of the devices, checked to be an automorphism:
 //   twin exchange   s0 <-> s (device by device) for every other server s of R whose links to
 //                   devices outside it are s0's (the servers of one leaf block);
@@ -19,7 +19,10 @@
 //                   exchange the two pods (leaves, aggregation switches, servers; the cores
 //                   fixed). A block is exchanged with s0's only while no earlier generator
 //                   joined it to s0, so the generators move O(devices) in all, and each must map
-//                   R's GPUs onto themselves.
+//                   R's GPUs onto themselves;
+//   switch exchange two twin switches outside servers (SwitchTwins below: a two-tier fabric's
+//                   spines), which fix every GPU; their link classes are computed once per
+//                   cluster and the other generators unite classes, not links.
 // The check: every moved device x and its image y have the same kind, model, reduction
 // bandwidth and packet efficiency, and the multiset of (image of the far end, bandwidth,
 // latency, link class, tier) over x's out-links equals that of (far end, ...) over y's
@@ -40,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -50,6 +54,15 @@
 
 namespace cs::topo {
 
+// Twin switches (outside servers, with the same links to the same devices: a two-tier fabric's
+// spines, the cores cabled to one aggregation index of every pod) exchanged pairwise, each
+// exchange checked to be an automorphism: the link classes they make, the same for every set of
+// ranks, computed once per cluster. O(fabric links) time and O(links) memory.
+struct SwitchTwins {
+  std::vector<std::uint32_t> rep;                                   // per link: its class's smallest link
+  std::unordered_map<std::uint32_t, std::vector<LinkId>> members;  // rep -> links, classes of two or more
+};
+
 class ServerOrbits {
  public:
   // The server whose flows stand for every server of the group, and how many servers it permutes.
@@ -57,22 +70,21 @@ class ServerOrbits {
   std::uint32_t servers() const { return servers_; }
   // The representative of `link`'s orbit (the link itself when no generator moves it).
   LinkId orbit(LinkId link) const {
-    const auto it = root_.find(link.value);
-    return it == root_.end() ? link : LinkId{it->second};
+    const std::uint32_t twin = twins_->rep[link.value];
+    const auto it = root_.find(twin);
+    return it == root_.end() ? LinkId{twin} : LinkId{it->second};
   }
   // The links of the orbit whose representative is `root`, in link order (just `root` for a link
   // no generator moves), and their number.
   std::vector<LinkId> members(LinkId root) const;
-  std::size_t orbit_size(LinkId root) const {
-    const auto it = members_.find(root.value);
-    return it == members_.end() ? 1 : it->second.size();
-  }
+  std::size_t orbit_size(LinkId root) const;
 
  private:
   friend class ServerSymmetry;
   std::int32_t representative_ = -1;
   std::uint32_t servers_ = 0;
-  std::unordered_map<std::uint32_t, std::uint32_t> root_;            // moved link -> representative
+  std::shared_ptr<const SwitchTwins> twins_;
+  std::unordered_map<std::uint32_t, std::uint32_t> root_;            // twin class moved -> representative
   std::unordered_map<std::uint32_t, std::vector<LinkId>> members_;  // representative -> links
 };
 
@@ -87,8 +99,9 @@ class ServerSymmetry {
  private:
   using Map = std::unordered_map<std::uint32_t, std::uint32_t>;  // a moved device -> its image
   // Whether the involution `pi` (over its keys; every other device fixed) is an automorphism; if
-  // so, unites each link with a moved end with its image in `parent`.
-  bool unite_images(const Map& pi, Map& parent) const;
+  // so, `pairs` holds each link with a moved end and its image.
+  bool link_images(const Map& pi, std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs) const;
+  const std::shared_ptr<const SwitchTwins>& switch_twins() const;
   // The involution exchanging servers a[k] and b[k] device by device, closed over the links (the
   // header): nothing when two devices would need different images.
   std::optional<Map> exchange(std::span<const std::uint32_t> a, std::span<const std::uint32_t> b) const;
@@ -105,6 +118,7 @@ class ServerSymmetry {
   const Cluster& cluster_;
   std::vector<std::vector<std::uint32_t>> devices_;  // per server, in NodeId order
   std::vector<std::uint32_t> server_of_, position_of_;  // per device; UINT32_MAX outside servers
+  mutable std::shared_ptr<const SwitchTwins> twins_;    // on the first orbits()
 };
 
 }  // namespace cs::topo

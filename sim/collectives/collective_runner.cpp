@@ -164,6 +164,10 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         const bool fabric = k + 2 == parts;  // send NIC -> receive NIC
         topo::add_route(w, fabric ? spreader_.spread(nic->send_nic, nic->recv_nic) : topo::weighted_path(segments[k]));
       }
+      if (fold_) fold_->collapse(w);  // held until the round starts: a few orbits, not every path
+      // Copied into w: the spreader's cache is bounded (a spread per NIC pair of thousands of
+      // servers, thousands of links each on a three-tier fat-tree).
+      if (spreader_.cached_links() > kSpreadCacheLinks) spreader_.clear();
       prepared.back().spread = &w;
     } else if (fold_) {
       fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's
@@ -279,6 +283,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::uint32_t copies[1] = {weight[i]};
     net_.start_pipeline(member, copies, p.bytes, tail, [this, run] { on_delivered(run); });
   }
+  run->spreads.clear();  // the network holds the flows now
 }
 
 void CollectiveRunner::start_weighted(const topo::WeightedRoute& route, std::uint32_t times, Bytes bytes, Duration tail,

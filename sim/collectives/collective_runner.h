@@ -74,6 +74,8 @@ class CollectiveRunner {
   topo::Router& router_;
   const NetworkLayout& layout_;
   topo::AdaptiveSpreader spreader_;  // adaptive routing's spreads, cached per NIC pair
+  // Links the spreader's cache may hold after a round before it is emptied (8 bytes each).
+  static constexpr std::size_t kSpreadCacheLinks = std::size_t{1} << 24;
   bool merge_identical_ = true;
   NetworkFold* fold_ = nullptr;
 };

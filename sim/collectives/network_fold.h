@@ -28,9 +28,11 @@
 // collective unfolded.
 #pragma once
 
-#include <unordered_set>
+#include <cstdint>
+#include <vector>
 
 #include "sim/network/flow_network.h"
+#include "topology/adaptive_spread.h"
 #include "topology/cluster.h"
 #include "topology/server_orbits.h"
 
@@ -43,6 +45,9 @@ class NetworkFold {
   // The quotient's link for `link`: its orbit's representative, with capacity c |L| / N from its
   // first use on.
   topo::LinkId map(topo::LinkId link);
+  // The same load on the quotient: every link mapped, the weights of links of one orbit added
+  // (a spread over thousands of equal paths becomes a few orbits), in the order of first use.
+  void collapse(topo::WeightedRoute& route);
   std::uint32_t servers() const { return orbits_.servers(); }
   std::int32_t representative() const { return orbits_.representative(); }
   const topo::ServerOrbits& orbits() const { return orbits_; }
@@ -54,7 +59,11 @@ class NetworkFold {
   const topo::Cluster& cluster_;
   topo::ServerOrbits orbits_;
   net::FlowNetwork& net_;
-  std::unordered_set<std::uint32_t> scaled_;  // representatives whose capacity is set
+  // Per cluster link (allocated on the first use): its quotient link, once mapped (the first map
+  // of an orbit sets its capacity); and collapse's scratch, a route's entry per quotient link.
+  static constexpr std::uint32_t kUnmapped = UINT32_MAX;
+  std::vector<std::uint32_t> mapped_, entry_, entry_epoch_;
+  std::uint32_t epoch_ = 0;
   bool broken_ = false;
 };
 

@@ -156,8 +156,8 @@ TEST(NetworkFold, DoesNotFoldWhatIsNotSymmetric) {
 
 TEST(ServerOrbits, LinkOrbitsOfARailFabric) {
   // 16 servers, 4 per leaf block, 8 rails, 64 spines: an orbit holds a server link's 16 copies
-  // (one per server), a leaf's link to spine k on rail r the 4 of its blocks, and a leaf's link
-  // to a NIC the 16 of its rail.
+  // (one per server), a rail's leaf-spine links in one direction (4 blocks x 64 spines: the
+  // spines are twins, exchanged pairwise), and a leaf's link to a NIC the 16 of its rail.
   const Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
   const topo::Cluster& c = m.cluster;
   topo::ServerSymmetry symmetry(c);
@@ -175,8 +175,8 @@ TEST(ServerOrbits, LinkOrbitsOfARailFabric) {
   }
   EXPECT_EQ(sizes.at("gpu>nvswitch"), 16u);
   EXPECT_EQ(sizes.at("nic>leaf_switch"), 16u);
-  EXPECT_EQ(sizes.at("leaf_switch>spine_switch"), 4u);
-  EXPECT_EQ(sizes.at("spine_switch>leaf_switch"), 4u);
+  EXPECT_EQ(sizes.at("leaf_switch>spine_switch"), 256u);
+  EXPECT_EQ(sizes.at("spine_switch>leaf_switch"), 256u);
   // Every link of an orbit is one the group maps onto another: same rate, same kinds of ends.
   for (std::uint32_t i = 0; i < c.link_count(); ++i) {
     const topo::LinkId root = orbits->orbit(topo::LinkId{i});
