@@ -75,7 +75,7 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
   net::FlowNetwork& net = *net_;
   if (activity) net.enable_busy_intervals();
   std::optional<NetworkFold> fold;
-  if (orbits) fold.emplace(layout_.cluster(), *orbits, net);
+  if (orbits) fold.emplace(layout_.cluster(), *orbits, net, fold_scratch_);
   CollectiveRunner runner(sim, net, router_, layout_, true, fold ? &*fold : nullptr);
   CollectiveOutcome outcome;
   bool done = false;

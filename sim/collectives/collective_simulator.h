@@ -10,6 +10,7 @@
 
 #include "sim/collectives/collective.h"
 #include "sim/collectives/machine.h"
+#include "sim/collectives/network_fold.h"
 #include "sim/collectives/network_layout.h"
 #include "sim/network/flow_network.h"
 #include "topology/router.h"
@@ -82,6 +83,7 @@ class CollectiveSimulator {
   std::optional<bool> latency_per_tier_;
   std::vector<topo::NodeId> fold_ranks_;          // the rank set of fold_
   std::optional<topo::ServerOrbits> fold_;
+  NetworkFold::Scratch fold_scratch_;
   std::optional<net::FlowNetwork> net_;  // reset for each run (FlowNetwork::reset)
 };
 

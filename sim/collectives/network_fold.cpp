@@ -7,48 +7,57 @@ namespace cs::coll {
 
 using topo::LinkId;
 
-NetworkFold::NetworkFold(const topo::Cluster& cluster, topo::ServerOrbits orbits, net::FlowNetwork& net)
-    : cluster_(cluster), orbits_(std::move(orbits)), net_(net) {}
+NetworkFold::NetworkFold(const topo::Cluster& cluster, const topo::ServerOrbits& orbits, net::FlowNetwork& net,
+                         Scratch& scratch)
+    : cluster_(cluster), orbits_(orbits), net_(net), scratch_(scratch) {
+  if (scratch_.mapped.size() != cluster.link_count() || ++scratch_.run == 0) {
+    scratch_.mapped.assign(cluster.link_count(), 0);
+    scratch_.mapped_run.assign(cluster.link_count(), 0);
+    scratch_.entry.assign(cluster.link_count(), 0);
+    scratch_.entry_route.assign(cluster.link_count(), 0);
+    scratch_.run = 1;
+    scratch_.route = 0;
+  }
+}
 
 LinkId NetworkFold::map(LinkId link) {
   if (link.value >= cluster_.link_count()) {  // a virtual link (reduction engine): not folded
     broken_ = true;
     return link;
   }
-  if (mapped_.empty()) mapped_.assign(cluster_.link_count(), kUnmapped);
-  std::uint32_t& mapped = mapped_[link.value];
-  if (mapped != kUnmapped) return LinkId{mapped};
+  if (scratch_.mapped_run[link.value] == scratch_.run) return LinkId{scratch_.mapped[link.value]};
   const LinkId root = orbits_.orbit(link);
-  if (mapped_[root.value] == kUnmapped) {  // the orbit's first use: its quotient capacity
+  if (scratch_.mapped_run[root.value] != scratch_.run) {  // the orbit's first use: its quotient capacity
     const double capacity = net_.capacity(root).value() * static_cast<double>(orbits_.orbit_size(root)) /
                             static_cast<double>(orbits_.servers());
     net_.set_capacity(root, Bandwidth{capacity});
-    mapped_[root.value] = root.value;
+    scratch_.mapped_run[root.value] = scratch_.run;
+    scratch_.mapped[root.value] = root.value;
   }
-  mapped = root.value;
+  scratch_.mapped_run[link.value] = scratch_.run;
+  scratch_.mapped[link.value] = root.value;
   return root;
 }
 
 void NetworkFold::collapse(topo::WeightedRoute& route) {
-  if (entry_.empty()) {
-    entry_.assign(cluster_.link_count(), 0);
-    entry_epoch_.assign(cluster_.link_count(), 0);
+  if (++scratch_.route == 0) {
+    std::fill(scratch_.entry_route.begin(), scratch_.entry_route.end(), 0);
+    scratch_.route = 1;
   }
-  ++epoch_;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < route.links.size(); ++i) {
     const auto [link, weight] = route.links[i];
     const LinkId root = map(link);
-    if (root.value >= entry_.size()) {  // not folded (map marked the fold broken): keep as it is
+    if (root.value >= cluster_.link_count()) {  // not folded (map marked the fold broken): kept
       route.links[kept++] = {root, weight};
       continue;
     }
-    if (entry_epoch_[root.value] != epoch_) {
-      entry_epoch_[root.value] = epoch_;
-      entry_[root.value] = static_cast<std::uint32_t>(kept);
+    if (scratch_.entry_route[root.value] != scratch_.route) {
+      scratch_.entry_route[root.value] = scratch_.route;
+      scratch_.entry[root.value] = static_cast<std::uint32_t>(kept);
       route.links[kept++] = {root, weight};
     } else {
-      route.links[entry_[root.value]].second += weight;
+      route.links[scratch_.entry[root.value]].second += weight;
     }
   }
   route.links.resize(kept);

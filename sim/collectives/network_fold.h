@@ -40,8 +40,15 @@ namespace cs::coll {
 
 class NetworkFold {
  public:
+  // Per cluster link, kept by the owner across runs (allocated once, stamped per run, so a run
+  // costs what it maps, not the cluster's size): a link's quotient link once mapped (the first
+  // map of an orbit sets its capacity), and collapse's entry per quotient link.
+  struct Scratch {
+    std::vector<std::uint32_t> mapped, mapped_run, entry, entry_route;
+    std::uint32_t run = 0, route = 0;
+  };
   // `net` holds the collective alone (just reset), with the links of `cluster`.
-  NetworkFold(const topo::Cluster& cluster, topo::ServerOrbits orbits, net::FlowNetwork& net);
+  NetworkFold(const topo::Cluster& cluster, const topo::ServerOrbits& orbits, net::FlowNetwork& net, Scratch& scratch);
   // The quotient's link for `link`: its orbit's representative, with capacity c |L| / N from its
   // first use on.
   topo::LinkId map(topo::LinkId link);
@@ -57,13 +64,9 @@ class NetworkFold {
 
  private:
   const topo::Cluster& cluster_;
-  topo::ServerOrbits orbits_;
+  const topo::ServerOrbits& orbits_;
   net::FlowNetwork& net_;
-  // Per cluster link (allocated on the first use): its quotient link, once mapped (the first map
-  // of an orbit sets its capacity); and collapse's scratch, a route's entry per quotient link.
-  static constexpr std::uint32_t kUnmapped = UINT32_MAX;
-  std::vector<std::uint32_t> mapped_, entry_, entry_epoch_;
-  std::uint32_t epoch_ = 0;
+  Scratch& scratch_;
   bool broken_ = false;
 };
 
