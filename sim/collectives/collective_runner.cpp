@@ -290,7 +290,11 @@ void CollectiveRunner::start_weighted(const topo::WeightedRoute& route, std::uin
                                       const std::shared_ptr<Run>& run) {
   std::vector<net::WeightedLink> links;
   links.reserve(route.links.size());
-  for (const auto& [link, weight] : route.links) links.push_back({fold_ ? fold_->map(link) : link, weight * times});
+  if (fold_) {
+    for (const auto& [link, weight] : route.links) links.push_back({fold_->map(link), weight * times});
+  } else {
+    for (const auto& [link, weight] : route.links) links.push_back({link, weight * times});
+  }
   net_.start_weighted(links, route.scale, bytes, tail, [this, run] { on_delivered(run); });
 }
 
