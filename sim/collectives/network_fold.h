@@ -47,7 +47,8 @@ class NetworkFold {
     std::vector<std::uint32_t> mapped, mapped_run, entry, entry_route;
     std::uint32_t run = 0, route = 0;
   };
-  // `net` holds the collective alone (just reset), with the links of `cluster`.
+  // `net` holds the collective alone (just reset), with the links of `cluster`; the cluster,
+  // `orbits` and `scratch` outlive the fold.
   NetworkFold(const topo::Cluster& cluster, const topo::ServerOrbits& orbits, net::FlowNetwork& net, Scratch& scratch);
   // The quotient's link for `link`: its orbit's representative, with capacity c |L| / N from its
   // first use on.
