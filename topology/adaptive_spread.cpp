@@ -185,51 +185,36 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
     const Mark& m = marks_[v];
     return m.dag == g && m.layer == layer;
   };
+  // Layer `next` (one hop from layer i toward an end) from its candidates, the vertices `dist`
+  // hops from that end in the search of `side`: scanning layer i's links `along` (in-links
+  // toward src, out-links toward dst) or the candidates' links `against`, whichever are fewer.
+  const auto grow = [&](std::uint32_t i, std::uint32_t next, const Adjacency& along, const Adjacency& against, int side,
+                        std::uint32_t dist) {
+    const std::vector<std::uint32_t>& candidates = levels_[side][dist];
+    if (degree(along, layers_[i]) <= degree(against, candidates)) {
+      for (std::uint32_t v : layers_[i]) {
+        for (std::uint32_t k = along.begin[v]; k < along.begin[v + 1]; ++k) {
+          const Mark& m = marks_[along.node[k]];
+          if (m.gen[side] == g && m.dist[side] == dist && m.dag != g) enter(along.node[k], next);
+        }
+      }
+    } else {
+      for (std::uint32_t u : candidates) {
+        for (std::uint32_t k = against.begin[u]; k < against.begin[u + 1]; ++k) {
+          if (on_layer(against.node[k], i) && marks_[u].dag != g) {
+            enter(u, next);
+            break;
+          }
+        }
+      }
+    }
+    std::sort(layers_[next].begin(), layers_[next].end());
+  };
   const std::uint32_t middle = marks_[meet_.front()].dist[kFwd];
   for (std::uint32_t v : meet_) enter(v, middle);
   std::sort(layers_[middle].begin(), layers_[middle].end());
-  for (std::uint32_t i = middle; i > 0; --i) {
-    const std::vector<std::uint32_t>& candidates = levels_[kFwd][i - 1];  // fwd dist i - 1
-    if (degree(in, layers_[i]) <= degree(out, candidates)) {
-      for (std::uint32_t v : layers_[i]) {
-        for (std::uint32_t k = in.begin[v]; k < in.begin[v + 1]; ++k) {
-          const Mark& m = marks_[in.node[k]];
-          if (m.gen[kFwd] == g && m.dist[kFwd] == i - 1 && m.dag != g) enter(in.node[k], i - 1);
-        }
-      }
-    } else {
-      for (std::uint32_t u : candidates) {
-        for (std::uint32_t k = out.begin[u]; k < out.begin[u + 1]; ++k) {
-          if (on_layer(out.node[k], i)) {
-            enter(u, i - 1);
-            break;
-          }
-        }
-      }
-    }
-    std::sort(layers_[i - 1].begin(), layers_[i - 1].end());
-  }
-  for (std::uint32_t i = middle; i < d; ++i) {
-    const std::vector<std::uint32_t>& candidates = levels_[kBwd][d - i - 1];  // bwd dist d - i - 1
-    if (degree(out, layers_[i]) <= degree(in, candidates)) {
-      for (std::uint32_t v : layers_[i]) {
-        for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
-          const Mark& m = marks_[out.node[k]];
-          if (m.gen[kBwd] == g && m.dist[kBwd] == d - i - 1 && m.dag != g) enter(out.node[k], i + 1);
-        }
-      }
-    } else {
-      for (std::uint32_t u : candidates) {
-        for (std::uint32_t k = in.begin[u]; k < in.begin[u + 1]; ++k) {
-          if (on_layer(in.node[k], i) && marks_[u].dag != g) {
-            enter(u, i + 1);
-            break;
-          }
-        }
-      }
-    }
-    std::sort(layers_[i + 1].begin(), layers_[i + 1].end());
-  }
+  for (std::uint32_t i = middle; i > 0; --i) grow(i, i - 1, in, out, kFwd, i - 1);
+  for (std::uint32_t i = middle; i < d; ++i) grow(i, i + 1, out, in, kBwd, d - i - 1);
 
   // 2. Shares, layer by layer: x_v split evenly over v's widest DAG out-links, v in id order and
   //    its links in id order. Exact rationals while every denominator (and their lcm K) stays
