@@ -24,6 +24,27 @@ LinkKey link_key(std::uint32_t far, const LinkInfo& l) {
   return {far, l.bandwidth.value(), l.latency.count(), static_cast<int>(l.link_class), static_cast<int>(l.tier)};
 }
 
+// Union-find over 0..n-1 with path halving; a union keeps the smaller root, so every class's
+// root is its smallest member.
+class DenseUnionFind {
+ public:
+  explicit DenseUnionFind(std::size_t n) : parent_(n) {
+    for (std::size_t i = 0; i < n; ++i) parent_[i] = static_cast<std::uint32_t>(i);
+  }
+  std::uint32_t find(std::uint32_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+    return x;
+  }
+  void unite(std::uint32_t a, std::uint32_t b) {
+    a = find(a);
+    b = find(b);
+    parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  std::vector<std::uint32_t> parent_;
+};
+
 std::uint32_t find(std::unordered_map<std::uint32_t, std::uint32_t>& parent, std::uint32_t x) {
   std::uint32_t root = x;
   for (auto it = parent.find(root); it != parent.end() && it->second != root; it = parent.find(root)) root = it->second;
@@ -120,12 +141,7 @@ const std::shared_ptr<const SwitchTwins>& ServerSymmetry::switch_twins() const {
   if (twins_) return twins_;
   auto t = std::make_shared<SwitchTwins>();
   const auto links = static_cast<std::uint32_t>(cluster_.link_count());
-  std::vector<std::uint32_t> parent(links);
-  for (std::uint32_t l = 0; l < links; ++l) parent[l] = l;
-  const auto root = [&parent](std::uint32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
+  DenseUnionFind classes(links);
   // Candidates: switches outside servers with equal hashes of their links (far end and
   // attributes, both directions, sorted); each checked against its group's first.
   std::map<std::uint64_t, std::vector<std::uint32_t>> groups;
@@ -152,15 +168,12 @@ const std::shared_ptr<const SwitchTwins>& ServerSymmetry::switch_twins() const {
     for (std::size_t i = 1; i < members.size(); ++i) {
       const Map pi{{members[0], members[i]}, {members[i], members[0]}};
       if (!link_images(pi, pairs)) continue;  // equal hashes, not twins
-      for (const auto& [a, b] : pairs) {
-        const std::uint32_t ra = root(a), rb = root(b);
-        parent[std::max(ra, rb)] = std::min(ra, rb);
-      }
+      for (const auto& [a, b] : pairs) classes.unite(a, b);
     }
   }
   t->rep.resize(links);
   for (std::uint32_t l = 0; l < links; ++l) {
-    t->rep[l] = root(l);  // the smallest link of the class (unions keep the smaller root)
+    t->rep[l] = classes.find(l);  // the smallest link of the class
     if (t->rep[l] != l) {
       auto& m = t->members[t->rep[l]];
       if (m.empty()) m.push_back(LinkId{t->rep[l]});
@@ -272,12 +285,7 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
   std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
   std::unordered_set<std::uint32_t> ranks;
   for (const NodeId g : gpus) ranks.insert(g.value);
-  std::vector<std::uint32_t> joined(devices_.size());  // union-find over servers
-  for (std::uint32_t i = 0; i < joined.size(); ++i) joined[i] = i;
-  const auto server_root = [&joined](std::uint32_t x) {
-    while (joined[x] != x) x = joined[x] = joined[joined[x]];
-    return x;
-  };
+  DenseUnionFind joined(devices_.size());  // servers
   std::size_t moved_devices = 0;
   const auto apply = [&](std::span<const std::uint32_t> a, std::span<const std::uint32_t> b) {
     const std::optional<Map> pi = exchange(a, b);
@@ -291,8 +299,7 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
     for (const auto& [a, b] : pairs) unite(parent, twins.rep[a], twins.rep[b]);
     for (const auto& [x, y] : *pi) {
       if (server_of_[x] == kNone) continue;
-      const std::uint32_t rx = server_root(server_of_[x]), ry = server_root(server_of_[y]);
-      joined[std::max(rx, ry)] = std::min(rx, ry);
+      joined.unite(server_of_[x], server_of_[y]);
     }
     return true;
   };
@@ -304,11 +311,11 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
   }
   const auto& first = blocks[block_of.at(s0)];
   for (const auto& other : blocks) {
-    if (server_root(other.front()) == server_root(s0)) continue;
+    if (joined.find(other.front()) == joined.find(s0)) continue;
     if (!apply(first, other)) return std::nullopt;
   }
   for (const auto& [s, p] : positions) {
-    if (server_root(s) != server_root(s0)) return std::nullopt;  // not transitive on R
+    if (joined.find(s) != joined.find(s0)) return std::nullopt;  // not transitive on R
   }
   ServerOrbits out;
   out.representative_ = static_cast<std::int32_t>(s0);
