@@ -463,13 +463,14 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
   Schedule out;
   // All pairs through the PXN relay as they are listed: O(n m) entries for m servers, never n^2.
   const std::size_t servers = group_by_server(ctx.cluster(), s.ranks).blocks.size();
-  std::size_t senders = 0;
-  for (std::size_t i = 0; i < n; ++i) senders += from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server;
+  std::vector<std::size_t> senders;  // every rank, or those of from_server
+  for (std::size_t i = 0; i < n; ++i) {
+    if (from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server) senders.push_back(i);
+  }
   auto all_pairs = [&](Bytes bytes) {
     ProxyRelay relay(ctx);
-    relay.reserve(2 * senders * servers + senders * 8);  // a few connections per (GPU, server), handovers
-    for (std::size_t i = 0; i < n; ++i) {
-      if (from_server >= 0 && ctx.cluster().node(s.ranks[i]).server != from_server) continue;
+    relay.reserve(2 * senders.size() * servers + senders.size() * 8);  // a few connections per (GPU, server), handovers
+    for (const std::size_t i : senders) {
       for (std::size_t j = 0; j < n; ++j) {
         if (i != j) relay.add({s.ranks[i], s.ranks[j], bytes, 0, kNoPipeline});
       }
