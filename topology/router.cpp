@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -48,6 +49,9 @@ constexpr std::uint64_t kOutSalt = 1;
 constexpr std::uint32_t kDirect = 1u << 31;  // a class's small row, read from the adjacency
 constexpr std::uint32_t kSeveral = UINT32_MAX;  // Mark::pred_*: found from several classes
 constexpr std::uint32_t kTwins = 1u << 31;      // class_of_: a class of several vertices
+// A row of this many links or more is a big row: the compressed search reads it as blocks of
+// entries, and the walk finds the links from a known vertex in it by binary search.
+constexpr std::uint32_t kBigRow = 16;
 
 std::uint64_t key_hash(std::uint32_t src, std::uint32_t dst, std::uint64_t label) {
   return hash_combine(hash_combine(mix64(src), dst), label);
@@ -190,6 +194,20 @@ void start_search(Marks& marks, std::vector<std::uint32_t>& front_fwd, std::vect
   front_bwd.assign(1, d);
 }
 
+// Calls f(k) for each slot k of the row [begin, end) whose far end node[k] is one of the
+// level's vertices (a Router::SmallLevel), found by binary search in the row's slots sorted by
+// far end (by_node[begin, end)); a vertex may hold several parallel links.
+template <class Level, class F>
+void for_links_from(const Level& level, std::uint32_t begin, std::uint32_t end, const std::uint32_t* by_node,
+                    const std::uint32_t* node, const F& f) {
+  for (std::uint32_t i = 0; i < level.size; ++i) {
+    const std::uint32_t v = level.vertex[i];
+    const std::uint32_t* k = std::lower_bound(by_node + begin, by_node + end, v,
+                                              [node](std::uint32_t slot, std::uint32_t x) { return node[slot] < x; });
+    for (; k != by_node + end && node[*k] == v; ++k) f(*k);
+  }
+}
+
 std::uint64_t bits_of(double x) {
   std::uint64_t b;
   std::memcpy(&b, &x, sizeof b);
@@ -307,7 +325,6 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
   // kBigRow links or more (where the search spends its time) is split by the far end's kind
   // into lists sorted by far class, interned as blocks shared by equal lists; a smaller row is
   // read from the adjacency arrays (kDirect | its first member).
-  constexpr std::uint32_t kBigRow = 16;
   ListTable table;
   std::vector<std::uint32_t> interned_block;  // interned id -> block
   std::vector<Entry> entries;
@@ -391,6 +408,22 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
   class_marks_.resize(classes);
   for (std::uint32_t v = 0; v < n; ++v) {
     if (size[class_of_[v]] > 1) class_of_[v] |= kTwins;
+  }
+  // 3. The slots of each row of kBigRow links or more, sorted by far end: the walk finds the
+  // links from a known vertex by binary search instead of a pass over the row.
+  for (int dir = 0; dir < 2; ++dir) {
+    const std::uint32_t* begin = dir == 0 ? out_begin_ : in_begin_;
+    const std::uint32_t* node = dir == 0 ? out_node_ : in_node_;
+    std::vector<std::uint32_t>& by_node = dir == 0 ? out_by_node_ : in_by_node_;
+    by_node.resize(begin[n]);
+    for (std::uint32_t v = 0; v < n; ++v) {
+      if (begin[v + 1] - begin[v] < kBigRow) continue;
+      const auto first = by_node.begin() + begin[v], last = by_node.begin() + begin[v + 1];
+      std::iota(first, last, begin[v]);
+      std::sort(first, last, [node](std::uint32_t a, std::uint32_t b) {
+        return node[a] != node[b] ? node[a] < node[b] : a < b;
+      });
+    }
   }
   compressed_ = true;
 }
@@ -694,19 +727,26 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
     std::uint64_t best_hash = 0;
     int ties = 0;
     const std::uint64_t salt = hash_combine(hash, cur);
-    for (std::uint32_t k = in_begin_[cur]; k < in_begin_[cur + 1]; ++k) {
-      if (level) {
-        if (!level->holds(in_node_[k])) continue;
-      } else {
-        const Mark& m = mark_of(in_node_[k]);
-        if (m.gen_fwd != g || m.dist_fwd != want) continue;
-      }
+    const auto consider = [&](std::uint32_t k) {
       const std::uint64_t h = hash_combine(salt, k - in_begin_[cur]);
       ties = in_bw_[k] > best_bw ? 1 : ties + (in_bw_[k] == best_bw ? 1 : 0);
       if (in_bw_[k] > best_bw || (in_bw_[k] == best_bw && h > best_hash)) {
         best = k;
         best_bw = in_bw_[k];
         best_hash = h;
+      }
+    };
+    if (level && in_begin_[cur + 1] - in_begin_[cur] >= kBigRow) {
+      for_links_from(*level, in_begin_[cur], in_begin_[cur + 1], in_by_node_.data(), in_node_, consider);
+    } else {
+      for (std::uint32_t k = in_begin_[cur]; k < in_begin_[cur + 1]; ++k) {
+        if (level) {
+          if (!level->holds(in_node_[k])) continue;
+        } else {
+          const Mark& m = mark_of(in_node_[k]);
+          if (m.gen_fwd != g || m.dist_fwd != want) continue;
+        }
+        consider(k);
       }
     }
     walk_branched_ = walk_branched_ || ties > 1;
@@ -724,19 +764,26 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
     std::uint64_t best_hash = 0;
     int ties = 0;
     const std::uint64_t salt = hash_combine(hash_combine(hash, cur), kOutSalt);
-    for (std::uint32_t k = out_begin_[cur]; k < out_begin_[cur + 1]; ++k) {
-      if (level) {
-        if (!level->holds(out_node_[k])) continue;
-      } else {
-        const Mark& m = mark_of(out_node_[k]);
-        if (m.gen_bwd != g || m.dist_bwd != want) continue;
-      }
+    const auto consider = [&](std::uint32_t k) {
       const std::uint64_t h = hash_combine(salt, k - out_begin_[cur]);
       ties = out_bw_[k] > best_bw ? 1 : ties + (out_bw_[k] == best_bw ? 1 : 0);
       if (out_bw_[k] > best_bw || (out_bw_[k] == best_bw && h > best_hash)) {
         best = k;
         best_bw = out_bw_[k];
         best_hash = h;
+      }
+    };
+    if (level && out_begin_[cur + 1] - out_begin_[cur] >= kBigRow) {
+      for_links_from(*level, out_begin_[cur], out_begin_[cur + 1], out_by_node_.data(), out_node_, consider);
+    } else {
+      for (std::uint32_t k = out_begin_[cur]; k < out_begin_[cur + 1]; ++k) {
+        if (level) {
+          if (!level->holds(out_node_[k])) continue;
+        } else {
+          const Mark& m = mark_of(out_node_[k]);
+          if (m.gen_bwd != g || m.dist_bwd != want) continue;
+        }
+        consider(k);
       }
     }
     walk_branched_ = walk_branched_ || ties > 1;

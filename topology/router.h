@@ -33,7 +33,10 @@
 //    classes hold it. Smaller rows are read from the adjacency arrays. The walk reads class
 //    marks, and where the vertices one hop back are known to be one or a few (a level of at most
 //    4 vertices, or the single class whose links reached the vertex's class), it compares ids
-//    instead. The same fat-tree query scans a few hundred entries; what remains is the middle
+//    instead, and in a row of 16 links or more finds their links by binary search over the
+//    row's slots sorted by far end (built with the quotient, 4 bytes per slot of such rows): a
+//    hop at an aggregation switch or core of the radix-128 fat-tree reads a few slots, not 128.
+//    The same fat-tree query scans a few hundred entries; what remains is the middle
 //    vertex: the largest hash over the 4,096 cores (8 hashes at a time where the CPU has
 //    AVX-512). Queries from or to a member of a class of several switches take the generic
 //    search; kAuto builds the quotient only where it halves the entries at rows of 16 links
@@ -167,6 +170,9 @@ class Router {
     }
   };
   std::vector<SmallLevel> levels_[2];
+  // The slots of each row of 16 links or more sorted by far end (then slot), in the row's
+  // place; other rows' places unused. Built with the quotient.
+  std::vector<std::uint32_t> out_by_node_, in_by_node_;
   std::vector<std::uint32_t> widest_;  // scratch: the meeting members of the widest classes
   std::vector<std::uint32_t> shared_;  // scratch: blocks held by several classes in a round
 
