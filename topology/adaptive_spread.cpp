@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/random.h"
 
 namespace cs::topo {
 
@@ -14,23 +15,60 @@ namespace {
 constexpr int kFwd = 0;  // the search from src, over out-links
 constexpr int kBwd = 1;  // the search from dst, over in-links
 
-// Adds `weight` to link `l` of `links`, appending it on first use; `pos` indexes `links`.
-void add_weight(std::vector<std::pair<LinkId, std::uint32_t>>& links,
-                std::unordered_map<std::uint32_t, std::size_t>& pos, LinkId l,
-                std::uint64_t weight) {
-  const auto [it, fresh] = pos.emplace(l.value, links.size());
-  if (fresh) links.emplace_back(l, 0);
-  const std::uint64_t total = links[it->second].second + weight;
-  if (total > UINT32_MAX) throw InternalError("add_route: a link's weight exceeds 2^32");
-  links[it->second].second = static_cast<std::uint32_t>(total);
+// The weights of the items summed per link, in the order of each link's first item. A few
+// items (a path, a connection's parts): a linear scan; more: an open-addressing table of
+// positions (one allocation, no per-item node).
+std::vector<std::pair<LinkId, std::uint64_t>> sum_by_link(const std::vector<std::pair<LinkId, std::uint64_t>>& items) {
+  constexpr std::size_t kLinear = 32;
+  std::vector<std::pair<LinkId, std::uint64_t>> out;
+  out.reserve(items.size());
+  if (items.size() <= kLinear) {
+    for (const auto& [l, w] : items) {
+      const auto it = std::find_if(out.begin(), out.end(), [l](const auto& e) { return e.first == l; });
+      if (it == out.end()) out.emplace_back(l, w);
+      else it->second += w;
+    }
+    return out;
+  }
+  constexpr std::uint32_t kFree = UINT32_MAX;
+  std::size_t size = 64;
+  while (size < 2 * items.size()) size *= 2;
+  std::vector<std::uint32_t> position(size, kFree);  // slot -> index in out
+  for (const auto& [l, w] : items) {
+    for (std::size_t i = mix64(l.value) & (size - 1);; i = (i + 1) & (size - 1)) {
+      if (position[i] == kFree) {
+        position[i] = static_cast<std::uint32_t>(out.size());
+        out.emplace_back(l, w);
+        break;
+      }
+      if (out[position[i]].first == l) {
+        out[position[i]].second += w;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// The summed items as a route's links, each weight at most 2^32.
+void set_links(WeightedRoute& r, const std::vector<std::pair<LinkId, std::uint64_t>>& items, const char* what) {
+  const std::vector<std::pair<LinkId, std::uint64_t>> sums = sum_by_link(items);
+  r.links.clear();
+  r.links.reserve(sums.size());
+  for (const auto& [l, w] : sums) {
+    if (w > UINT32_MAX) throw InternalError(std::string(what) + ": a link's weight exceeds 2^32");
+    r.links.emplace_back(l, static_cast<std::uint32_t>(w));
+  }
 }
 
 }  // namespace
 
 WeightedRoute weighted_path(std::span<const LinkId> path) {
   WeightedRoute r;
-  std::unordered_map<std::uint32_t, std::size_t> pos;
-  for (LinkId l : path) add_weight(r.links, pos, l, 1);
+  std::vector<std::pair<LinkId, std::uint64_t>> items;
+  items.reserve(path.size());
+  for (LinkId l : path) items.emplace_back(l, 1);
+  set_links(r, items, "weighted_path");
   return r;
 }
 
@@ -43,53 +81,46 @@ void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t time
   const auto rescale = [&](std::uint32_t w, std::uint32_t from) -> std::uint64_t {
     return exact ? w * (scale / from) : (std::uint64_t{w} * scale + from - 1) / from;
   };
-  std::vector<std::pair<LinkId, std::uint32_t>> links;
-  links.reserve(sum.links.size() + part.links.size());
-  std::unordered_map<std::uint32_t, std::size_t> pos;
-  for (const auto& [l, w] : sum.links) add_weight(links, pos, l, rescale(w, sum.scale));
+  std::vector<std::pair<LinkId, std::uint64_t>> items;
+  items.reserve(sum.links.size() + part.links.size());
+  for (const auto& [l, w] : sum.links) items.emplace_back(l, rescale(w, sum.scale));
   for (const auto& [l, w] : part.links) {
     const std::uint64_t one = rescale(w, part.scale);
     if (one > UINT32_MAX / times) throw InternalError("add_route: a link's weight exceeds 2^32");
-    add_weight(links, pos, l, times * one);
+    items.emplace_back(l, times * one);
   }
-  sum.links = std::move(links);
+  set_links(sum, items, "add_route");
   sum.scale = static_cast<std::uint32_t>(scale);
   sum.exact = sum.exact && part.exact && exact;
 }
 
 WeightedRoute sum_routes(std::span<const RoutePart> parts) {
+  const auto empty = [](const RoutePart& p) { return p.times == 0 || (p.route ? p.route->links.empty() : p.path.empty()); };
   std::uint64_t lcm = 1;
   for (const RoutePart& p : parts) {
-    if (p.route->links.empty() || p.times == 0) continue;
+    if (empty(p) || !p.route) continue;
     lcm = std::lcm<std::uint64_t>(lcm, p.route->scale);
     if (lcm > kMaxSpreadScale) {
       // The rounded-up fallback: add_route's, one part at a time.
       WeightedRoute sum;
-      for (const RoutePart& q : parts) add_route(sum, *q.route, q.times);
+      for (const RoutePart& q : parts) add_route(sum, q.route ? *q.route : weighted_path(q.path), q.times);
       return sum;
     }
   }
   WeightedRoute out;
   out.scale = static_cast<std::uint32_t>(lcm);
-  std::unordered_map<std::uint32_t, std::size_t> pos;
-  std::vector<std::uint64_t> weight;
+  std::vector<std::pair<LinkId, std::uint64_t>> items;
   for (const RoutePart& p : parts) {
-    if (p.route->links.empty() || p.times == 0) continue;
+    if (empty(p)) continue;
+    if (!p.route) {
+      for (LinkId l : p.path) items.emplace_back(l, lcm * p.times);
+      continue;
+    }
     out.exact = out.exact && p.route->exact;
     const std::uint64_t factor = lcm / p.route->scale * p.times;
-    for (const auto& [l, w] : p.route->links) {
-      const auto [it, inserted] = pos.try_emplace(l.value, out.links.size());
-      if (inserted) {
-        out.links.emplace_back(l, 0);
-        weight.push_back(0);
-      }
-      weight[it->second] += w * factor;
-    }
+    for (const auto& [l, w] : p.route->links) items.emplace_back(l, w * factor);
   }
-  for (std::size_t i = 0; i < weight.size(); ++i) {
-    if (weight[i] > UINT32_MAX) throw InternalError("sum_routes: a link's weight exceeds 2^32");
-    out.links[i].second = static_cast<std::uint32_t>(weight[i]);
-  }
+  set_links(out, items, "sum_routes");
   return out;
 }
 

@@ -87,9 +87,12 @@ WeightedRoute weighted_path(std::span<const LinkId> path);
 void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t times = 1);
 // The sum of many parts (the members of one pipeline, each `times` over): what add_route gives
 // adding them one by one, in O(total links of the parts) instead of O(parts x links of the sum).
+// A part is a WeightedRoute, or (route null) a single path, as weighted_path(path) would give
+// without building it.
 struct RoutePart {
-  const WeightedRoute* route;
+  const WeightedRoute* route = nullptr;
   std::uint32_t times = 1;
+  std::span<const LinkId> path = {};
 };
 WeightedRoute sum_routes(std::span<const RoutePart> parts);
 

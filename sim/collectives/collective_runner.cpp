@@ -242,15 +242,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       run->outcome.wire_bytes += Bytes{bytes.value() * prepared[i].copies};
     }
     if (spread) {
-      std::vector<topo::WeightedRoute> paths_as_routes;
-      paths_as_routes.reserve(members.size());  // no reallocation: parts point into it
       std::vector<topo::RoutePart> parts;
       parts.reserve(members.size());
-      for (std::size_t i : members) {
-        const topo::WeightedRoute* r = prepared[i].spread;
-        if (!r) r = &paths_as_routes.emplace_back(topo::weighted_path(prepared[i].path));
-        parts.push_back({r, prepared[i].copies});
-      }
+      for (std::size_t i : members) parts.push_back({prepared[i].spread, prepared[i].copies, prepared[i].path});
       start_weighted(topo::sum_routes(parts), 1, bytes, tail, run);
       continue;
     }
