@@ -1,6 +1,8 @@
 #include "sim/collectives/collective_simulator.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "core/checked.h"
 #include "core/errors.h"
@@ -35,6 +37,117 @@ std::uint32_t CollectiveSimulator::fold_servers(const CollectiveSpec& spec, Coll
   return orbits ? orbits->servers() : 0;
 }
 
+namespace {
+
+// Every byte count of a run (a flow's, a link's, the wire total) is at most S x ranks x a small
+// factor: refuse what could overflow 64 bits (docs/cli.md, "Limits") rather than sum it.
+void check_byte_range(const CollectiveSpec& spec) {
+  if (saturating_product({spec.size.value(), static_cast<std::int64_t>(spec.ranks.size()), 8}) > (std::int64_t{1} << 62)) {
+    throw RangeError("a collective of " + format_bytes(spec.size) + " over " + std::to_string(spec.ranks.size()) +
+                     " ranks moves more bytes than clustersim counts (2^62)");
+  }
+}
+
+}  // namespace
+
+// Why this bounds the simulated time from below (CollectiveRunner::start_round): the rounds run
+// one after another, each starting when the last flow of the one before was delivered. A round
+// that starts flows starts all of them at once and delivers each `tail` after its last byte
+// left, tail >= steps x step, where step >= own + path latency for every flow of the round, own
+// being the step latency (LL's under LL) of the path's worst link class (the largest in
+// hw::LinkClass's order) or NVLS's; so tail >= steps x the largest, over the round's flows, of
+// the smallest own each could have: a flow between servers crosses a link between servers, so
+// its worst class is at least the smallest class of those links. And no cut of the network moves bytes faster than the summed capacity of
+// its links: every byte of a flow from src != dst leaves src over one of src's out-links and
+// reaches dst over one of dst's in-links, and a flow between two servers leaves its server
+// over a link out of it and enters the other over a link into it (a weighted or spread flow
+// puts all its rate across each such cut; a member of copies c moves c times its bytes). The
+// round's last byte arrives no earlier than the largest (bytes across a cut) / (the cut's
+// capacity) over those four cuts of every device and server, LL's bytes being its wire bytes.
+// The bound is the sum over rounds of both, less a relative 1e-6 and a picosecond per round
+// for rounding.
+Duration CollectiveSimulator::floor_of(const Schedule& schedule, Protocol protocol) {
+  const topo::Cluster& cluster = layout_.cluster();
+  const ProtocolParams& params = layout_.protocol();
+  const bool ll = protocol == Protocol::kLowLatency;
+  const std::size_t devices = cluster.node_count();
+  if (cut_capacity_.empty()) {
+    // Cuts: [0, devices) out of each device, [devices, 2 devices) into it; then out of and into
+    // each server.
+    std::size_t servers = 0;
+    for (std::uint32_t v = 0; v < devices; ++v) {
+      servers = std::max<std::size_t>(servers, static_cast<std::size_t>(cluster.node(topo::NodeId{v}).server + 1));
+    }
+    cut_capacity_.assign(2 * devices + 2 * servers, 0.0);
+    cross_class_ = hw::kLinkClassCount;
+    cut_bytes_.assign(cut_capacity_.size(), 0.0);
+    const std::vector<net::LinkCapacity> caps = layout_.capacities();
+    for (std::uint32_t l = 0; l < cluster.link_count(); ++l) {
+      const topo::LinkInfo& link = cluster.link(LinkId{l});
+      const double c = caps[l].bandwidth.value();
+      cut_capacity_[link.src.value] += c;
+      cut_capacity_[devices + link.dst.value] += c;
+      const int a = cluster.node(link.src).server, b = cluster.node(link.dst).server;
+      if (a == b) continue;
+      cross_class_ = std::min(cross_class_, static_cast<int>(link.link_class));
+      if (a >= 0) cut_capacity_[2 * devices + 2 * static_cast<std::size_t>(a)] += c;
+      if (b >= 0) cut_capacity_[2 * devices + 2 * static_cast<std::size_t>(b) + 1] += c;
+    }
+  }
+  // The smallest step latency of a worst class of at least `from`.
+  const auto smallest_step = [&](int from) {
+    double step = std::numeric_limits<double>::infinity();
+    for (int c = from; c < hw::kLinkClassCount; ++c) {
+      const LinkClassProtocol& p = params.of(static_cast<hw::LinkClass>(c));
+      step = std::min(step, to_seconds(ll ? p.ll_step_latency : p.step_latency));
+    }
+    return step;
+  };
+  const double any_step = smallest_step(0);
+  const double cross_step = cross_class_ < hw::kLinkClassCount ? smallest_step(cross_class_) : any_step;
+  double floor = 0;
+  for (const Round& round : schedule.rounds) {
+    if (round.flows.empty()) continue;  // the runner moves on at once
+    const bool nvls = round.latency == StepLatency::kNvls;
+    double own = nvls ? to_seconds(params.nvls_step_latency) : any_step;
+    cuts_.clear();
+    const auto cross = [&](std::size_t cut, double bytes) {
+      if (cut_bytes_[cut] == 0) cuts_.push_back(cut);
+      cut_bytes_[cut] += bytes;
+    };
+    for (const PlannedFlow& f : round.flows) {
+      if (f.src == f.dst || f.bytes.value() == 0) continue;
+      const double data = static_cast<double>(f.bytes.value());
+      const double bytes = (ll ? std::ceil(data * params.ll_wire_factor) : data) * f.copies;
+      cross(f.src.value, bytes);
+      cross(devices + f.dst.value, bytes);
+      const int a = cluster.node(f.src).server, b = cluster.node(f.dst).server;
+      if (a != b && !nvls) own = std::max(own, cross_step);
+      if (a >= 0 && b >= 0 && a != b) {
+        cross(2 * devices + 2 * static_cast<std::size_t>(a), bytes);
+        cross(2 * devices + 2 * static_cast<std::size_t>(b) + 1, bytes);
+      }
+    }
+    double drain = 0;
+    for (std::size_t cut : cuts_) {
+      if (cut_capacity_[cut] > 0) drain = std::max(drain, cut_bytes_[cut] / cut_capacity_[cut]);
+      cut_bytes_[cut] = 0;
+    }
+    floor += drain + std::max(0, round.steps) * own;
+  }
+  const double rounds = static_cast<double>(schedule.rounds.size());
+  return duration_from_seconds(std::max(0.0, floor * (1 - 1e-6) - rounds * 1e-12));
+}
+
+std::optional<Duration> CollectiveSimulator::time_floor(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,
+                                                        Protocol protocol) {
+  if (simple_protocol_only(algorithm) && protocol != Protocol::kSimple) return std::nullopt;
+  check_byte_range(spec);
+  const auto schedule = build_schedule(layout_.schedules(), spec, algorithm, nullptr, -1);
+  if (!schedule) return std::nullopt;
+  return floor_of(*schedule, protocol);
+}
+
 std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveSpec& spec,
                                                                CollectiveAlgorithm algorithm, Protocol protocol,
                                                                std::string* why_not,
@@ -43,12 +156,7 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
     if (why_not) *why_not = std::string(to_string(algorithm)) + " runs the Simple protocol only";
     return std::nullopt;
   }
-  // Every byte count below (a flow's, a link's, the wire total) is at most S x ranks x a small
-  // factor: refuse what could overflow 64 bits (docs/cli.md, "Limits") rather than sum it.
-  if (saturating_product({spec.size.value(), static_cast<std::int64_t>(spec.ranks.size()), 8}) > (std::int64_t{1} << 62)) {
-    throw RangeError("a collective of " + format_bytes(spec.size) + " over " + std::to_string(spec.ranks.size()) +
-                     " ranks moves more bytes than clustersim counts (2^62)");
-  }
+  check_byte_range(spec);
   if (const topo::ServerOrbits* orbits = fold_for(spec, algorithm)) {
     bool broken = false;
     auto folded = simulate(spec, algorithm, protocol, why_not, activity, orbits, &broken);
@@ -144,18 +252,59 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
     const std::int64_t per_peer = (spec.size.value() + peers - 1) / peers;
     protocols = {per_peer <= kP2pLLThreshold ? Protocol::kLowLatency : Protocol::kSimple};
   }
-  std::optional<CollectiveResult> best;
+  // Candidates: with more than one (algorithm, protocol), each is bounded below first
+  // (time_floor) and they run in increasing order of bound; one whose bound exceeds the best
+  // time so far cannot win and is skipped (the ring's 2(N-1) steps at 131,072 GPUs, against a
+  // tree's milliseconds). The choice is the one running them all in NCCL's order gives: the
+  // fastest, the earlier candidate on a tie.
+  struct Candidate {
+    CollectiveAlgorithm algorithm;
+    Protocol protocol;
+    Duration floor{0};
+  };
+  std::vector<Candidate> candidates;
   std::string why;
   for (CollectiveAlgorithm a : algorithms) {
     for (Protocol p : protocols) {
-      if (simple_protocol_only(a) && p != Protocol::kSimple) continue;
+      if (!simple_protocol_only(a) || p == Protocol::kSimple) candidates.push_back({a, p});
+    }
+  }
+  if (candidates.size() > 1) {
+    check_byte_range(spec);  // before building schedules of what run_fixed would refuse
+    std::vector<Candidate> bounded;
+    for (CollectiveAlgorithm a : algorithms) {
       std::string reason;
-      auto r = run_fixed(spec, a, p, &reason);
-      if (!r) {
+      const auto schedule = build_schedule(layout_.schedules(), spec, a, &reason, -1);
+      if (!schedule) {
         if (why.empty()) why = reason;
-        break;  // the other protocol does not apply either
+        continue;
       }
-      if (!best || r->time < best->time) best = r;
+      for (const Candidate& c : candidates) {
+        if (c.algorithm == a) bounded.push_back({a, c.protocol, floor_of(*schedule, c.protocol)});
+      }
+    }
+    std::stable_sort(bounded.begin(), bounded.end(), [](const Candidate& x, const Candidate& y) { return x.floor < y.floor; });
+    candidates = std::move(bounded);
+  }
+  std::optional<CollectiveResult> best;
+  std::size_t best_rank = 0;  // index of best's candidate in NCCL's order (algorithm, then protocol)
+  const auto rank_of = [&](const Candidate& c) {
+    const auto a = static_cast<std::size_t>(std::find(algorithms.begin(), algorithms.end(), c.algorithm) - algorithms.begin());
+    const auto p = static_cast<std::size_t>(std::find(protocols.begin(), protocols.end(), c.protocol) - protocols.begin());
+    return a * protocols.size() + p;
+  };
+  for (const Candidate& c : candidates) {
+    const std::size_t rank = rank_of(c);
+    if (best && (c.floor > best->time || (c.floor == best->time && rank > best_rank))) continue;
+    std::string reason;
+    auto r = run_fixed(spec, c.algorithm, c.protocol, &reason);
+    if (!r) {
+      if (why.empty()) why = reason;
+      continue;
+    }
+    if (!best || r->time < best->time || (r->time == best->time && rank < best_rank)) {
+      best = r;
+      best_rank = rank;
     }
   }
   if (!best) throw ConfigError("", spec_origin, why.empty() ? "no algorithm applies" : why);

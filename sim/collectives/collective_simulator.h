@@ -61,6 +61,11 @@ class CollectiveSimulator {
   std::optional<CollectiveResult> run_fixed(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,
                                             Protocol protocol, std::string* why_not,
                                             std::vector<LinkActivity>* activity = nullptr);
+  // A lower bound on run_fixed(spec, algorithm, protocol)'s time from the schedule alone, with
+  // no route and no simulation (the definition says why it is one); nothing when the algorithm
+  // does not apply. run() tries candidates in increasing order of it and skips those whose
+  // bound exceeds the best time found.
+  std::optional<Duration> time_floor(const CollectiveSpec& spec, CollectiveAlgorithm algorithm, Protocol protocol);
   // How many servers a run of `algorithm` on `spec` folds onto one (network_fold.h); 0 when it
   // runs every flow (or the fold breaks on a route, found only while running).
   std::uint32_t fold_servers(const CollectiveSpec& spec, CollectiveAlgorithm algorithm);
@@ -72,6 +77,8 @@ class CollectiveSimulator {
   std::optional<CollectiveResult> simulate(const CollectiveSpec& spec, CollectiveAlgorithm algorithm, Protocol protocol,
                                            std::string* why_not, std::vector<LinkActivity>* activity,
                                            const topo::ServerOrbits* orbits, bool* broken);
+  // time_floor of a built schedule.
+  Duration floor_of(const Schedule& schedule, Protocol protocol);
   // The group a run of `algorithm` may fold onto (network_fold.h), if any; the last rank set's
   // is kept (the tuner and a size sweep ask again for the same ranks).
   const topo::ServerOrbits* fold_for(const CollectiveSpec& spec, CollectiveAlgorithm algorithm);
@@ -85,6 +92,13 @@ class CollectiveSimulator {
   std::optional<topo::ServerOrbits> fold_;
   NetworkFold::Scratch fold_scratch_;
   std::optional<net::FlowNetwork> net_;  // reset for each run (FlowNetwork::reset)
+  // time_floor's cuts (out of and into each device, out of and into each server): their summed
+  // link capacity (built on first use), and the bytes a round moves across each with the cuts
+  // it crossed.
+  std::vector<double> cut_capacity_;
+  std::vector<double> cut_bytes_;
+  std::vector<std::size_t> cuts_;
+  int cross_class_ = 0;  // the smallest link class between servers (kLinkClassCount: none)
 };
 
 }  // namespace cs::coll

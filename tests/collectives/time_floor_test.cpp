@@ -1,0 +1,136 @@
+// The tuner's lower bound (CollectiveSimulator::time_floor): never above the simulated time of
+// the candidate it bounds, on every bundled fabric kind, operation, size, algorithm and
+// protocol; and run() with its candidates skipped by the bound picks what running every
+// candidate picks (the fastest, NCCL's earlier one on a tie), to the picosecond.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/collectives/collective_simulator.h"
+#include "sim/collectives/machine.h"
+#include "sim/collectives/schedule.h"
+
+namespace cs::coll {
+namespace {
+
+Machine machine(const std::string& cluster, const std::vector<std::string>& sets = {}) {
+  return load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + cluster + ".json", sets);
+}
+
+CollectiveSpec spec_of(const Machine& m, CollectiveOp op, Bytes size, CollectiveAlgorithm algorithm) {
+  CollectiveSpec s;
+  s.op = op;
+  s.size = size;
+  s.algorithm = algorithm;
+  s.ranks.assign(m.cluster.gpus().begin(), m.cluster.gpus().end());
+  return s;
+}
+
+struct Case {
+  std::string cluster;
+  std::vector<std::string> sets;
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> kCases{
+      {"dgx-h100", {}},
+      {"ring-8", {}},
+      {"torus-4x4", {}},
+      {"a100-4node-ib", {}},
+      {"a100-4node-10gbe", {}},
+      {"h100-rail-512", {"/servers/0/count=8"}},
+      {"h100-leafspine-2to1", {"/servers/0/count=8"}},
+      {"h100-leafspine-2to1", {"/servers/0/count=8", "/fabric/routing=adaptive"}},
+      {"gb200-nvl72", {}},
+  };
+  return kCases;
+}
+
+constexpr CollectiveAlgorithm kAlgorithms[] = {
+    CollectiveAlgorithm::kRing,         CollectiveAlgorithm::kTree, CollectiveAlgorithm::kHalvingDoubling,
+    CollectiveAlgorithm::kDirect,       CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls,
+    CollectiveAlgorithm::kNvlsTree,     CollectiveAlgorithm::kCollnet};
+constexpr CollectiveOp kOps[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+                                 CollectiveOp::kBroadcast, CollectiveOp::kAllToAll};
+const Bytes kSizes[] = {Bytes{4096}, Bytes{1 << 20}, Bytes{256 << 20}};
+
+TEST(TimeFloor, NeverAboveTheSimulatedTime) {
+  int checked = 0, tight = 0;
+  for (const Case& c : cases()) {
+    const Machine m = machine(c.cluster, c.sets);
+    CollectiveSimulator sim(m);
+    for (CollectiveOp op : kOps) {
+      for (Bytes size : kSizes) {
+        for (CollectiveAlgorithm a : kAlgorithms) {
+          for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {
+            const CollectiveSpec s = spec_of(m, op, size, a);
+            std::string why;
+            const auto r = sim.run_fixed(s, a, p, &why);
+            const auto floor = sim.time_floor(s, a, p);
+            ASSERT_EQ(r.has_value(), floor.has_value()) << c.cluster << " " << to_string(a) << " " << why;
+            if (!r) continue;
+            ++checked;
+            EXPECT_GT(floor->count(), 0) << c.cluster << " " << to_string(op) << " " << to_string(a);
+            EXPECT_LE(floor->count(), r->time.count())
+                << c.cluster << " " << to_string(op) << " " << size.value() << " B " << to_string(a) << " "
+                << to_string(p);
+            if (floor->count() * 2 > r->time.count()) ++tight;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);
+  // A bound of nothing would pass the check above: most are within 2x of the simulated time.
+  EXPECT_GT(tight * 2, checked) << tight << " of " << checked;
+}
+
+// Every candidate run in NCCL's order, the fastest kept (the earlier on a tie): what run()
+// decided before it skipped candidates by their bound.
+CollectiveResult exhaustive(CollectiveSimulator& sim, const Machine& m, const CollectiveSpec& s) {
+  std::optional<CollectiveResult> best;
+  for (CollectiveAlgorithm a : auto_candidates(ScheduleContext(m.cluster), s)) {
+    for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {
+      const auto r = sim.run_fixed(s, a, p, nullptr);
+      if (r && (!best || r->time < best->time)) best = r;
+    }
+  }
+  EXPECT_TRUE(best.has_value());
+  return best.value_or(CollectiveResult{});
+}
+
+TEST(TimeFloor, AutoPicksWhatRunningEveryCandidatePicks) {
+  int differs = 0;
+  for (const Case& c : cases()) {
+    const Machine m = machine(c.cluster, c.sets);
+    CollectiveSimulator sim(m);
+    for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kBroadcast}) {
+      for (Bytes size : kSizes) {
+        const CollectiveSpec s = spec_of(m, op, size, CollectiveAlgorithm::kAuto);
+        const CollectiveResult picked = sim.run(s);
+        const CollectiveResult all = exhaustive(sim, m, s);
+        EXPECT_EQ(picked.algorithm, all.algorithm) << c.cluster << " " << to_string(op) << " " << size.value();
+        EXPECT_EQ(picked.protocol, all.protocol) << c.cluster << " " << to_string(op) << " " << size.value();
+        EXPECT_EQ(picked.time, all.time) << c.cluster << " " << to_string(op) << " " << size.value();
+        differs += picked.algorithm != CollectiveAlgorithm::kRing || picked.protocol != Protocol::kSimple;
+      }
+    }
+  }
+  EXPECT_GT(differs, 0);  // the cases reach past the first candidate
+}
+
+// The bound is what lets auto skip: a ring across 64 servers pays 2(N - 1) steps that a tree's
+// whole run undercuts at a small size: auto never simulates the ring.
+TEST(TimeFloor, ARingOfManyServersIsBoundedAboveATreesRun) {
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=64"});
+  CollectiveSimulator sim(m);
+  const CollectiveSpec s = spec_of(m, CollectiveOp::kAllReduce, Bytes{4096}, CollectiveAlgorithm::kAuto);
+  const auto tree = sim.run_fixed(s, CollectiveAlgorithm::kTree, Protocol::kLowLatency, nullptr);
+  const auto ring_floor = sim.time_floor(s, CollectiveAlgorithm::kRing, Protocol::kLowLatency);
+  ASSERT_TRUE(tree && ring_floor);
+  EXPECT_GT(ring_floor->count(), tree->time.count());
+}
+
+}  // namespace
+}  // namespace cs::coll
