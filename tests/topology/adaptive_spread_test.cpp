@@ -387,6 +387,31 @@ TEST(WeightedRoute, SumOfManyPartsIsAddingThemOneByOne) {
   }
 }
 
+TEST(WeightedRoute, PathPartsAndLongSumsAreAddingOneByOne) {
+  // A part given as a plain path (RoutePart::path, a pipeline member without a spread) counts as
+  // weighted_path(path); sums of more than a few dozen links (summed through a table, not a
+  // scan) keep first-use order and add repeated links, as add_route part after part does.
+  std::vector<LinkId> long_path, other_path;
+  for (std::uint32_t i = 0; i < 40; ++i) long_path.push_back(LinkId{1000 + 7 * i});
+  for (std::uint32_t i = 0; i < 40; ++i) other_path.push_back(LinkId{1000 + 14 * i});  // half shared
+  other_path.push_back(LinkId{1000});                                                  // a link twice
+  WeightedRoute spread;
+  spread.scale = 3;
+  for (std::uint32_t i = 0; i < 30; ++i) spread.links.push_back({LinkId{1000 + 21 * i}, 1 + i % 3});
+  const std::vector<RoutePart> parts{{nullptr, 2, long_path}, {&spread, 1}, {nullptr, 3, other_path}, {nullptr, 0, long_path}};
+  WeightedRoute one_by_one;
+  for (const RoutePart& p : parts) add_route(one_by_one, p.route ? *p.route : weighted_path(p.path), p.times);
+  const WeightedRoute at_once = sum_routes(parts);
+  EXPECT_EQ(at_once.links, one_by_one.links);
+  EXPECT_EQ(at_once.scale, 3u);
+  EXPECT_EQ(at_once.scale, one_by_one.scale);
+  EXPECT_TRUE(at_once.exact);
+  // Link 1000: 2 x 3 (long path) + 1 (spread) + 3 x 2 x 3 (twice on the other path), over 3.
+  ASSERT_FALSE(at_once.links.empty());
+  EXPECT_EQ(at_once.links.front(), (std::pair<LinkId, std::uint32_t>{LinkId{1000}, 6 + 1 + 18}));
+  EXPECT_EQ(weighted_path(other_path).links.front().second, 2u);
+}
+
 TEST(FabricRouting, FromTheClusterFile) {
   // The default is ECMP; "routing": "adaptive" is recorded on the cluster, on any fabric type.
   const std::string servers = single_servers(4);
