@@ -696,7 +696,8 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash,
 // stay on a shortest path, the widest, then the largest hash (one pass over its links). With
 // `levels` (a compressed search), when the vertices one hop back are known to be few (a small
 // level, or the single vertex whose links reached the class), the pass compares ids instead
-// of reading marks.
+// of reading marks, and in a row of kBigRow links or more finds their slots by binary search.
+// Both directions take the same step (hop), with the in- or the out-links.
 template <class MarkOf>
 void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash,
                        const MarkOf& mark_of, bool levels) {
@@ -718,77 +719,56 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
     return &one;
   };
 
-  // Back to src: among the in-links from one hop closer to src.
-  for (std::uint32_t cur = middle; cur != src;) {
-    const std::uint32_t want = mark_of(cur).dist_fwd - 1;
-    const SmallLevel* level = small(0, cur, want);
+  // The slot of the link taken from cur one hop toward src (side 0: among the in-links from
+  // one hop closer to src) or toward dst (side 1: the out-links to one hop closer to dst).
+  const auto hop = [&](int side, std::uint32_t cur) {
+    const bool back = side == 0;
+    const std::uint32_t* begin = back ? in_begin_ : out_begin_;
+    const std::uint32_t* node = back ? in_node_ : out_node_;
+    const double* bw = back ? in_bw_.data() : out_bw_.data();
+    const Mark& here = mark_of(cur);
+    const std::uint32_t want = (back ? here.dist_fwd : here.dist_bwd) - 1;
+    const SmallLevel* level = small(side, cur, want);
     std::uint32_t best = UINT32_MAX;
     double best_bw = -1;
     std::uint64_t best_hash = 0;
     int ties = 0;
-    const std::uint64_t salt = hash_combine(hash, cur);
+    const std::uint64_t salt = back ? hash_combine(hash, cur) : hash_combine(hash_combine(hash, cur), kOutSalt);
     const auto consider = [&](std::uint32_t k) {
-      const std::uint64_t h = hash_combine(salt, k - in_begin_[cur]);
-      ties = in_bw_[k] > best_bw ? 1 : ties + (in_bw_[k] == best_bw ? 1 : 0);
-      if (in_bw_[k] > best_bw || (in_bw_[k] == best_bw && h > best_hash)) {
+      const std::uint64_t h = hash_combine(salt, k - begin[cur]);
+      ties = bw[k] > best_bw ? 1 : ties + (bw[k] == best_bw ? 1 : 0);
+      if (bw[k] > best_bw || (bw[k] == best_bw && h > best_hash)) {
         best = k;
-        best_bw = in_bw_[k];
+        best_bw = bw[k];
         best_hash = h;
       }
     };
-    if (level && in_begin_[cur + 1] - in_begin_[cur] >= kBigRow) {
-      for_links_from(*level, in_begin_[cur], in_begin_[cur + 1], in_by_node_.data(), in_node_, consider);
+    if (level && begin[cur + 1] - begin[cur] >= kBigRow) {
+      for_links_from(*level, begin[cur], begin[cur + 1], (back ? in_by_node_ : out_by_node_).data(), node, consider);
     } else {
-      for (std::uint32_t k = in_begin_[cur]; k < in_begin_[cur + 1]; ++k) {
+      for (std::uint32_t k = begin[cur]; k < begin[cur + 1]; ++k) {
         if (level) {
-          if (!level->holds(in_node_[k])) continue;
+          if (!level->holds(node[k])) continue;
         } else {
-          const Mark& m = mark_of(in_node_[k]);
-          if (m.gen_fwd != g || m.dist_fwd != want) continue;
+          const Mark& m = mark_of(node[k]);
+          if ((back ? m.gen_fwd : m.gen_bwd) != g || (back ? m.dist_fwd : m.dist_bwd) != want) continue;
         }
         consider(k);
       }
     }
     walk_branched_ = walk_branched_ || ties > 1;
-    path_.push_back(in_link_[best]);
-    cur = in_node_[best];
+    return best;
+  };
+  for (std::uint32_t cur = middle; cur != src;) {
+    const std::uint32_t k = hop(0, cur);
+    path_.push_back(in_link_[k]);
+    cur = in_node_[k];
   }
   std::reverse(path_.begin(), path_.end());
-
-  // On to dst: among the out-links to one hop closer to dst, likewise.
   for (std::uint32_t cur = middle; cur != dst;) {
-    const std::uint32_t want = mark_of(cur).dist_bwd - 1;
-    const SmallLevel* level = small(1, cur, want);
-    std::uint32_t best = UINT32_MAX;
-    double best_bw = -1;
-    std::uint64_t best_hash = 0;
-    int ties = 0;
-    const std::uint64_t salt = hash_combine(hash_combine(hash, cur), kOutSalt);
-    const auto consider = [&](std::uint32_t k) {
-      const std::uint64_t h = hash_combine(salt, k - out_begin_[cur]);
-      ties = out_bw_[k] > best_bw ? 1 : ties + (out_bw_[k] == best_bw ? 1 : 0);
-      if (out_bw_[k] > best_bw || (out_bw_[k] == best_bw && h > best_hash)) {
-        best = k;
-        best_bw = out_bw_[k];
-        best_hash = h;
-      }
-    };
-    if (level && out_begin_[cur + 1] - out_begin_[cur] >= kBigRow) {
-      for_links_from(*level, out_begin_[cur], out_begin_[cur + 1], out_by_node_.data(), out_node_, consider);
-    } else {
-      for (std::uint32_t k = out_begin_[cur]; k < out_begin_[cur + 1]; ++k) {
-        if (level) {
-          if (!level->holds(out_node_[k])) continue;
-        } else {
-          const Mark& m = mark_of(out_node_[k]);
-          if (m.gen_bwd != g || m.dist_bwd != want) continue;
-        }
-        consider(k);
-      }
-    }
-    walk_branched_ = walk_branched_ || ties > 1;
-    path_.push_back(out_link_[best]);
-    cur = out_node_[best];
+    const std::uint32_t k = hop(1, cur);
+    path_.push_back(out_link_[k]);
+    cur = out_node_[k];
   }
 }
 
