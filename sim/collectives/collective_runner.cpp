@@ -28,10 +28,14 @@ struct CollectiveRunner::Run {
   std::vector<std::vector<LinkId>> owned_paths;
   std::vector<std::unique_ptr<topo::WeightedRoute>> spreads;
   topo::WeightedRoute& new_spread() { return *spreads.emplace_back(std::make_unique<topo::WeightedRoute>()); }
+  // Chunks grow from 64 links, doubling up to 16,384: a point-to-point run of a few links
+  // reserves 256 bytes, not 64 KiB (thousands of such runs are in flight in a training
+  // iteration; with huge pages a reserved chunk is resident whether used or not).
   std::span<LinkId> allocate(std::size_t links) {
-    constexpr std::size_t kChunk = 16384;
+    constexpr std::size_t kFirstChunk = 64, kChunk = 16384;
     if (owned_paths.empty() || owned_paths.back().capacity() - owned_paths.back().size() < links) {
-      owned_paths.emplace_back().reserve(std::max(kChunk, links));
+      const std::size_t grown = owned_paths.empty() ? kFirstChunk : std::min(kChunk, 2 * owned_paths.back().capacity());
+      owned_paths.emplace_back().reserve(std::max(grown, links));
     }
     auto& chunk = owned_paths.back();
     chunk.resize(chunk.size() + links);
