@@ -27,6 +27,7 @@
 #include "apps/cmd_topo.h"
 #include "apps/cmd_validate.h"
 #include "core/errors.h"
+#include "core/huge_pages.h"
 
 #ifndef CS_CONFIG_DIR
 #define CS_CONFIG_DIR "configs"
@@ -147,6 +148,7 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // may execute the program again with glibc's huge-page tunable (core/huge_pages.h)
   // A write past the file-size limit (ulimit -f) fails with EFBIG, reported like a full disk,
   // instead of killing the process: outputs stay all or nothing either way.
   std::signal(SIGXFSZ, SIG_IGN);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/huge_pages.h"
 #include "core/input_file.h"
 #include "taskgraph/chakra_import.h"
 #include "taskgraph/chakra_trace.h"
@@ -42,7 +43,8 @@ void report(const char* name, const std::string& data, int repeats, bool import)
 
 }  // namespace
 
-int main() {
+int main(int, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   const std::string sample = cs::read_input_file(std::string(CS_SOURCE_DIR) + "/tests/data/chakra/sample.0.et");
   report("mlcommons-sample", sample, 20, false);
   report("mlcommons-sample", sample, 20, true);

@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "sim/collectives/collective.h"
 #include "sim/collectives/collective_simulator.h"
 #include "sim/collectives/machine.h"
@@ -359,6 +360,7 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   long gpus = 0, max_gpus = 131072;
   int repeat = 3;
   long long bytes = 1LL << 30;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "calibration/fit.h"
+#include "core/huge_pages.h"
 #include "tests/calibration/synthetic_profile.h"
 
 namespace {
@@ -32,6 +33,7 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   const int repeat = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
   const cs::cal::NominalBandwidths nominal{{{"nvlink", cs::gigabytes_per_second(450)}}, {}};
   const Case cases[] = {{"lines", 1, 1}, {"3-regimes", 3, 1}, {"3-regimes x5", 3, 5}};

@@ -40,6 +40,7 @@
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 
+#include "core/huge_pages.h"
 #include "core/random.h"
 #include "topology/cluster.h"
 #include "topology/cluster_builder.h"
@@ -405,6 +406,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   try {
     return run(argc, argv);
   } catch (const std::exception& ex) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "results/report_html.h"
 #include "results/sweep_row.h"
 
@@ -69,6 +70,7 @@ std::string measure(const std::string& what, const std::string& input) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   int rows = 1000;
   std::string run, html, keep_csv;
   for (int i = 1; i < argc; ++i) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "core/huge_pages.h"
 #include "drivers/cluster_scheduler.h"
 #include "results/schedule_report.h"
 
@@ -45,7 +46,8 @@ const nlohmann::json kSizes = {{"choice", {1, 2, 4, 8, 16, 32, 64}}, {"weights",
 
 }  // namespace
 
-int main() {
+int main(int, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   report("alibaba-v2023-example", cs::drv::load_schedule_scenario(std::string(CS_CONFIG_DIR) + "/examples/schedule-alibaba-2023.json"));
   {
     nlohmann::json j = base("packed");

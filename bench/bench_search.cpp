@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <string>
 
+#include "core/huge_pages.h"
 #include "drivers/experiment.h"
 #include "drivers/plan_search.h"
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   std::string file = std::string(CS_BENCH_DIR) + "/experiments/search-gpt-175b-512.json";
   cs::drv::SearchOptions o;
   for (int i = 1; i + 1 < argc; i += 2) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "core/huge_pages.h"
 #include "drivers/serving_sim.h"
 #include "results/serving_report.h"
 
@@ -30,7 +31,8 @@ void report(const char* name, const cs::drv::ServingScenario& s) {
 
 }  // namespace
 
-int main() {
+int main(int, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   report("azure-conv-2x", cs::drv::load_serving_scenario(std::string(CS_CONFIG_DIR) + "/examples/serve-llama3-70b-azure.json"));
   for (const auto& [requests, replicas] : {std::pair{10000, 1}, std::pair{100000, 8}, std::pair{1000000, 64}}) {
     // One Llama 3 8B replica serves about 20 requests/s of 512 + 128 tokens; offer 12 per replica.

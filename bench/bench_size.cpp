@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "drivers/sizing.h"
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   std::vector<std::string> goals = {std::string(CS_BENCH_DIR) + "/experiments/size-70b-all-sizes.json",
                                     std::string(CS_CONFIG_DIR) + "/examples/size-70b-pretrain.json"};
   if (argc == 3 && std::string(argv[1]) == "--goal") goals = {argv[2]};

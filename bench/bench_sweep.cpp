@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/huge_pages.h"
 #include "drivers/sweep.h"
 #include "drivers/sweep_output.h"
 #include "drivers/sweep_runner.h"
@@ -56,6 +57,7 @@ Timing run(const drv::Sweep& s, int jobs, const fs::path& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   std::string sweep = std::string(CS_BENCH_DIR) + "/experiments/sweep-gpt-512.json";
   int jobs = 2;
   for (int i = 1; i + 1 < argc; i += 2) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "drivers/experiment.h"
 #include "drivers/training_run.h"
 
@@ -56,6 +57,7 @@ int run_one(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   std::vector<std::pair<std::string, std::string>> cases;
   if (argc > 1) {
     for (int i = 1; i < argc; ++i) cases.emplace_back(argv[i], "");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "core/random.h"
 #include "sim/engine/simulator.h"
 
@@ -85,6 +86,7 @@ class HoldModel {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::use_huge_pages(argv);  // core/huge_pages.h
   std::uint64_t events = 10'000'000;
   if (argc > 1) events = std::strtoull(argv[1], nullptr, 10);
   if (events == 0) {

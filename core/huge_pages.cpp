@@ -1,0 +1,78 @@
+#include "core/huge_pages.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#if defined(__GLIBC__)
+#include <gnu/libc-version.h>
+#endif
+
+namespace cs {
+
+namespace {
+
+constexpr const char* kTunable = "glibc.malloc.hugetlb";
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__SANITIZE_MEMORY__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// "2.36" -> 236; anything unreadable -> 0.
+int version_number(const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return 0;
+  return major * 100 + minor;
+}
+
+}  // namespace
+
+bool wants_huge_page_restart(const std::string& thp_mode, const std::string& glibc_version,
+                             const char* glibc_tunables, const char* opt_out, const char* ld_preload) {
+  if (thp_mode.find("[madvise]") == std::string::npos) return false;
+  if (version_number(glibc_version) < 235) return false;  // the tunable came with glibc 2.35
+  if (glibc_tunables && std::strstr(glibc_tunables, kTunable)) return false;
+  if (opt_out && std::strcmp(opt_out, "0") == 0) return false;
+  if (ld_preload && std::strstr(ld_preload, "vgpreload")) return false;  // valgrind's preload
+  return true;
+}
+
+std::string with_huge_page_tunable(const char* current) {
+  std::string value = std::string(kTunable) + "=1";
+  if (current && *current) value = std::string(current) + ":" + value;
+  return value;
+}
+
+void use_huge_pages(char** argv) {
+  if (kSanitized || !argv || !argv[0]) return;
+  std::string glibc_version;
+#if defined(__GLIBC__)
+  glibc_version = gnu_get_libc_version();
+#endif
+  std::ifstream mode_file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::stringstream mode;
+  mode << mode_file.rdbuf();
+  if (!wants_huge_page_restart(mode.str(), glibc_version, std::getenv("GLIBC_TUNABLES"),
+                               std::getenv("CLUSTERSIM_HUGE_PAGES"), std::getenv("LD_PRELOAD"))) {
+    return;
+  }
+  const std::string tunables = with_huge_page_tunable(std::getenv("GLIBC_TUNABLES"));
+  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // Only on failure (no /proc): go on without; the tunable now in the environment tells a
+  // second call not to try again.
+}
+
+}  // namespace cs
