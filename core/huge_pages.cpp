@@ -68,11 +68,17 @@ void use_huge_pages(char** argv) {
                                std::getenv("CLUSTERSIM_HUGE_PAGES"), std::getenv("LD_PRELOAD"))) {
     return;
   }
+  // The binary's own path, not /proc/self/exe: the process name (ps, top, perf) is the
+  // executed file's name.
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0 || static_cast<std::size_t>(length) >= sizeof self - 1) return;
+  self[length] = '\0';
   const std::string tunables = with_huge_page_tunable(std::getenv("GLIBC_TUNABLES"));
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
-  // Only on failure (no /proc): go on without; the tunable now in the environment tells a
-  // second call not to try again.
+  execv(self, argv);
+  // Only on failure (no /proc, the binary replaced or deleted since it started): go on
+  // without; the tunable now in the environment tells a second call not to try again.
 }
 
 }  // namespace cs
