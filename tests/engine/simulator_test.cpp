@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -292,6 +293,64 @@ TEST(EngineSimulator, NoOpEventsAtAnotherPhaseChangeNothingVisible) {
     EXPECT_EQ(with_noops.log, plain.log);
     EXPECT_GT(with_noops.noops_scheduled, 50u);
     EXPECT_EQ(with_noops.executed, plain.executed + with_noops.noops_scheduled);
+  }
+}
+
+TEST(EngineSimulator, RandomScheduleCancelAndRunMatchAnOrderedReference) {
+  // Against a reference queue (an ordered map of (time, phase, scheduling order)): random
+  // schedules at random times and phases, cancels of live and of stale handles, and partial
+  // runs; every event runs in the reference's order, and the pending count is the reference's
+  // size at every step.
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    Rng rng(seed);
+    Simulator sim;
+    using Key = std::tuple<std::int64_t, int, std::uint64_t>;  // time, phase, scheduling order
+    std::map<Key, std::uint64_t> reference;                     // -> event id
+    struct Live {
+      EventHandle handle;
+      Key key;
+    };
+    std::vector<Live> live, dead;
+    std::vector<std::uint64_t> ran, expected;
+    std::uint64_t next_id = 0, order = 0;
+    const auto sync_expected = [&](std::int64_t limit) {
+      while (!reference.empty() && std::get<0>(reference.begin()->first) <= limit) {
+        expected.push_back(reference.begin()->second);
+        reference.erase(reference.begin());
+      }
+    };
+    for (int op = 0; op < 20000; ++op) {
+      const std::uint64_t r = rng.below(10);
+      if (r < 5 || live.empty()) {
+        const std::int64_t t = ps_of(sim.now()) + static_cast<std::int64_t>(rng.below(1001));
+        const int phase = static_cast<int>(rng.below(kAllPhases.size()));
+        const std::uint64_t id = next_id++;
+        const Key key{t, phase, order++};
+        const EventHandle h = sim.schedule_at(at_ps(t), kAllPhases[phase], [&ran, id] { ran.push_back(id); });
+        reference.emplace(key, id);
+        live.push_back({h, key});
+      } else if (r < 8) {
+        const std::size_t i = rng.below(live.size());
+        const bool still_pending = reference.count(live[i].key) == 1;
+        EXPECT_EQ(sim.cancel(live[i].handle), still_pending);
+        reference.erase(live[i].key);
+        dead.push_back(live[i]);
+        live[i] = live.back();
+        live.pop_back();
+        if (!dead.empty()) {
+          EXPECT_FALSE(sim.cancel(dead[rng.below(dead.size())].handle));
+        }
+      } else {
+        const std::int64_t limit = ps_of(sim.now()) + static_cast<std::int64_t>(rng.below(301));
+        sim.run_until(at_ps(limit));
+        sync_expected(limit);
+      }
+      ASSERT_EQ(sim.pending_events(), reference.size()) << "seed " << seed << ", operation " << op;
+    }
+    sim.run();
+    sync_expected(INT64_MAX);
+    EXPECT_EQ(ran, expected) << "seed " << seed;
+    EXPECT_GT(expected.size(), 1000u);
   }
 }
 
