@@ -2,7 +2,7 @@
 //
 // Why: a large simulation is bound by memory latency over a working set of hundreds of MiB to
 // GiB (the flow network's per-link flow lists, the flows' hops, the router's arrays), scattered
-// over many small heap blocks. With 4 KiB pages nearly every such access also misses the TLB;
+// over many small heap blocks. A working set that size overflows the TLB with 4 KiB pages;
 // with 2 MiB pages the same working set needs 512x fewer TLB entries. Measured on a 2-core
 // machine whose kernel runs THP in `madvise` mode (docs/performance.md, "Huge pages"): user time
 // of the 1 GiB tree all-reduce on 65,536 GPUs 5.2 -> 3.4 s, page faults 217,000 -> 9,500.
