@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <string>
 
 #if defined(__GLIBC__)
 #include <gnu/libc-version.h>
@@ -61,10 +61,10 @@ void use_huge_pages(char** argv) {
 #if defined(__GLIBC__)
   glibc_version = gnu_get_libc_version();
 #endif
+  std::string mode;  // one line, "always [madvise] never"; empty if there is no such file
   std::ifstream mode_file("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::stringstream mode;
-  mode << mode_file.rdbuf();
-  if (!wants_huge_page_restart(mode.str(), glibc_version, std::getenv("GLIBC_TUNABLES"),
+  std::getline(mode_file, mode);
+  if (!wants_huge_page_restart(mode, glibc_version, std::getenv("GLIBC_TUNABLES"),
                                std::getenv("CLUSTERSIM_HUGE_PAGES"), std::getenv("LD_PRELOAD"))) {
     return;
   }
