@@ -5,12 +5,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #if defined(__GLIBC__)
 #include <gnu/libc-version.h>
 #endif
+
+#include "core/errors.h"
 
 namespace cs {
 
@@ -49,6 +52,10 @@ bool wants_huge_page_restart(const std::string& thp_mode, const std::string& gli
   return true;
 }
 
+bool valid_huge_page_setting(const char* value) {
+  return !value || std::strcmp(value, "0") == 0 || std::strcmp(value, "1") == 0;
+}
+
 std::string with_huge_page_tunable(const char* current) {
   std::string value = std::string(kTunable) + "=1";
   if (current && *current) value = std::string(current) + ":" + value;
@@ -56,7 +63,15 @@ std::string with_huge_page_tunable(const char* current) {
 }
 
 void use_huge_pages(char** argv) {
-  if (kSanitized || !argv || !argv[0]) return;
+  if (!argv || !argv[0]) return;
+  const char* setting = std::getenv("CLUSTERSIM_HUGE_PAGES");
+  if (!valid_huge_page_setting(setting)) {
+    const std::string program = std::filesystem::path(argv[0]).filename().string();
+    std::fprintf(stderr, "%s: CLUSTERSIM_HUGE_PAGES must be 0 (off) or 1 (on), not \"%s\" (docs/cli.md, \"Huge pages\")\n",
+                 escape_control(program).c_str(), escape_control(setting).c_str());
+    std::exit(2);
+  }
+  if (kSanitized) return;
   std::string glibc_version;
 #if defined(__GLIBC__)
   glibc_version = gnu_get_libc_version();
@@ -65,7 +80,7 @@ void use_huge_pages(char** argv) {
   std::ifstream mode_file("/sys/kernel/mm/transparent_hugepage/enabled");
   std::getline(mode_file, mode);
   if (!wants_huge_page_restart(mode, glibc_version, std::getenv("GLIBC_TUNABLES"),
-                               std::getenv("CLUSTERSIM_HUGE_PAGES"), std::getenv("LD_PRELOAD"))) {
+                               setting, std::getenv("LD_PRELOAD"))) {
     return;
   }
   // The binary's own path, not /proc/self/exe: the process name (ps, top, perf) is the

@@ -17,7 +17,8 @@
 //  - the C library is glibc 2.35 or later;
 //  - GLIBC_TUNABLES does not name glibc.malloc.hugetlb already (the user chose, or this is the
 //    second start);
-//  - CLUSTERSIM_HUGE_PAGES is not "0" (the opt-out);
+//  - CLUSTERSIM_HUGE_PAGES is not "0" (the opt-out; "1" or unset is on, any other value is
+//    refused: one line naming the variable on stderr, exit code 2, before anything runs);
 //  - no sanitizer and no valgrind (their allocators ignore the tunable, and valgrind would stop
 //    following the program at the exec).
 // Results do not depend on it: simulated outputs are byte-identical either way (the tests run
@@ -33,6 +34,9 @@ namespace cs {
 // CLUSTERSIM_HUGE_PAGES and LD_PRELOAD (null: unset). Pure, for tests.
 bool wants_huge_page_restart(const std::string& thp_mode, const std::string& glibc_version,
                              const char* glibc_tunables, const char* opt_out, const char* ld_preload);
+
+// Whether CLUSTERSIM_HUGE_PAGES holds a value it accepts: unset (null), "0" or "1".
+bool valid_huge_page_setting(const char* value);
 
 // The GLIBC_TUNABLES value with the huge-page tunable added to `current` (null: unset).
 std::string with_huge_page_tunable(const char* current);

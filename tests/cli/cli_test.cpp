@@ -1382,3 +1382,17 @@ TEST(HugePages, OutputsAreByteIdenticalWithAndWithout) {
     EXPECT_EQ(with[i], without[i]) << "output " << i << " differs with and without huge pages";
   }
 }
+
+// A value of CLUSTERSIM_HUGE_PAGES other than 0 or 1 ("off" meant as off) is refused, never read
+// as on: one line naming the variable, exit code 2, nothing on stdout, no output folder.
+TEST(HugePages, AnUnknownSettingIsRefusedWithOneLine) {
+  TempDir out("huge-pages-bad");
+  const std::string folder = (out.path() / "run").string();
+  const std::vector<std::string> args{"run", std::string(CS_SOURCE_DIR) + "/configs/examples/gpt-1.7b-32.json",
+                                      "--out", folder};
+  const RunResult r = cs::test::run_binary(kBinary, args, {{"CLUSTERSIM_HUGE_PAGES", "off"}}, 60);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "clustersim: CLUSTERSIM_HUGE_PAGES must be 0 (off) or 1 (on), not \"off\" (docs/cli.md, \"Huge pages\")\n");
+  EXPECT_FALSE(fs::exists(folder));
+}

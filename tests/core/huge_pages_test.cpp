@@ -38,6 +38,15 @@ TEST(HugePages, TheUsersChoiceAndTheSecondStartWin) {
   EXPECT_TRUE(wants_huge_page_restart(kMadvise, "2.36", nullptr, nullptr, "/usr/lib/libfoo.so"));
 }
 
+TEST(HugePages, OnlyZeroOneOrUnsetIsASetting) {
+  EXPECT_TRUE(valid_huge_page_setting(nullptr));
+  EXPECT_TRUE(valid_huge_page_setting("0"));
+  EXPECT_TRUE(valid_huge_page_setting("1"));
+  for (const char* bad : {"", "off", "false", "no", "2", "01", "1 ", " 0"}) {
+    EXPECT_FALSE(valid_huge_page_setting(bad)) << '"' << bad << '"';
+  }
+}
+
 TEST(HugePages, TheTunableIsAddedToWhatIsThere) {
   EXPECT_EQ(with_huge_page_tunable(nullptr), "glibc.malloc.hugetlb=1");
   EXPECT_EQ(with_huge_page_tunable(""), "glibc.malloc.hugetlb=1");
