@@ -11,7 +11,10 @@
 
 #if defined(__GLIBC__)
 #include <gnu/libc-version.h>
+#include <malloc.h>
 #endif
+
+#include <climits>
 
 #include "core/errors.h"
 
@@ -38,6 +41,17 @@ int version_number(const std::string& version) {
   int major = 0, minor = 0;
   if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return 0;
   return major * 100 + minor;
+}
+
+// glibc's heap keeps what the program frees for its next allocations instead of handing it
+// back to the kernel: no block is mapped apart (each large vector's growth was an mmap and its
+// old buffer's free a munmap) and the heap's top is not trimmed. Memory handed back and asked
+// for again is faulted in and cleared again by the kernel, 2 MiB at a time with huge pages.
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
 }
 
 }  // namespace
@@ -72,6 +86,7 @@ void use_huge_pages(char** argv) {
     std::exit(2);
   }
   if (kSanitized) return;
+  if (!(setting && std::strcmp(setting, "0") == 0)) keep_freed_memory();
   std::string glibc_version;
 #if defined(__GLIBC__)
   glibc_version = gnu_get_libc_version();

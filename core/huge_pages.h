@@ -21,6 +21,10 @@
 //    refused: one line naming the variable on stderr, exit code 2, before anything runs);
 //  - no sanitizer and no valgrind (their allocators ignore the tunable, and valgrind would stop
 //    following the program at the exec).
+// Unless CLUSTERSIM_HUGE_PAGES is "0" (and without sanitizers), use_huge_pages also tells glibc's
+// heap to keep freed memory for reuse (no separately mapped blocks, no trimming of the top):
+// memory handed back and asked for again is faulted in and cleared again, 2 MiB at a time with
+// huge pages. 131,072-GPU tree: page faults 14,000 -> 1,800, the same peak RSS within 1%.
 // Results do not depend on it: simulated outputs are byte-identical either way (the tests run
 // both ways, tests/cli/cli_test.cpp, HugePages). If the exec fails, the program goes on as is.
 #pragma once
