@@ -462,12 +462,12 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
   const auto ni = static_cast<std::int64_t>(n);
   Schedule out;
   // All pairs through the PXN relay as they are listed: O(n m) entries for m servers, never n^2.
-  const std::size_t servers = group_by_server(ctx.cluster(), s.ranks).blocks.size();
-  std::vector<std::size_t> senders;  // every rank, or those of from_server
-  for (std::size_t i = 0; i < n; ++i) {
-    if (from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server) senders.push_back(i);
-  }
   auto all_pairs = [&](Bytes bytes) {
+    const std::size_t servers = group_by_server(ctx.cluster(), s.ranks).blocks.size();
+    std::vector<std::size_t> senders;  // every rank, or those of from_server
+    for (std::size_t i = 0; i < n; ++i) {
+      if (from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server) senders.push_back(i);
+    }
     ProxyRelay relay(ctx);
     relay.reserve(2 * senders.size() * servers + senders.size() * 8);  // a few connections per (GPU, server), handovers
     for (const std::size_t i : senders) {

@@ -263,7 +263,13 @@ void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
   records_[send].start = records_[recv].start = sim_.now();
   comm_changed(s.rank, +1);
   comm_changed(s.peer, +1);
-  const auto pairs = images({s.rank, s.peer}, false);
+  auto cached = pair_images_.find({s.rank, s.peer});
+  if (cached == pair_images_.end()) {
+    std::vector<std::array<std::uint32_t, 2>> list;
+    for (const auto& image : images({s.rank, s.peer}, false)) list.push_back({image[0], image[1]});
+    cached = pair_images_.emplace(std::make_pair(s.rank, s.peer), std::move(list)).first;
+  }
+  const auto& pairs = cached->second;
   auto remaining = std::make_shared<std::size_t>(pairs.size());
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     start_transfer(rank_gpus_[pairs[k][0]], rank_gpus_[pairs[k][1]], s.bytes, hash_combine(s.tag, k),

@@ -15,6 +15,7 @@
 // from a static model rather than from the current congestion.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -120,6 +121,9 @@ class Executor {
   std::vector<std::vector<RunningCompute>> running_;       // per simulated rank
   std::vector<topo::NodeId> storage_;
   std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> group_images_;  // cache
+  // Cache of a sender-receiver pair's images (every micro-batch's transfer between two stages
+  // has the same pair): the images as (sender, receiver), in images()' order.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::array<std::uint32_t, 2>>> pair_images_;
   std::map<std::uint64_t, std::vector<tg::OpId>> collective_arrivals_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, std::vector<tg::OpId>> sends_, recvs_;
   std::map<std::tuple<std::uint32_t, CollectiveOp, std::int64_t>, coll::TunedChoice> choices_;  // per (group, op, size), as NCCL tunes per communicator
