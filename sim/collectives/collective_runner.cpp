@@ -21,6 +21,8 @@ struct CollectiveRunner::Run {
   CollectiveOutcome outcome;
   std::size_t round = 0;
   std::size_t outstanding = 0;
+  SimTime round_start = kTimeZero;  // when the current round started its flows
+  Duration round_tail{0};           // the largest tail of its flows (CollectiveOutcome::drain)
   // Paths that are not in the router's cache, in chunks that never move (spans into them stay
   // valid while the run lives: a chunk's buffer stays put when the outer vector grows), and the
   // weighted routes of the current round (one allocation each, none for a run without any: a
@@ -233,6 +235,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     weight[first] += p.copies;
   }
   run->outstanding = singles.size() + pipelines.size();
+  run->round_start = sim_.now();
+  run->round_tail = tail;
   for (const auto& [id, members] : pipelines) {
     std::vector<std::span<const LinkId>> paths;
     std::vector<std::uint32_t> copies;
@@ -253,6 +257,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       continue;
     }
     const Duration fill = round.latency == StepLatency::kNvls ? nvls_fill_time(run->spec, paths, copies, bytes) : Duration{0};
+    run->round_tail = std::max(run->round_tail, tail + fill);
     net_.start_pipeline(paths, copies, bytes, tail + fill, [this, run] { on_delivered(run); });
   }
   for (std::size_t i : singles) {
@@ -312,6 +317,7 @@ Duration CollectiveRunner::nvls_fill_time(const CollectiveSpec& spec, std::span<
 
 void CollectiveRunner::on_delivered(const std::shared_ptr<Run>& run) {
   if (--run->outstanding > 0) return;
+  run->outcome.drain += std::max(Duration{0}, sim_.now() - run->round_start - run->round_tail);
   ++run->round;
   start_round(run);
 }

@@ -41,6 +41,10 @@ struct CollectiveOutcome {
   Protocol protocol = Protocol::kSimple;
   std::size_t flows = 0;
   Bytes wire_bytes{0};  // bytes put on the network by all flows (each counted once)
+  // Summed over rounds: the round's last delivery less its start and its largest tail (the
+  // latency a flow's delivery follows its last byte by). No round's last byte left the sender
+  // before its start + this share: the part of the time the bytes on the wire set.
+  Duration drain{0};
 };
 
 // Starts collectives on a shared simulator and network; several may run at once and contend.

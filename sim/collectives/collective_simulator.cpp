@@ -66,7 +66,7 @@ void check_byte_range(const CollectiveSpec& spec) {
 // capacity) over those four cuts of every device and server, LL's bytes being its wire bytes.
 // The bound is the sum over rounds of both, less a relative 1e-6 and a picosecond per round
 // for rounding.
-Duration CollectiveSimulator::floor_of(const Schedule& schedule, Protocol protocol) {
+CollectiveSimulator::FloorParts CollectiveSimulator::floor_parts(const Schedule& schedule, Protocol protocol) {
   const topo::Cluster& cluster = layout_.cluster();
   const ProtocolParams& params = layout_.protocol();
   const bool ll = protocol == Protocol::kLowLatency;
@@ -105,7 +105,8 @@ Duration CollectiveSimulator::floor_of(const Schedule& schedule, Protocol protoc
   };
   const double any_step = smallest_step(0);
   const double cross_step = cross_class_ < hw::kLinkClassCount ? smallest_step(cross_class_) : any_step;
-  double floor = 0;
+  FloorParts parts;
+  parts.rounds = schedule.rounds.size();
   for (const Round& round : schedule.rounds) {
     if (round.flows.empty()) continue;  // the runner moves on at once
     const bool nvls = round.latency == StepLatency::kNvls;
@@ -118,6 +119,7 @@ Duration CollectiveSimulator::floor_of(const Schedule& schedule, Protocol protoc
     for (const PlannedFlow& f : round.flows) {
       if (f.src == f.dst || f.bytes.value() == 0) continue;
       const double data = static_cast<double>(f.bytes.value());
+      parts.scales = parts.scales && std::ceil(data * params.ll_wire_factor) == data * params.ll_wire_factor;
       const double bytes = (ll ? std::ceil(data * params.ll_wire_factor) : data) * f.copies;
       cross(f.src.value, bytes);
       cross(devices + f.dst.value, bytes);
@@ -133,10 +135,51 @@ Duration CollectiveSimulator::floor_of(const Schedule& schedule, Protocol protoc
       if (cut_capacity_[cut] > 0) drain = std::max(drain, cut_bytes_[cut] / cut_capacity_[cut]);
       cut_bytes_[cut] = 0;
     }
-    floor += drain + std::max(0, round.steps) * own;
+    parts.drain += drain;
+    parts.latency += std::max(0, round.steps) * own;
   }
-  const double rounds = static_cast<double>(schedule.rounds.size());
-  return duration_from_seconds(std::max(0.0, floor * (1 - 1e-6) - rounds * 1e-12));
+  return parts;
+}
+
+Duration CollectiveSimulator::floor_of(const Schedule& schedule, Protocol protocol) {
+  const FloorParts parts = floor_parts(schedule, protocol);
+  const double rounds = static_cast<double>(parts.rounds);
+  return duration_from_seconds(std::max(0.0, (parts.drain + parts.latency) * (1 - 1e-6) - rounds * 1e-12));
+}
+
+// Why this bounds the other protocol's time from below: both runs start the same flows on the
+// same paths in the same rounds (the schedule and the routes do not depend on the protocol;
+// CollectiveRunner::start_round), each round's flows all at its start, on a network holding
+// nothing else; only the sizes differ, LL's being the wire factor f times Simple's (exactly,
+// when every f x size is integral), and the tails. Max-min rates depend on which flows are
+// active, not on their sizes, so with every size scaled by f the same flows finish in the same
+// order at f times the delays from the round's start: each round's bandwidth phase stretches by
+// f exactly. The measured drain (CollectiveOutcome::drain) is at most the measured rounds'
+// bandwidth phases, so f (or 1/f) x it bounds the other protocol's, and the latencies are
+// floor_parts' for the other protocol. Less a relative 1e-6 and 4 picoseconds per event and
+// round for the runs' rounding to the picosecond (each completion rounds up, in either run).
+Duration CollectiveSimulator::protocol_floor_of(const Schedule& schedule, const CollectiveResult& measured,
+                                                Protocol other) {
+  return implied_floor(floor_parts(schedule, other), floor_of(schedule, other), measured, other);
+}
+
+Duration CollectiveSimulator::implied_floor(const FloorParts& parts, Duration floor, const CollectiveResult& measured,
+                                            Protocol other) const {
+  if (measured.protocol == other || !parts.scales) return floor;
+  const double f = layout_.protocol().ll_wire_factor;
+  const double ratio = other == Protocol::kLowLatency ? f : 1 / f;
+  const double slack = 4e-12 * (static_cast<double>(measured.events) + static_cast<double>(parts.rounds)) * std::max(1.0, ratio);
+  const double scaled = (to_seconds(measured.drain) * ratio + parts.latency) * (1 - 1e-6) - slack;
+  return std::max(floor, duration_from_seconds(std::max(0.0, scaled)));
+}
+
+std::optional<Duration> CollectiveSimulator::protocol_floor(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,
+                                                            const CollectiveResult& measured, Protocol other) {
+  if (simple_protocol_only(algorithm) && other != Protocol::kSimple) return std::nullopt;
+  check_byte_range(spec);
+  const auto schedule = build_schedule(layout_.schedules(), spec, algorithm, nullptr, -1);
+  if (!schedule) return std::nullopt;
+  return protocol_floor_of(*schedule, measured, other);
 }
 
 std::optional<Duration> CollectiveSimulator::time_floor(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,
@@ -204,6 +247,7 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
   r.flows = outcome.flows;
   r.wire_bytes = outcome.wire_bytes;
   r.events = sim.events_executed();
+  r.drain = outcome.drain;
   if (fold) {
     // Every server's flows as many as the representative's (flow_count counts its copies).
     const std::uint32_t n = fold->servers();
@@ -261,6 +305,7 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
     CollectiveAlgorithm algorithm;
     Protocol protocol;
     Duration floor{0};
+    FloorParts parts{};
   };
   std::vector<Candidate> candidates;
   std::string why;
@@ -280,7 +325,9 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
         continue;
       }
       for (const Candidate& c : candidates) {
-        if (c.algorithm == a) bounded.push_back({a, c.protocol, floor_of(*schedule, c.protocol)});
+        if (c.algorithm == a) {
+          bounded.push_back({a, c.protocol, floor_of(*schedule, c.protocol), floor_parts(*schedule, c.protocol)});
+        }
       }
     }
     std::stable_sort(bounded.begin(), bounded.end(), [](const Candidate& x, const Candidate& y) { return x.floor < y.floor; });
@@ -293,7 +340,8 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
     const auto p = static_cast<std::size_t>(std::find(protocols.begin(), protocols.end(), c.protocol) - protocols.begin());
     return a * protocols.size() + p;
   };
-  for (const Candidate& c : candidates) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
     const std::size_t rank = rank_of(c);
     if (best && (c.floor > best->time || (c.floor == best->time && rank > best_rank))) continue;
     std::string reason;
@@ -301,6 +349,12 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
     if (!r) {
       if (why.empty()) why = reason;
       continue;
+    }
+    // The same algorithm under the other protocol is this run stretched (protocol_floor): at
+    // 131,072 GPUs a 1 GiB tree's LL run is bounded above the Simple run's time and skipped.
+    for (std::size_t j = i + 1; j < candidates.size(); ++j) {
+      Candidate& o = candidates[j];
+      if (o.algorithm == c.algorithm) o.floor = implied_floor(o.parts, o.floor, *r, o.protocol);
     }
     if (!best || r->time < best->time || (r->time == best->time && rank < best_rank)) {
       best = r;

@@ -26,6 +26,8 @@ struct CollectiveResult {
   std::size_t flows = 0;
   Bytes wire_bytes{0};
   std::uint64_t events = 0;
+  // The part of `time` the bytes on the wire set (CollectiveOutcome::drain).
+  Duration drain{0};
   // Folded (sim/collectives/network_fold.h): the servers whose flows one server's stood for; 0
   // when every flow ran. flows and wire_bytes count them all either way.
   std::uint32_t folded_servers = 0;
@@ -66,6 +68,13 @@ class CollectiveSimulator {
   // does not apply. run() tries candidates in increasing order of it and skips those whose
   // bound exceeds the best time found.
   std::optional<Duration> time_floor(const CollectiveSpec& spec, CollectiveAlgorithm algorithm, Protocol protocol);
+  // A lower bound on the time of `algorithm` under `other`, given `measured`, a run of the same
+  // algorithm on `spec` under the other protocol: the same flows on the same paths, every size
+  // scaled by the ratio of the protocols' wire factors, so the same bandwidth phases stretched
+  // by that ratio (the definition says why); nothing when the sizes do not scale exactly (a
+  // non-integral LL wire size) or the algorithm does not apply. At least time_floor's bound.
+  std::optional<Duration> protocol_floor(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,
+                                         const CollectiveResult& measured, Protocol other);
   // How many servers a run of `algorithm` on `spec` folds onto one (network_fold.h); 0 when it
   // runs every flow (or the fold breaks on a route, found only while running).
   std::uint32_t fold_servers(const CollectiveSpec& spec, CollectiveAlgorithm algorithm);
@@ -77,8 +86,19 @@ class CollectiveSimulator {
   std::optional<CollectiveResult> simulate(const CollectiveSpec& spec, CollectiveAlgorithm algorithm, Protocol protocol,
                                            std::string* why_not, std::vector<LinkActivity>* activity,
                                            const topo::ServerOrbits* orbits, bool* broken);
-  // time_floor of a built schedule.
+  // time_floor of a built schedule, in two parts: the rounds' drains (bytes across the
+  // tightest cut) and their latencies (steps x the smallest step latency), in seconds; and
+  // whether LL's wire sizes are the schedule's times the wire factor exactly (integral).
+  struct FloorParts {
+    double drain = 0, latency = 0;
+    std::size_t rounds = 0;
+    bool scales = true;
+  };
+  FloorParts floor_parts(const Schedule& schedule, Protocol protocol);
   Duration floor_of(const Schedule& schedule, Protocol protocol);
+  // protocol_floor of a built schedule; and from the other protocol's floor_parts and floor_of.
+  Duration protocol_floor_of(const Schedule& schedule, const CollectiveResult& measured, Protocol other);
+  Duration implied_floor(const FloorParts& parts, Duration floor, const CollectiveResult& measured, Protocol other) const;
   // The group a run of `algorithm` may fold onto (network_fold.h), if any; the last rank set's
   // is kept (the tuner and a size sweep ask again for the same ranks).
   const topo::ServerOrbits* fold_for(const CollectiveSpec& spec, CollectiveAlgorithm algorithm);

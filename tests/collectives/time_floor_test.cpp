@@ -86,6 +86,60 @@ TEST(TimeFloor, NeverAboveTheSimulatedTime) {
   EXPECT_GT(tight * 2, checked) << tight << " of " << checked;
 }
 
+// The bound on one protocol from a run of the other (CollectiveSimulator::protocol_floor):
+// never above the simulated time, both ways; and close to it where the bytes dominate (a
+// bound of nothing would pass the first check).
+TEST(TimeFloor, TheOtherProtocolsBoundNeverAboveItsSimulatedTime) {
+  int checked = 0, close = 0, large = 0;
+  for (const Case& c : cases()) {
+    const Machine m = machine(c.cluster, c.sets);
+    CollectiveSimulator sim(m);
+    for (CollectiveOp op : kOps) {
+      for (Bytes size : kSizes) {
+        for (CollectiveAlgorithm a : kAlgorithms) {
+          if (simple_protocol_only(a)) continue;
+          const CollectiveSpec s = spec_of(m, op, size, a);
+          const auto simple = sim.run_fixed(s, a, Protocol::kSimple, nullptr);
+          const auto ll = sim.run_fixed(s, a, Protocol::kLowLatency, nullptr);
+          ASSERT_EQ(simple.has_value(), ll.has_value());
+          if (!simple) continue;
+          const auto ll_floor = sim.protocol_floor(s, a, *simple, Protocol::kLowLatency);
+          const auto simple_floor = sim.protocol_floor(s, a, *ll, Protocol::kSimple);
+          ASSERT_TRUE(ll_floor && simple_floor);
+          const std::string where = c.cluster + " " + to_string(op) + " " + std::to_string(size.value()) + " B " +
+                                    to_string(a);
+          EXPECT_LE(ll_floor->count(), ll->time.count()) << where;
+          EXPECT_LE(simple_floor->count(), simple->time.count()) << where;
+          EXPECT_GE(*ll_floor, *sim.time_floor(s, a, Protocol::kLowLatency)) << where;
+          ++checked;
+          if (size == kSizes[2]) {
+            ++large;
+            if (ll_floor->count() * 100 >= ll->time.count() * 95) ++close;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 150);
+  EXPECT_GT(close * 2, large) << close << " of " << large;
+}
+
+// What lets auto skip a tree's LL run at scale: 256 MiB over 64 servers, the LL bound from the
+// Simple run is above the Simple run's time (the cut bound alone is not).
+TEST(TimeFloor, ATreesSimpleRunBoundsItsLLRunAboveIt) {
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=64"});
+  CollectiveSimulator sim(m);
+  const CollectiveSpec s = spec_of(m, CollectiveOp::kAllReduce, Bytes{256 << 20}, CollectiveAlgorithm::kTree);
+  const auto simple = sim.run_fixed(s, CollectiveAlgorithm::kTree, Protocol::kSimple, nullptr);
+  const auto ll = sim.run_fixed(s, CollectiveAlgorithm::kTree, Protocol::kLowLatency, nullptr);
+  ASSERT_TRUE(simple && ll);
+  const auto bound = sim.protocol_floor(s, CollectiveAlgorithm::kTree, *simple, Protocol::kLowLatency);
+  ASSERT_TRUE(bound);
+  EXPECT_GT(bound->count(), simple->time.count());
+  EXPECT_LE(bound->count(), ll->time.count());
+  EXPECT_LT(sim.time_floor(s, CollectiveAlgorithm::kTree, Protocol::kLowLatency)->count(), simple->time.count());
+}
+
 // Every candidate run in NCCL's order, the fastest kept (the earlier on a tie): what run()
 // decided before it skipped candidates by their bound.
 CollectiveResult exhaustive(CollectiveSimulator& sim, const Machine& m, const CollectiveSpec& s) {
