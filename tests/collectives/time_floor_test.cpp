@@ -55,32 +55,40 @@ constexpr CollectiveOp kOps[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGat
                                  CollectiveOp::kBroadcast, CollectiveOp::kAllToAll};
 const Bytes kSizes[] = {Bytes{4096}, Bytes{1 << 20}, Bytes{256 << 20}};
 
-TEST(TimeFloor, NeverAboveTheSimulatedTime) {
-  int checked = 0, tight = 0;
+// Calls visit(cluster, simulator, spec, algorithm) for every case, operation, size and
+// algorithm (the spec's algorithm the one given).
+template <class Visit>
+void for_each_spec(const Visit& visit) {
   for (const Case& c : cases()) {
     const Machine m = machine(c.cluster, c.sets);
     CollectiveSimulator sim(m);
     for (CollectiveOp op : kOps) {
       for (Bytes size : kSizes) {
-        for (CollectiveAlgorithm a : kAlgorithms) {
-          for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {
-            const CollectiveSpec s = spec_of(m, op, size, a);
-            std::string why;
-            const auto r = sim.run_fixed(s, a, p, &why);
-            const auto floor = sim.time_floor(s, a, p);
-            ASSERT_EQ(r.has_value(), floor.has_value()) << c.cluster << " " << to_string(a) << " " << why;
-            if (!r) continue;
-            ++checked;
-            EXPECT_GT(floor->count(), 0) << c.cluster << " " << to_string(op) << " " << to_string(a);
-            EXPECT_LE(floor->count(), r->time.count())
-                << c.cluster << " " << to_string(op) << " " << size.value() << " B " << to_string(a) << " "
-                << to_string(p);
-            if (floor->count() * 2 > r->time.count()) ++tight;
-          }
-        }
+        for (CollectiveAlgorithm a : kAlgorithms) visit(c.cluster, sim, spec_of(m, op, size, a), a);
       }
     }
   }
+}
+
+std::string where(const std::string& cluster, const CollectiveSpec& s, CollectiveAlgorithm a) {
+  return cluster + " " + to_string(s.op) + " " + std::to_string(s.size.value()) + " B " + to_string(a);
+}
+
+TEST(TimeFloor, NeverAboveTheSimulatedTime) {
+  int checked = 0, tight = 0;
+  for_each_spec([&](const std::string& cluster, CollectiveSimulator& sim, const CollectiveSpec& s, CollectiveAlgorithm a) {
+    for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {
+      std::string why;
+      const auto r = sim.run_fixed(s, a, p, &why);
+      const auto floor = sim.time_floor(s, a, p);
+      ASSERT_EQ(r.has_value(), floor.has_value()) << where(cluster, s, a) << " " << why;
+      if (!r) continue;
+      ++checked;
+      EXPECT_GT(floor->count(), 0) << where(cluster, s, a);
+      EXPECT_LE(floor->count(), r->time.count()) << where(cluster, s, a) << " " << to_string(p);
+      if (floor->count() * 2 > r->time.count()) ++tight;
+    }
+  });
   EXPECT_GT(checked, 300);
   // A bound of nothing would pass the check above: most are within 2x of the simulated time.
   EXPECT_GT(tight * 2, checked) << tight << " of " << checked;
@@ -88,38 +96,27 @@ TEST(TimeFloor, NeverAboveTheSimulatedTime) {
 
 // The bound on one protocol from a run of the other (CollectiveSimulator::protocol_floor):
 // never above the simulated time, both ways; and close to it where the bytes dominate (a
-// bound of nothing would pass the first check).
+// bound of nothing would pass the first check; one 1% larger fails it).
 TEST(TimeFloor, TheOtherProtocolsBoundNeverAboveItsSimulatedTime) {
   int checked = 0, close = 0, large = 0;
-  for (const Case& c : cases()) {
-    const Machine m = machine(c.cluster, c.sets);
-    CollectiveSimulator sim(m);
-    for (CollectiveOp op : kOps) {
-      for (Bytes size : kSizes) {
-        for (CollectiveAlgorithm a : kAlgorithms) {
-          if (simple_protocol_only(a)) continue;
-          const CollectiveSpec s = spec_of(m, op, size, a);
-          const auto simple = sim.run_fixed(s, a, Protocol::kSimple, nullptr);
-          const auto ll = sim.run_fixed(s, a, Protocol::kLowLatency, nullptr);
-          ASSERT_EQ(simple.has_value(), ll.has_value());
-          if (!simple) continue;
-          const auto ll_floor = sim.protocol_floor(s, a, *simple, Protocol::kLowLatency);
-          const auto simple_floor = sim.protocol_floor(s, a, *ll, Protocol::kSimple);
-          ASSERT_TRUE(ll_floor && simple_floor);
-          const std::string where = c.cluster + " " + to_string(op) + " " + std::to_string(size.value()) + " B " +
-                                    to_string(a);
-          EXPECT_LE(ll_floor->count(), ll->time.count()) << where;
-          EXPECT_LE(simple_floor->count(), simple->time.count()) << where;
-          EXPECT_GE(*ll_floor, *sim.time_floor(s, a, Protocol::kLowLatency)) << where;
-          ++checked;
-          if (size == kSizes[2]) {
-            ++large;
-            if (ll_floor->count() * 100 >= ll->time.count() * 95) ++close;
-          }
-        }
-      }
+  for_each_spec([&](const std::string& cluster, CollectiveSimulator& sim, const CollectiveSpec& s, CollectiveAlgorithm a) {
+    if (simple_protocol_only(a)) return;
+    const auto simple = sim.run_fixed(s, a, Protocol::kSimple, nullptr);
+    const auto ll = sim.run_fixed(s, a, Protocol::kLowLatency, nullptr);
+    ASSERT_EQ(simple.has_value(), ll.has_value());
+    if (!simple) return;
+    const auto ll_floor = sim.protocol_floor(s, a, *simple, Protocol::kLowLatency);
+    const auto simple_floor = sim.protocol_floor(s, a, *ll, Protocol::kSimple);
+    ASSERT_TRUE(ll_floor && simple_floor);
+    EXPECT_LE(ll_floor->count(), ll->time.count()) << where(cluster, s, a);
+    EXPECT_LE(simple_floor->count(), simple->time.count()) << where(cluster, s, a);
+    EXPECT_GE(*ll_floor, *sim.time_floor(s, a, Protocol::kLowLatency)) << where(cluster, s, a);
+    ++checked;
+    if (s.size == kSizes[2]) {
+      ++large;
+      if (ll_floor->count() * 100 >= ll->time.count() * 95) ++close;
     }
-  }
+  });
   EXPECT_GT(checked, 150);
   EXPECT_GT(close * 2, large) << close << " of " << large;
 }
