@@ -142,7 +142,10 @@ CollectiveSimulator::FloorParts CollectiveSimulator::floor_parts(const Schedule&
 }
 
 Duration CollectiveSimulator::floor_of(const Schedule& schedule, Protocol protocol) {
-  const FloorParts parts = floor_parts(schedule, protocol);
+  return floor_from(floor_parts(schedule, protocol));
+}
+
+Duration CollectiveSimulator::floor_from(const FloorParts& parts) {
   const double rounds = static_cast<double>(parts.rounds);
   return duration_from_seconds(std::max(0.0, (parts.drain + parts.latency) * (1 - 1e-6) - rounds * 1e-12));
 }
@@ -160,7 +163,8 @@ Duration CollectiveSimulator::floor_of(const Schedule& schedule, Protocol protoc
 // round for the runs' rounding to the picosecond (each completion rounds up, in either run).
 Duration CollectiveSimulator::protocol_floor_of(const Schedule& schedule, const CollectiveResult& measured,
                                                 Protocol other) {
-  return implied_floor(floor_parts(schedule, other), floor_of(schedule, other), measured, other);
+  const FloorParts parts = floor_parts(schedule, other);
+  return implied_floor(parts, floor_from(parts), measured, other);
 }
 
 Duration CollectiveSimulator::implied_floor(const FloorParts& parts, Duration floor, const CollectiveResult& measured,
@@ -325,9 +329,9 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
         continue;
       }
       for (const Candidate& c : candidates) {
-        if (c.algorithm == a) {
-          bounded.push_back({a, c.protocol, floor_of(*schedule, c.protocol), floor_parts(*schedule, c.protocol)});
-        }
+        if (c.algorithm != a) continue;
+        const FloorParts parts = floor_parts(*schedule, c.protocol);
+        bounded.push_back({a, c.protocol, floor_from(parts), parts});
       }
     }
     std::stable_sort(bounded.begin(), bounded.end(), [](const Candidate& x, const Candidate& y) { return x.floor < y.floor; });
