@@ -45,6 +45,19 @@ struct CollectiveRunner::Run {
   }
 };
 
+// One flow to start: a planned flow with its path (start_round).
+struct CollectiveRunner::Prepared {
+  std::span<const LinkId> path;
+  Duration latency;
+  Bytes bytes;                             // on the wire
+  std::uint32_t pipeline = kNoPipeline;
+  std::uint32_t copies = 1;
+  bool wire = true;                        // counted in CollectiveOutcome::wire_bytes
+  bool shared = true;                      // the path is the router's (others never repeat)
+  // Adaptive routing: the flow's load per link (the path then gives its latency only).
+  const topo::WeightedRoute* spread = nullptr;
+};
+
 CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
                                    const NetworkLayout& layout, bool merge_identical, NetworkFold* fold)
     : sim_(sim),
@@ -54,6 +67,8 @@ CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, t
       spreader_(layout.cluster()),
       merge_identical_(merge_identical),
       fold_(fold) {}
+
+CollectiveRunner::~CollectiveRunner() = default;
 
 void CollectiveRunner::start(const CollectiveSpec& spec, Schedule schedule, CollectiveAlgorithm algorithm,
                              Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done) {
@@ -83,19 +98,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   const ProtocolParams& protocol = layout_.protocol();
   const bool ll = run->protocol == Protocol::kLowLatency;
 
-  // One flow to start: a planned flow with its path.
-  struct Prepared {
-    std::span<const LinkId> path;
-    Duration latency;
-    Bytes bytes;                             // on the wire
-    std::uint32_t pipeline = kNoPipeline;
-    std::uint32_t copies = 1;
-    bool wire = true;                        // counted in CollectiveOutcome::wire_bytes
-    bool shared = true;                      // the path is the router's (others never repeat)
-    // Adaptive routing: the flow's load per link (the path then gives its latency only).
-    const topo::WeightedRoute* spread = nullptr;
-  };
-  std::vector<Prepared> prepared;
+  std::vector<Prepared>& prepared = prepared_;
+  prepared.clear();
   prepared.reserve(round.flows.size());
   Duration step{0}, local_step{0};  // local: over the flows inside one server (Round::local_steps)
   const auto add = [&](std::span<const LinkId> path, Bytes data, std::uint32_t pipeline, std::uint32_t copies, bool wire,
@@ -219,9 +223,17 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // connection instead of one per GPU pair.
   const Duration tail = step * round.steps + local_step * round.local_steps + launch;
   std::map<std::uint32_t, std::vector<std::size_t>> pipelines;
-  std::vector<std::size_t> singles;  // the first flow of each group of identical ones
+  std::vector<std::size_t>& singles = singles_;  // the first flow of each group of identical ones
+  singles.clear();
   std::map<std::tuple<const LinkId*, std::size_t, std::int64_t>, std::size_t> single_index;
-  std::vector<std::uint32_t> weight(prepared.size(), 0);
+  std::vector<std::uint32_t>& weight = weight_;
+  weight.assign(prepared.size(), 0);
+  // A round of a few flows (a point-to-point transfer's one or two) finds its identical flows
+  // by a scan of the singles so far; a larger one through the index. The same first of each.
+  constexpr std::size_t kScanFlows = 16;
+  const auto same = [&](const Prepared& a, const Prepared& b) {
+    return a.shared && a.path.data() == b.path.data() && a.path.size() == b.path.size() && a.bytes == b.bytes;
+  };
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     const Prepared& p = prepared[i];
     if (p.pipeline != kNoPipeline) {
@@ -230,7 +242,14 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     }
     if (p.wire) run->outcome.wire_bytes += Bytes{p.bytes.value() * p.copies};
     std::size_t first = i;
-    if (p.shared && merge_identical_) first = single_index.try_emplace({p.path.data(), p.path.size(), p.bytes.value()}, i).first->second;
+    if (p.shared && merge_identical_) {
+      if (prepared.size() <= kScanFlows) {
+        const auto it = std::find_if(singles.begin(), singles.end(), [&](std::size_t j) { return same(prepared[j], p); });
+        if (it != singles.end()) first = *it;
+      } else {
+        first = single_index.try_emplace({p.path.data(), p.path.size(), p.bytes.value()}, i).first->second;
+      }
+    }
     if (first == i) singles.push_back(i);
     weight[first] += p.copies;
   }
@@ -287,6 +306,11 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     net_.start_pipeline(member, copies, p.bytes, tail, [this, run] { on_delivered(run); });
   }
   run->spreads.clear();  // the network holds the flows now
+  if (prepared.size() > kKeptScratch) {  // a large round's scratch goes back to the heap
+    prepared_ = {};
+    singles_ = {};
+    weight_ = {};
+  }
 }
 
 void CollectiveRunner::start_weighted(const topo::WeightedRoute& route, std::uint32_t times, Bytes bytes, Duration tail,

@@ -58,11 +58,13 @@ class CollectiveRunner {
   // symmetry marks the fold broken.
   CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
                    const NetworkLayout& layout, bool merge_identical = true, NetworkFold* fold = nullptr);
+  ~CollectiveRunner();
   void start(const CollectiveSpec& spec, Schedule schedule, CollectiveAlgorithm algorithm, Protocol protocol,
              std::function<void(const CollectiveOutcome&)> on_done);
 
  private:
   struct Run;
+  struct Prepared;
   void start_round(const std::shared_ptr<Run>& run);
   void on_delivered(const std::shared_ptr<Run>& run);
   // A flow of `times` x the route's per-link weights (topology/adaptive_spread.h).
@@ -82,6 +84,12 @@ class CollectiveRunner {
   static constexpr std::size_t kSpreadCacheLinks = std::size_t{1} << 24;
   bool merge_identical_ = true;
   NetworkFold* fold_ = nullptr;
+  // start_round's scratch, kept between rounds of up to kKeptScratch flows (every
+  // point-to-point transfer is a run of one such round), released after a larger one.
+  static constexpr std::size_t kKeptScratch = 4096;
+  std::vector<Prepared> prepared_;
+  std::vector<std::size_t> singles_;
+  std::vector<std::uint32_t> weight_;
 };
 
 }  // namespace cs::coll
