@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "core/errors.h"
@@ -46,16 +47,16 @@ struct CollectiveRunner::Run {
 };
 
 // One flow to start: a planned flow with its path (start_round).
+// Its planned flow is the round's flow of the same index (bytes, pipeline, copies); 32 bytes, a
+// round of a 131,072-GPU tree holding 4 million.
 struct CollectiveRunner::Prepared {
-  std::span<const LinkId> path;
-  Duration latency;
-  Bytes bytes;                             // on the wire
-  std::uint32_t pipeline = kNoPipeline;
-  std::uint32_t copies = 1;
-  bool wire = true;                        // counted in CollectiveOutcome::wire_bytes
+  const LinkId* links = nullptr;
+  std::uint32_t size = 0;
   bool shared = true;                      // the path is the router's (others never repeat)
+  Duration latency{0};
   // Adaptive routing: the flow's load per link (the path then gives its latency only).
   const topo::WeightedRoute* spread = nullptr;
+  std::span<const LinkId> path() const { return {links, size}; }
 };
 
 CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
@@ -102,8 +103,12 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   prepared.clear();
   prepared.reserve(round.flows.size());
   Duration step{0}, local_step{0};  // local: over the flows inside one server (Round::local_steps)
-  const auto add = [&](std::span<const LinkId> path, Bytes data, std::uint32_t pipeline, std::uint32_t copies, bool wire,
-                       bool shared) {
+  // Bytes on the wire for `data` of the schedule.
+  const auto wire = [&](Bytes data) {
+    return ll ? Bytes{static_cast<std::int64_t>(std::ceil(static_cast<double>(data.value()) * protocol.ll_wire_factor))}
+              : data;
+  };
+  const auto add = [&](std::span<const LinkId> path, bool shared) {
     Duration latency{0};
     int worst = 0;
     for (LinkId l : path) {
@@ -118,10 +123,10 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const Duration own_local = round.local_latency == StepLatency::kNvls ? protocol.nvls_step_latency : own_class;
     step = std::max(step, own + latency);
     if (worst < static_cast<int>(hw::LinkClass::kNetwork)) local_step = std::max(local_step, own_local + latency);
-    const Bytes on_wire = ll ? Bytes{static_cast<std::int64_t>(std::ceil(
-                                   static_cast<double>(data.value()) * protocol.ll_wire_factor))}
-                             : data;
-    prepared.push_back({path, latency, on_wire, pipeline, copies, wire, shared, nullptr});
+    if (path.size() > std::numeric_limits<std::uint32_t>::max() || prepared.size() == std::numeric_limits<std::uint32_t>::max()) {
+      throw InternalError("a round of 2^32 flows or a path of 2^32 links");
+    }
+    prepared.push_back({path.data(), static_cast<std::uint32_t>(path.size()), shared, latency, nullptr});
   };
   for (const PlannedFlow& pf : round.flows) {
     const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
@@ -137,7 +142,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         owned.back() = *engine;
         path = owned;
       }
-      add(path, pf.bytes, pf.pipeline, pf.copies, !pf.handover, !pf.reduction_port.valid());
+      add(path, !pf.reduction_port.valid());
       continue;
     }
     // Between servers: through the rail's NICs (schedule.h, NicRoute). Only the fabric between
@@ -165,7 +170,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::span<LinkId> path = run->allocate(links);
     auto out = path.begin();
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
-    add(path, pf.bytes, pf.pipeline, pf.copies, !pf.handover, false);
+    add(path, false);
     if (cluster.routing() == topo::Routing::kAdaptive) {
       // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
       // every equal-cost path as a fluid; the rest of its path is as above.
@@ -222,36 +227,39 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // delivery time it has alone: an all-to-all across servers then starts one flow per
   // connection instead of one per GPU pair.
   const Duration tail = step * round.steps + local_step * round.local_steps + launch;
-  std::map<std::uint32_t, std::vector<std::size_t>> pipelines;
+  std::map<std::uint32_t, std::vector<std::uint32_t>> pipelines;  // flow indices (< 2^32: prepared's)
   std::vector<std::size_t>& singles = singles_;  // the first flow of each group of identical ones
   singles.clear();
   std::map<std::tuple<const LinkId*, std::size_t, std::int64_t>, std::size_t> single_index;
   std::vector<std::uint32_t>& weight = weight_;
-  weight.assign(prepared.size(), 0);
+  weight.clear();  // sized at the first flow outside a pipeline (a tree's round has none)
   // A round of a few flows (a point-to-point transfer's one or two) finds its identical flows
   // by a scan of the singles so far; a larger one through the index. The same first of each.
   constexpr std::size_t kScanFlows = 16;
-  const auto same = [&](const Prepared& a, const Prepared& b) {
-    return a.shared && a.path.data() == b.path.data() && a.path.size() == b.path.size() && a.bytes == b.bytes;
+  const auto same = [&](std::size_t a, std::size_t b) {
+    return prepared[a].shared && prepared[a].links == prepared[b].links && prepared[a].size == prepared[b].size &&
+           wire(round.flows[a].bytes) == wire(round.flows[b].bytes);
   };
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     const Prepared& p = prepared[i];
-    if (p.pipeline != kNoPipeline) {
-      pipelines[p.pipeline].push_back(i);
+    const PlannedFlow& f = round.flows[i];
+    if (f.pipeline != kNoPipeline) {
+      pipelines[f.pipeline].push_back(static_cast<std::uint32_t>(i));
       continue;
     }
-    if (p.wire) run->outcome.wire_bytes += Bytes{p.bytes.value() * p.copies};
+    if (weight.empty()) weight.assign(prepared.size(), 0);
+    if (!f.handover) run->outcome.wire_bytes += Bytes{wire(f.bytes).value() * f.copies};
     std::size_t first = i;
     if (p.shared && merge_identical_) {
       if (prepared.size() <= kScanFlows) {
-        const auto it = std::find_if(singles.begin(), singles.end(), [&](std::size_t j) { return same(prepared[j], p); });
+        const auto it = std::find_if(singles.begin(), singles.end(), [&](std::size_t j) { return same(j, i); });
         if (it != singles.end()) first = *it;
       } else {
-        first = single_index.try_emplace({p.path.data(), p.path.size(), p.bytes.value()}, i).first->second;
+        first = single_index.try_emplace({p.links, std::size_t{p.size}, wire(f.bytes).value()}, i).first->second;
       }
     }
     if (first == i) singles.push_back(i);
-    weight[first] += p.copies;
+    weight[first] += f.copies;
   }
   run->outstanding = singles.size() + pipelines.size();
   run->round_start = sim_.now();
@@ -259,19 +267,19 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   for (const auto& [id, members] : pipelines) {
     std::vector<std::span<const LinkId>> paths;
     std::vector<std::uint32_t> copies;
-    const Bytes bytes = prepared[members.front()].bytes;
+    const Bytes bytes = wire(round.flows[members.front()].bytes);
     bool spread = fold_ != nullptr;  // a folded run starts every flow weighted, on the quotient
     for (std::size_t i : members) {
-      if (prepared[i].bytes != bytes) throw InternalError("pipeline members carry different sizes");
-      paths.push_back(prepared[i].path);
-      copies.push_back(prepared[i].copies);
+      if (wire(round.flows[i].bytes) != bytes) throw InternalError("pipeline members carry different sizes");
+      paths.push_back(prepared[i].path());
+      copies.push_back(round.flows[i].copies);
       spread = spread || prepared[i].spread != nullptr;
-      run->outcome.wire_bytes += Bytes{bytes.value() * prepared[i].copies};
+      run->outcome.wire_bytes += Bytes{bytes.value() * round.flows[i].copies};
     }
     if (spread) {
       std::vector<topo::RoutePart> parts;
       parts.reserve(members.size());
-      for (std::size_t i : members) parts.push_back({prepared[i].spread, prepared[i].copies, prepared[i].path});
+      for (std::size_t i : members) parts.push_back({prepared[i].spread, round.flows[i].copies, prepared[i].path()});
       start_weighted(topo::sum_routes(parts), 1, bytes, tail, run);
       continue;
     }
@@ -281,29 +289,31 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   }
   for (std::size_t i : singles) {
     const Prepared& p = prepared[i];
+    const std::span<const LinkId> path = p.path();
+    const Bytes bytes = wire(round.flows[i].bytes);
     if (p.spread) {
-      start_weighted(*p.spread, weight[i], p.bytes, tail, run);
+      start_weighted(*p.spread, weight[i], bytes, tail, run);
       continue;
     }
     if (fold_) {
-      start_weighted(topo::weighted_path(p.path), weight[i], p.bytes, tail, run);
+      start_weighted(topo::weighted_path(path), weight[i], bytes, tail, run);
       continue;
     }
-    if (weight[i] == 1 || p.path.empty()) {
-      net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
+    if (weight[i] == 1 || path.empty()) {
+      net_.start_flow(path, bytes, tail - p.latency, [this, run] { on_delivered(run); });
       continue;
     }
     if (!merge_identical_) {
       // One flow per copy (tests compare this with the weighted flow).
       run->outstanding += weight[i] - 1;
       for (std::uint32_t k = 0; k < weight[i]; ++k) {
-        net_.start_flow(p.path, p.bytes, tail - p.latency, [this, run] { on_delivered(run); });
+        net_.start_flow(path, bytes, tail - p.latency, [this, run] { on_delivered(run); });
       }
       continue;
     }
-    const std::span<const LinkId> member[1] = {p.path};
+    const std::span<const LinkId> member[1] = {path};
     const std::uint32_t copies[1] = {weight[i]};
-    net_.start_pipeline(member, copies, p.bytes, tail, [this, run] { on_delivered(run); });
+    net_.start_pipeline(member, copies, bytes, tail, [this, run] { on_delivered(run); });
   }
   run->spreads.clear();  // the network holds the flows now
   if (prepared.size() > kKeptScratch) {  // a large round's scratch goes back to the heap
