@@ -96,7 +96,8 @@ struct CaseResult {
   long gpus = 0;
   std::string algo;         // requested
   std::string chosen;       // algorithm/protocol that ran (auto: the winner)
-  int candidates = 0;       // (algorithm, protocol) pairs simulated
+  int candidates = 0;       // (algorithm, protocol) pairs that apply (NCCL's set)
+  int simulated = 0;        // of them, those run() simulated (the others bounded out)
   double load_s = 0, sim_s = 0, total_s = 0;
   double sim_time_s = 0, busbw_GBps = 0;
   unsigned long long flows = 0, events = 0;
@@ -118,12 +119,12 @@ std::string to_json(const CaseResult& r, long long bytes) {
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "{\"bench\":\"collective\",\"op\":\"%s\",\"bytes\":%lld,\"gpus\":%ld,"
-                "\"algo\":\"%s\",\"ran\":\"%s\",\"candidates\":%d,\"load_s\":%.6f,\"sim_s\":%.6f,"
+                "\"algo\":\"%s\",\"ran\":\"%s\",\"candidates\":%d,\"simulated\":%d,\"load_s\":%.6f,\"sim_s\":%.6f,"
                 "\"total_s\":%.6f,\"proc_s\":%s,\"cpu_s\":%s,\"peak_rss_mib\":%.1f,"
                 "\"simulated_s\":%.9g,\"busbw_GBps\":%.4f,\"flows\":%llu,\"events\":%llu,"
                 "\"folded_servers\":%u}",
-                r.op.c_str(), bytes, r.gpus, r.algo.c_str(), r.chosen.c_str(), r.candidates, r.load_s, r.sim_s,
-                r.total_s, proc, cpu,
+                r.op.c_str(), bytes, r.gpus, r.algo.c_str(), r.chosen.c_str(), r.candidates, r.simulated, r.load_s,
+                r.sim_s, r.total_s, proc, cpu,
                 static_cast<double>(r.proc_rss_kib ? r.proc_rss_kib : r.rss_kib) / 1024.0,
                 r.sim_time_s, r.busbw_GBps, r.flows, r.events, r.folded_servers);
   return buf;
@@ -205,6 +206,7 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
   } else {
     r.candidates = 1;
   }
+  r.simulated = static_cast<int>(res.simulated_candidates);
   r.gpus = static_cast<long>(spec.ranks.size());
   r.chosen = std::string(cs::to_string(res.algorithm)) + "/" + cs::coll::to_string(res.protocol);
   r.sim_time_s = cs::to_seconds(res.time);
@@ -267,6 +269,7 @@ bool run_child(const std::string& self, long gpus, const std::string& algo, long
   out.algo = field(text, "algo");
   out.chosen = field(text, "ran");
   out.candidates = static_cast<int>(num(text, "candidates"));
+  out.simulated = static_cast<int>(num(text, "simulated"));
   out.load_s = num(text, "load_s");
   out.sim_s = num(text, "sim_s");
   out.total_s = num(text, "total_s");
@@ -335,13 +338,13 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
               "h100-fat-tree-3tier; + --set /servers/0/count), max-min flow model; best of %d "
               "processes per case (1 if > 10 s)\n",
               bytes, kThreeTierFrom, repeat);
-  std::printf("%6s %-13s %-19s %4s %8s %8s %8s %8s %8s %8s %11s %9s %9s %10s\n", "gpus", "algo",
-              "ran", "cand", "load_s", "sim_s", "total_s", "proc_s", "cpu_s", "rss_MiB", "simulated",
+  std::printf("%6s %-13s %-19s %4s %4s %8s %8s %8s %8s %8s %8s %11s %9s %9s %10s\n", "gpus", "algo",
+              "ran", "cand", "sim", "load_s", "sim_s", "total_s", "proc_s", "cpu_s", "rss_MiB", "simulated",
               "busbw", "flows", "events");
   for (const CaseResult& r : results) {
-    std::printf("%6ld %-13s %-19s %4d %8.3f %8.3f %8.3f %8.3f %8.3f %8.1f %9.3fms %7.2fGB/s %9llu %10llu\n",
-                r.gpus, r.algo.c_str(), r.chosen.c_str(), r.candidates, r.load_s, r.sim_s, r.total_s,
-                r.proc_s, r.cpu_s, static_cast<double>(r.proc_rss_kib) / 1024.0, r.sim_time_s * 1e3,
+    std::printf("%6ld %-13s %-19s %4d %4d %8.3f %8.3f %8.3f %8.3f %8.3f %8.1f %9.3fms %7.2fGB/s %9llu %10llu\n",
+                r.gpus, r.algo.c_str(), r.chosen.c_str(), r.candidates, r.simulated, r.load_s, r.sim_s,
+                r.total_s, r.proc_s, r.cpu_s, static_cast<double>(r.proc_rss_kib) / 1024.0, r.sim_time_s * 1e3,
                 r.busbw_GBps, r.flows, r.events);
   }
   for (const CaseResult& r : results) std::printf("%s\n", to_json(r, bytes).c_str());

@@ -338,6 +338,7 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
     candidates = std::move(bounded);
   }
   std::optional<CollectiveResult> best;
+  std::uint32_t simulated = 0;
   std::size_t best_rank = 0;  // index of best's candidate in NCCL's order (algorithm, then protocol)
   const auto rank_of = [&](const Candidate& c) {
     const auto a = static_cast<std::size_t>(std::find(algorithms.begin(), algorithms.end(), c.algorithm) - algorithms.begin());
@@ -354,6 +355,7 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
       if (why.empty()) why = reason;
       continue;
     }
+    ++simulated;
     // The same algorithm under the other protocol is this run stretched (protocol_floor): at
     // 131,072 GPUs a 1 GiB tree's LL run is bounded above the Simple run's time and skipped.
     for (std::size_t j = i + 1; j < candidates.size(); ++j) {
@@ -367,6 +369,7 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
   }
   if (!best) throw ConfigError("", spec_origin, why.empty() ? "no algorithm applies" : why);
   if (activity) run_fixed(spec, best->algorithm, best->protocol, nullptr, activity);
+  best->simulated_candidates = simulated;
   return *best;
 }
 

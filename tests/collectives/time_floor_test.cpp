@@ -135,6 +135,11 @@ TEST(TimeFloor, ATreesSimpleRunBoundsItsLLRunAboveIt) {
   EXPECT_GT(bound->count(), simple->time.count());
   EXPECT_LE(bound->count(), ll->time.count());
   EXPECT_LT(sim.time_floor(s, CollectiveAlgorithm::kTree, Protocol::kLowLatency)->count(), simple->time.count());
+  // run() on the tree (its two protocols): Simple simulated, LL bounded out by it.
+  const CollectiveResult chosen = sim.run(s);
+  EXPECT_EQ(chosen.protocol, Protocol::kSimple);
+  EXPECT_EQ(chosen.time, simple->time);
+  EXPECT_EQ(chosen.simulated_candidates, 1u);
 }
 
 // Every candidate run in NCCL's order, the fastest kept (the earlier on a tie): what run()
