@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,8 +14,6 @@
 #include <gnu/libc-version.h>
 #include <malloc.h>
 #endif
-
-#include <climits>
 
 #include "core/errors.h"
 
