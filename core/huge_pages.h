@@ -24,8 +24,8 @@
 // Unless CLUSTERSIM_HUGE_PAGES is "0" (and without sanitizers), use_huge_pages also tells glibc's
 // heap to keep freed memory for reuse (no separately mapped blocks, no trimming of the top):
 // memory handed back and asked for again is faulted in and cleared again, 2 MiB at a time with
-// huge pages. The 131,072-GPU tree (h100-rail-512 grown): page faults 14,000 -> 1,800, the
-// same peak RSS within 1%.
+// huge pages. The 131,072-GPU tree (h100-rail-512 grown): page faults 14,000 -> 1,800, peak
+// RSS 1-3% more (docs/performance.md, "The heap keeps what is freed").
 // Results do not depend on it: simulated outputs are byte-identical either way (the tests run
 // both ways, tests/cli/cli_test.cpp, HugePages). If the exec fails, the program goes on as is.
 #pragma once
