@@ -485,8 +485,8 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter: all_pairs(share(s.size, 1, ni)); break;
     case CollectiveOp::kAllReduce:
-      all_pairs(share(s.size, 1, ni));  // reduce-scatter
-      all_pairs(share(s.size, 1, ni));  // all-gather
+      all_pairs(share(s.size, 1, ni));      // reduce-scatter
+      out.rounds.push_back(out.rounds[0]);  // all-gather: the same pairs and shares
       break;
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kReduce: {
