@@ -9,6 +9,17 @@
 #include <set>
 
 namespace cs::rt {
+namespace {
+
+// `cache[key]`, computed by `compute()` the first time it is asked for.
+template <class Map, class Key, class Compute>
+const typename Map::mapped_type& cached(Map& cache, const Key& key, Compute compute) {
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, compute()).first;
+  return it->second;
+}
+
+}  // namespace
 
 Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
                    const coll::NetworkLayout& layout, coll::AlgorithmTuner& tuner,
@@ -208,12 +219,11 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
   }
   // The collective and its images under the graph's symmetries run together; the members
   // finish when the last of them does.
-  auto cached = group_images_.find(first.group);
-  if (cached == group_images_.end()) {
+  const auto& lists = cached(group_images_, first.group, [&] {
     // A collective confined to one server keeps its images on their own servers' internal links
     // (NVLink and NVSwitch), which no transfer of another server touches: those images need not
     // be replayed. Images that share a server with the original, or leave it, are.
-    auto lists = images(group.ranks, true);
+    auto kept = images(group.ranks, true);
     auto server_of = [&](const std::vector<std::uint32_t>& ranks) {
       const std::int32_t s = layout_.cluster().node(rank_gpus_[ranks[0]]).server;
       for (std::uint32_t r : ranks) {
@@ -221,16 +231,15 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
       }
       return s;
     };
-    const std::int32_t home = server_of(lists[0]);
+    const std::int32_t home = server_of(kept[0]);
     if (home >= 0) {
-      std::erase_if(lists, [&](const std::vector<std::uint32_t>& l) {
+      std::erase_if(kept, [&](const std::vector<std::uint32_t>& l) {
         const std::int32_t s = server_of(l);
         return s >= 0 && s != home;
       });
     }
-    cached = group_images_.emplace(first.group, std::move(lists)).first;
-  }
-  const auto& lists = cached->second;
+    return kept;
+  });
   auto remaining = std::make_shared<std::size_t>(lists.size());
   for (std::size_t k = 0; k < lists.size(); ++k) {
     coll::CollectiveSpec s = spec;
@@ -263,13 +272,11 @@ void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
   records_[send].start = records_[recv].start = sim_.now();
   comm_changed(s.rank, +1);
   comm_changed(s.peer, +1);
-  auto cached = pair_images_.find({s.rank, s.peer});
-  if (cached == pair_images_.end()) {
+  const auto& pairs = cached(pair_images_, std::make_pair(s.rank, s.peer), [&] {
     std::vector<std::array<std::uint32_t, 2>> list;
     for (const auto& image : images({s.rank, s.peer}, false)) list.push_back({image[0], image[1]});
-    cached = pair_images_.emplace(std::make_pair(s.rank, s.peer), std::move(list)).first;
-  }
-  const auto& pairs = cached->second;
+    return list;
+  });
   auto remaining = std::make_shared<std::size_t>(pairs.size());
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     start_transfer(rank_gpus_[pairs[k][0]], rank_gpus_[pairs[k][1]], s.bytes, hash_combine(s.tag, k),
