@@ -161,12 +161,6 @@ Duration CollectiveSimulator::floor_from(const FloorParts& parts) {
 // bandwidth phases, so f (or 1/f) x it bounds the other protocol's, and the latencies are
 // floor_parts' for the other protocol. Less a relative 1e-6 and 4 picoseconds per event and
 // round for the runs' rounding to the picosecond (each completion rounds up, in either run).
-Duration CollectiveSimulator::protocol_floor_of(const Schedule& schedule, const CollectiveResult& measured,
-                                                Protocol other) {
-  const FloorParts parts = floor_parts(schedule, other);
-  return implied_floor(parts, floor_from(parts), measured, other);
-}
-
 Duration CollectiveSimulator::implied_floor(const FloorParts& parts, Duration floor, const CollectiveResult& measured,
                                             Protocol other) const {
   if (measured.protocol == other || !parts.scales) return floor;
@@ -183,7 +177,8 @@ std::optional<Duration> CollectiveSimulator::protocol_floor(const CollectiveSpec
   check_byte_range(spec);
   const auto schedule = build_schedule(layout_.schedules(), spec, algorithm, nullptr, -1);
   if (!schedule) return std::nullopt;
-  return protocol_floor_of(*schedule, measured, other);
+  const FloorParts parts = floor_parts(*schedule, other);
+  return implied_floor(parts, floor_from(parts), measured, other);
 }
 
 std::optional<Duration> CollectiveSimulator::time_floor(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,

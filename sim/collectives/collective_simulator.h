@@ -100,8 +100,7 @@ class CollectiveSimulator {
   FloorParts floor_parts(const Schedule& schedule, Protocol protocol);
   Duration floor_of(const Schedule& schedule, Protocol protocol);
   static Duration floor_from(const FloorParts& parts);
-  // protocol_floor of a built schedule; and from the other protocol's floor_parts and floor_of.
-  Duration protocol_floor_of(const Schedule& schedule, const CollectiveResult& measured, Protocol other);
+  // protocol_floor from the other protocol's floor_parts and floor_of.
   Duration implied_floor(const FloorParts& parts, Duration floor, const CollectiveResult& measured, Protocol other) const;
   // The group a run of `algorithm` may fold onto (network_fold.h), if any; the last rank set's
   // is kept (the tuner and a size sweep ask again for the same ranks).
