@@ -38,9 +38,9 @@
 //    hop at an aggregation switch or core of the radix-128 fat-tree reads a few slots, not 128.
 //    The same fat-tree query scans a few hundred entries; what remains is the middle
 //    vertex: the largest hash over the 4,096 cores (8 hashes at a time where the CPU has
-//    AVX-512). Queries from or to a member of a class of several switches take the generic
-//    search; kAuto builds the quotient only where it halves the entries at rows of 16 links
-//    or more (fabrics of radix 16 and up, not rings, tori or single servers).
+//    AVX-512, 4 with AVX2). Queries from or to a member of a class of several switches take
+//    the generic search; kAuto builds the quotient only where it halves the entries at rows of
+//    16 links or more (fabrics of radix 16 and up, not rings, tori or single servers).
 // Routes are cached by (src, dst, flow_label): about 50 bytes of table per route plus 4 bytes
 // per link, in chunks that never move, so returned spans stay valid for the Router's lifetime.
 // A pair whose path no label can change (no tie among the widest candidates, as inside a
