@@ -176,7 +176,10 @@ TEST(ClosedForm, SendRecvOverMoreRanksIsARingShift) {
 Machine two_level(int m, int g, const Uniform& intra, const Uniform& inter) {
   topo::ClusterBuilder c("two-level");
   for (int s = 0; s < m; ++s) {
-    for (int j = 0; j < g; ++j) testing::add_gpu(c, "s" + std::to_string(s) + "/gpu" + std::to_string(j), s, j);
+    // append, not "s" + std::to_string(...): GCC 12 warns falsely (-Wrestrict) on the latter here
+    for (int j = 0; j < g; ++j) {
+      testing::add_gpu(c, std::string("s").append(std::to_string(s)).append("/gpu").append(std::to_string(j)), s, j);
+    }
   }
   for (int s = 0; s < m; ++s) {
     const auto sw = testing::add_switch(c, "s" + std::to_string(s) + "/sw", topo::NodeKind::kNvSwitch, s);

@@ -63,10 +63,14 @@ TEST(NicEfficiency, AClusterFileOrAMissingPacketFormatFallsBackToTheClassEfficie
   EXPECT_TRUE(uses_network_class_efficiency(bare));
   const std::vector<double> e_set = link_efficiencies(set), e_bare = link_efficiencies(bare);
   for (std::uint32_t i = 0; i < set.cluster.link_count(); ++i) {
-    if (set.cluster.link(topo::LinkId{i}).link_class == hw::LinkClass::kNetwork) EXPECT_DOUBLE_EQ(e_set[i], 0.9) << i;
+    if (set.cluster.link(topo::LinkId{i}).link_class == hw::LinkClass::kNetwork) {
+      EXPECT_DOUBLE_EQ(e_set[i], 0.9) << i;
+    }
   }
   for (std::uint32_t i = 0; i < bare.cluster.link_count(); ++i) {
-    if (bare.cluster.link(topo::LinkId{i}).link_class == hw::LinkClass::kNetwork) EXPECT_DOUBLE_EQ(e_bare[i], 0.92) << i;
+    if (bare.cluster.link(topo::LinkId{i}).link_class == hw::LinkClass::kNetwork) {
+      EXPECT_DOUBLE_EQ(e_bare[i], 0.92) << i;
+    }
   }
 }
 

@@ -52,8 +52,12 @@ TEST(PlanSpace, EveryPlanDividesFitsAndIsCountedOnce) {
     EXPECT_TRUE(seen.insert(drv::describe_plan(p)).second) << drv::describe_plan(p);
     const wl::MemoryEstimate mem = wl::peak_memory(wl::estimate_memory(model, p, gpu));
     EXPECT_LE(static_cast<double>(mem.total.value()), 0.95 * static_cast<double>(mem.capacity.value()));
-    if (p.pp > 1) EXPECT_GE(p.micro_batches(), p.pp);
-    if (p.zero >= wl::ZeroStage::kGradients) EXPECT_EQ(p.pp, 1);  // DeepSpeed: no ZeRO-2/3 with PP
+    if (p.pp > 1) {
+      EXPECT_GE(p.micro_batches(), p.pp);
+    }
+    if (p.zero >= wl::ZeroStage::kGradients) {
+      EXPECT_EQ(p.pp, 1);  // DeepSpeed: no ZeRO-2/3 with PP
+    }
   }
   // Keeping dimensions: only the base plan's values of those.
   options.keep = {"recompute", "zero", "micro_batch", "tp"};
@@ -135,7 +139,9 @@ TEST(PlanEstimate, TracksTheFullSimulation) {
   // Pairs that the simulation separates by more than 10% come in the same order.
   for (std::size_t i = 0; i < est.size(); ++i) {
     for (std::size_t j = 0; j < est.size(); ++j) {
-      if (sim[i] < 0.9 * sim[j]) EXPECT_LT(est[i], est[j]) << i << " vs " << j;
+      if (sim[i] < 0.9 * sim[j]) {
+        EXPECT_LT(est[i], est[j]) << i << " vs " << j;
+      }
     }
   }
 }

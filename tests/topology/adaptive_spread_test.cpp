@@ -243,7 +243,8 @@ Cluster layered(std::initializer_list<int> sizes) {
   for (int size : sizes) {
     std::vector<NodeId> cur;
     for (int i = 0; i < size; ++i) {
-      cur.push_back(add_device(b, "l" + std::to_string(layer) + "/" + std::to_string(i),
+      // append, not "l" + std::to_string(...): GCC 12 warns falsely (-Wrestrict) on the latter here
+      cur.push_back(add_device(b, std::string("l").append(std::to_string(layer)).append("/").append(std::to_string(i)),
                                NodeKind::kLeafSwitch));
       for (NodeId p : prev) {
         b.add_link(p, cur.back(), gigabytes_per_second(50), Duration{0}, hw::LinkClass::kNetwork,
