@@ -73,7 +73,7 @@ PriceCatalog PriceCatalog::parse(const std::string& text, const std::string& nam
     s.expect_only({"description", "gpus", "price_usd", "power_max_w", "gpu_idle_w", "cloud_usd_per_gpu_hour"});
     if (hw::Catalog::builtin().gpus().count(gpu) == 0) {
       std::string known;
-      for (const auto& [name, _] : hw::Catalog::builtin().gpus()) known += (known.empty() ? "" : ", ") + name;
+      for (const auto& [known_gpu, _] : hw::Catalog::builtin().gpus()) known += (known.empty() ? "" : ", ") + known_gpu;
       s.fail("no GPU \"" + gpu + "\" in the hardware catalog (configs/hardware/gpus.json: " + known + ")");
     }
     ServerPrice p;

@@ -69,7 +69,7 @@ bool exchange_is_automorphism(const Cluster& c, const Servers& s, std::uint32_t 
     for (int dir = 0; dir < 2; ++dir) {
       const Adjacency& adj = dir == 0 ? c.out_adjacency() : c.in_adjacency();
       // x's far ends mapped must be y's, and y's mapped must be x's (pi is an involution).
-      for (const auto [from, to] : {std::pair{x, y}, std::pair{y, x}}) {
+      for (const auto& [from, to] : {std::pair{x, y}, std::pair{y, x}}) {
         mapped.clear();
         theirs.clear();
         for (std::uint32_t k = adj.begin[from]; k < adj.begin[from + 1]; ++k) mapped.push_back(pi(adj.node[k]));

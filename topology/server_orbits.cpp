@@ -296,7 +296,7 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
       if (ranks.count(x) != ranks.count(y)) return false;  // must map the ranks onto themselves
     }
     if (!link_images(*pi, pairs)) return false;
-    for (const auto& [a, b] : pairs) unite(parent, twins.rep[a], twins.rep[b]);
+    for (const auto& [u, v] : pairs) unite(parent, twins.rep[u], twins.rep[v]);
     for (const auto& [x, y] : *pi) {
       if (server_of_[x] == kNone) continue;
       joined.unite(server_of_[x], server_of_[y]);
