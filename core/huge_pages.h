@@ -28,7 +28,7 @@
 // RSS 1-3% more (docs/performance.md, "The heap keeps what is freed"). And no fastbins
 // (M_MXFAST 0): a freed small block is coalesced at once rather than swept with all the others
 // when a large request comes; 3-7% less user time for the 405B iteration at 32,768-65,536 GPUs
-// (docs/performance.md, "The middle's hashes on CPUs without AVX-512", its heap paragraph).
+// (docs/performance.md, "The iteration per doubling, and the heap without fastbins").
 // Results do not depend on it: simulated outputs are byte-identical either way (the tests run
 // both ways, tests/cli/cli_test.cpp, HugePages). If the exec fails, the program goes on as is.
 #pragma once
