@@ -108,6 +108,14 @@ __attribute__((target("avx2"))) std::size_t max_hash_avx2(const std::uint32_t* i
 }
 #endif  // CS_HASH_SIMD
 
+// The variant's answer; isa must be supported().
+std::size_t dispatch(HashIsa isa, const std::uint32_t* ids, std::size_t n, std::uint64_t seed) {
+#ifdef CS_HASH_SIMD
+  if (isa == HashIsa::kAvx512) return max_hash_avx512(ids, n, seed);
+  if (isa == HashIsa::kAvx2) return max_hash_avx2(ids, n, seed);
+#endif
+  return max_hash_scalar(ids, n, seed);
+}
 
 }  // namespace
 
@@ -123,22 +131,14 @@ bool supported(HashIsa isa) {
 
 std::size_t max_hash_with(HashIsa isa, const std::uint32_t* ids, std::size_t n, std::uint64_t seed) {
   if (n == 0 || !supported(isa)) throw InternalError("max_hash_with: no ids, or an instruction set this CPU lacks");
-#ifdef CS_HASH_SIMD
-  if (isa == HashIsa::kAvx512) return max_hash_avx512(ids, n, seed);
-  if (isa == HashIsa::kAvx2) return max_hash_avx2(ids, n, seed);
-#endif
-  return max_hash_scalar(ids, n, seed);
+  return dispatch(isa, ids, n, seed);
 }
 
 std::size_t max_hash(const std::uint32_t* ids, std::size_t n, std::uint64_t seed) {
-#ifdef CS_HASH_SIMD
   static const HashIsa widest = supported(HashIsa::kAvx512) ? HashIsa::kAvx512
                                 : supported(HashIsa::kAvx2) ? HashIsa::kAvx2
                                                             : HashIsa::kScalar;
-  if (widest == HashIsa::kAvx512) return max_hash_avx512(ids, n, seed);
-  if (widest == HashIsa::kAvx2) return max_hash_avx2(ids, n, seed);
-#endif
-  return max_hash_scalar(ids, n, seed);
+  return dispatch(widest, ids, n, seed);
 }
 
 }  // namespace cs::topo
