@@ -1,5 +1,6 @@
 #include "topology/rendezvous_hash.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/errors.h"
@@ -139,6 +140,31 @@ std::size_t max_hash(const std::uint32_t* ids, std::size_t n, std::uint64_t seed
                                 : supported(HashIsa::kAvx2) ? HashIsa::kAvx2
                                                             : HashIsa::kScalar;
   return dispatch(widest, ids, n, seed);
+}
+
+std::size_t max_weighted_hash(const std::uint32_t* ids, const std::uint32_t* weights, std::size_t n,
+                              std::uint64_t seed) {
+  if (n == 0) throw InternalError("max_weighted_hash: no ids");
+  bool equal = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (weights[i] == 0) throw InternalError("max_weighted_hash: a weight of 0");
+    equal = equal && weights[i] == weights[0];
+  }
+  if (equal) return max_hash(ids, n, seed);
+  std::size_t best = 0;
+  double best_score = 0;
+  std::uint64_t best_hash = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t h = hash_combine(seed, ids[i]);
+    const double u = (static_cast<double>(h >> 11) + 0.5) * 0x1p-53;
+    const double score = std::log(u) / static_cast<double>(weights[i]);
+    if (i == 0 || score > best_score || (score == best_score && h > best_hash)) {
+      best = i;
+      best_score = score;
+      best_hash = h;
+    }
+  }
+  return best;
 }
 
 }  // namespace cs::topo

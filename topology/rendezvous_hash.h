@@ -1,5 +1,6 @@
 // Rendezvous (highest-random-weight) choice among vertex ids: the router's pick of a route's
-// middle vertex among the widest candidates (topology/router.h).
+// middle vertex among the widest candidates (topology/router.h), first a class of twin switches
+// (max_weighted_hash), then a member of it (max_hash).
 //
 // max_hash(ids, n, seed) is the index i of ids[0, n), n > 0, with the largest
 // hash_combine(seed, ids[i]) (core/random.h). For a fixed seed hash_combine is a bijection of its
@@ -18,6 +19,16 @@
 namespace cs::topo {
 
 std::size_t max_hash(const std::uint32_t* ids, std::size_t n, std::uint64_t seed);
+
+// Weighted rendezvous: the index i of ids[0, n), n > 0, weights[i] > 0, with the largest
+// ln(u_i) / weights[i], where u_i = (floor(h_i / 2^11) + 1/2) / 2^53 in (0, 1) and h_i =
+// hash_combine(seed, ids[i]); equal scores go to the larger h_i. -ln(u_i) is exponential with
+// mean 1, so -ln(u_i) / w_i is exponential with rate w_i and index i wins for a share
+// w_i / (sum of the weights) of the seeds (the least of independent exponentials), independent
+// of the order of ids. When every weight is equal the order of the scores is that of the hashes
+// and the answer is max_hash's (computed so, without logarithms). Cost: n hashes.
+std::size_t max_weighted_hash(const std::uint32_t* ids, const std::uint32_t* weights, std::size_t n,
+                              std::uint64_t seed);
 
 // The variants, for tests and benchmarks. supported(): whether this build and this CPU can run
 // it (kScalar always). max_hash_with: that variant's answer; calling one that is not supported

@@ -43,6 +43,7 @@ constexpr std::uint32_t kEmpty = UINT32_MAX;
 constexpr std::size_t kChunkLinks = 16384;       // 64 KiB arena chunks
 constexpr std::uint64_t kMeetSalt = 0x6d656574;  // "meet"
 constexpr std::uint64_t kOutSalt = 1;
+constexpr std::uint64_t kMemberSalt = 0x6d656d62;  // "memb": the member of a class chosen among several
 constexpr std::uint32_t kDirect = 1u << 31;  // a class's small row, read from the adjacency
 constexpr std::uint32_t kSeveral = UINT32_MAX;  // Mark::pred_*: found from several classes
 constexpr std::uint32_t kTwins = 1u << 31;      // class_of_: a class of several vertices
@@ -154,6 +155,7 @@ Router::Router(const Cluster& cluster, Search search)
   bandwidths(cluster.out_adjacency().link, out_bw_);
   bandwidths(cluster.in_adjacency().link, in_bw_);
   slots_.assign(64, Slot{kEmpty, kEmpty, 0, nullptr, 0});
+  build_twins();
   if (search != Search::kGeneric) build_compressed(cluster, search);
 }
 
@@ -167,26 +169,26 @@ Router::Router(const Cluster& cluster, std::span<const LinkId> down) : Router(cl
     }
   }
   links_down_ = !down.empty();
+  if (links_down_) build_twins();  // a failed link's ends are no longer their twins' equals
 }
 
-// The quotient of the compressed search (router.h, "Cost").
-void Router::build_compressed(const Cluster& cluster, Search search) {
+// Twin switches (NVSwitches and network switches): equal sorted (far end, rate) lists of
+// out-links and of in-links, no self-loop. A vertex outside the class reaches every member at
+// the same distance (a shortest path's last hop x -> u has the twin x -> v; x is neither, as
+// twins are not adjacent without a self-loop), over links of the same rates, and likewise from
+// every member to a vertex outside. The walk chooses a route's middle by class (router.h), the
+// compressed search runs on them. Rates as the router sees them: a link that is down (rate 0)
+// tells its ends apart from their twins.
+void Router::build_twins() {
   const std::uint32_t n = vertex_count_;
-  if (n >= kDirect) return;  // ids must leave kDirect's bit free
-  // 1. Twin switches (NVSwitches and network switches): equal sorted (far end, rate) lists of
-  // out-links and of in-links, no self-loop. A vertex outside the class reaches every member at
-  // the same distance (a shortest path's last hop x -> u has the twin x -> v; x is neither, as
-  // twins are not adjacent without a self-loop), over links of the same rates, and likewise
-  // from every member to a vertex outside.
-  std::vector<std::uint8_t> kind(n);
-  for (std::uint32_t v = 0; v < n; ++v) kind[v] = static_cast<std::uint8_t>(cluster.node(NodeId{v}).kind);
-  std::vector<std::uint64_t> words;  // signatures, then block entries
+  if (n >= kTwins) throw InternalError("Router: more than 2^31 devices");
+  std::vector<std::uint64_t> words;
   std::vector<std::uint32_t> signature(n, UINT32_MAX);
   {
     ListTable table;
     std::vector<std::pair<std::uint32_t, std::uint64_t>> row;
     for (std::uint32_t v = 0; v < n; ++v) {
-      const auto node_kind = static_cast<NodeKind>(kind[v]);
+      const NodeKind node_kind = cluster_.node(NodeId{v}).kind;
       if (!is_switch(node_kind) || node_kind == NodeKind::kPcieSwitch) continue;  // each its own GPUs
       const std::size_t first = words.size();
       bool loop = false;
@@ -231,9 +233,6 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
     if (c >= size.size()) size.resize(c + 1, 0);
     ++size[c];
   }
-  signature = {};
-  class_of_signature = {};
-  words.clear();
   class_begin_.assign(classes + 1, 0);
   for (std::uint32_t c = 0; c < classes; ++c) class_begin_[c + 1] = class_begin_[c] + size[c];
   class_members_.resize(n);
@@ -241,6 +240,21 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
     std::vector<std::uint32_t> fill(class_begin_.begin(), class_begin_.end() - 1);
     for (std::uint32_t v = 0; v < n; ++v) class_members_[fill[class_of_[v]]++] = v;
   }
+  for (std::uint32_t v = 0; v < n; ++v) {
+    if (size[class_of_[v]] > 1) class_of_[v] |= kTwins;
+  }
+}
+
+// The quotient of the compressed search (router.h, "Cost"), over the twin classes.
+void Router::build_compressed(const Cluster& cluster, Search search) {
+  const std::uint32_t n = vertex_count_;
+  if (n >= kDirect) return;  // ids must leave kDirect's bit free
+  std::vector<std::uint8_t> kind(n);
+  for (std::uint32_t v = 0; v < n; ++v) kind[v] = static_cast<std::uint8_t>(cluster.node(NodeId{v}).kind);
+  std::vector<std::uint64_t> words;  // block entries
+  const auto classes = static_cast<std::uint32_t>(class_begin_.size() - 1);
+  const auto class_at = [&](std::uint32_t v) { return class_of_[v] & ~kTwins; };
+  const auto size_of = [&](std::uint32_t c) { return class_begin_[c + 1] - class_begin_[c]; };
 
   // 2. Each class's links, from its first member, as entries (far class, its members, widest
   // rate): a member reaches every member of a twin class over the same rates. A row of
@@ -264,7 +278,7 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
     return static_cast<std::uint32_t>(blocks.size() - 1);
   };
   const auto entry = [&](std::uint32_t cls, double bw) {
-    entries.push_back(Entry{cls, size[cls], bw});
+    entries.push_back(Entry{cls, size_of(cls), bw});
   };
   for (int dir = 0; dir < 2; ++dir) {
     const std::uint32_t* begin = dir == 0 ? out_begin_ : in_begin_;
@@ -281,9 +295,9 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
         list_begin[c + 1] = static_cast<std::uint32_t>(lists.size());
         continue;
       }
-      big_slots += std::size_t{degree} * size[c];
+      big_slots += std::size_t{degree} * size_of(c);
       row.clear();
-      for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) row.push_back({kind[node[k]], class_of_[node[k]], bw[k]});
+      for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) row.push_back({kind[node[k]], class_at(node[k]), bw[k]});
       // One entry per far class: its widest rate, under the key of a widest link.
       std::sort(row.begin(), row.end(), [](const Item& a, const Item& b) {
         return a.cls != b.cls ? a.cls < b.cls : a.bw > b.bw;
@@ -316,9 +330,6 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
   }
   // kAuto: only where the quotient halves the work of the big rows.
   if (search == Search::kAuto && (big_slots == 0 || big_work * 2 > big_slots)) {
-    class_of_ = {};
-    class_begin_ = {};
-    class_members_ = {};
     out_block_begin_ = {};
     out_blocks_ = {};
     in_block_begin_ = {};
@@ -328,9 +339,6 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
   entries_ = std::move(entries);
   blocks_ = std::move(blocks);
   class_marks_.resize(classes);
-  for (std::uint32_t v = 0; v < n; ++v) {
-    if (size[class_of_[v]] > 1) class_of_[v] |= kTwins;
-  }
   // 3. The slots of each row of kBigRow links or more, sorted by far end: the walk finds the
   // links from a known vertex by binary search instead of a pass over the row.
   for (int dir = 0; dir < 2; ++dir) {
@@ -551,32 +559,48 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash,
   std::uint32_t middle = UINT32_MAX;
   if (!compressed) {
     // Middle vertex: among the meeting vertices, those whose adjacent path links are widest
-    // (NVLink beats a PCIe detour of equal hop count), then the one with the largest hash.
+    // (NVLink beats a PCIe detour of equal hop count), grouped by twin class.
     auto width = [&](std::uint32_t v) {
       const double in = v == src ? kEndpoint : marks_[v].widest_fwd;
       const double out = v == dst ? kEndpoint : marks_[v].widest_bwd;
       return std::min(in, out);
     };
-    middle = meet_[0];
     double middle_width = -1;
-    std::uint64_t middle_hash = 0;
-    int middle_ties = 0;
+    for (std::uint32_t v : meet_) middle_width = std::max(middle_width, width(v));
+    by_class_.clear();
     for (std::uint32_t v : meet_) {
-      const double w = width(v);
-      const std::uint64_t h = hash_combine(meet_seed, v);
-      middle_ties = w > middle_width ? 1 : middle_ties + (w == middle_width ? 1 : 0);
-      if (w > middle_width || (w == middle_width && h > middle_hash)) {
-        middle = v;
-        middle_width = w;
-        middle_hash = h;
-      }
+      if (width(v) == middle_width) by_class_.emplace_back(class_of_[v] & ~kTwins, v);
     }
-    walk_branched_ = middle_ties > 1;
+    std::sort(by_class_.begin(), by_class_.end());
+    widest_.clear();        // each class's first candidate
+    class_weight_.clear();  // and its number of candidates
+    for (std::size_t i = 0; i < by_class_.size(); ++i) {
+      if (i == 0 || by_class_[i].first != by_class_[i - 1].first) {
+        widest_.push_back(by_class_[i].second);
+        class_weight_.push_back(0);
+      }
+      ++class_weight_.back();
+    }
+    walk_branched_ = by_class_.size() > 1;
+    std::size_t first = 0, count = by_class_.size();  // the chosen class's candidates
+    std::uint64_t member_seed = meet_seed;
+    if (widest_.size() > 1) {
+      const std::uint32_t chosen = widest_[max_weighted_hash(widest_.data(), class_weight_.data(), widest_.size(), meet_seed)];
+      const std::uint32_t c = class_of_[chosen] & ~kTwins;
+      while (by_class_[first].first != c) ++first;
+      count = 0;
+      while (first + count < by_class_.size() && by_class_[first + count].first == c) ++count;
+      member_seed = hash_combine(meet_seed, kMemberSalt);
+    }
+    widest_.clear();
+    for (std::size_t i = first; i < first + count; ++i) widest_.push_back(by_class_[i].second);
+    middle = widest_[max_hash(widest_.data(), widest_.size(), member_seed)];
     walk_hops(src, dst, middle, hash, [this](std::uint32_t v) -> const Mark& { return marks_[v]; }, false);
     return;
   }
-  // The same choice by class: a class's members have the class's width (src and dst are
-  // classes of their own), so the candidates are the members of the widest classes.
+  // The same choice on the quotient: a class's members have the class's width and all meet
+  // (src and dst are classes of their own), so the candidates are the members of the widest
+  // classes, each class weighing its size.
   const std::uint32_t cs = class_of_[src], cd = class_of_[dst];
   auto width = [&](std::uint32_t c) {
     const double in = c == cs ? kEndpoint : class_marks_[c].widest_fwd;
@@ -586,29 +610,25 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash,
   double middle_width = -1;
   for (std::uint32_t c : meet_) middle_width = std::max(middle_width, width(c));
   std::size_t ties = 0;
-  const std::uint32_t* widest = nullptr;
-  std::size_t widest_count = 0;
-  std::size_t classes = 0;
+  widest_.clear();        // each widest class's first member
+  class_weight_.clear();  // and its size
+  std::uint32_t chosen = UINT32_MAX;
   for (std::uint32_t c : meet_) {
     if (width(c) == middle_width) {
-      ties += class_begin_[c + 1] - class_begin_[c];
-      ++classes;
-      widest = class_members_.data() + class_begin_[c];
-      widest_count = class_begin_[c + 1] - class_begin_[c];
+      const std::uint32_t members = class_begin_[c + 1] - class_begin_[c];
+      ties += members;
+      widest_.push_back(class_members_[class_begin_[c]]);
+      class_weight_.push_back(members);
+      chosen = c;
     }
   }
-  if (classes > 1) {  // gather the members of several widest classes
-    widest_.clear();
-    for (std::uint32_t c : meet_) {
-      if (width(c) == middle_width) {
-        widest_.insert(widest_.end(), class_members_.begin() + class_begin_[c],
-                       class_members_.begin() + class_begin_[c + 1]);
-      }
-    }
-    widest = widest_.data();
-    widest_count = widest_.size();
+  std::uint64_t member_seed = meet_seed;
+  if (widest_.size() > 1) {
+    chosen = class_of_[widest_[max_weighted_hash(widest_.data(), class_weight_.data(), widest_.size(), meet_seed)]] & ~kTwins;
+    member_seed = hash_combine(meet_seed, kMemberSalt);
   }
-  middle = widest[max_hash(widest, widest_count, meet_seed)];
+  const std::uint32_t* members = class_members_.data() + class_begin_[chosen];
+  middle = members[max_hash(members, class_begin_[chosen + 1] - class_begin_[chosen], member_seed)];
   walk_branched_ = ties > 1;
   walk_hops(src, dst, middle, hash,
             [this](std::uint32_t v) -> const Mark& { return class_marks_[class_of_[v] & ~kTwins]; }, true);

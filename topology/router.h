@@ -8,9 +8,18 @@
 // Among the equal-cost shortest paths the route is a pure function of (src, dst, flow_label):
 // the hash h = hash_combine(mix64(src), dst, flow_label) picks the middle vertex of the path
 // among the widest candidates at that distance, then each hop back toward src (and on toward dst)
-// among the widest links that stay on a shortest path, parallel links included; each choice
-// takes the candidate with the largest hash_combine(h, vertex, candidate), so one pass over a
-// vertex's links decides it. Different labels therefore spread
+// among the widest links that stay on a shortest path, parallel links included; each hop takes
+// the candidate with the largest hash_combine(h, vertex, candidate), so one pass over a
+// vertex's links decides it. The middle is chosen in two steps (topology/rendezvous_hash.h):
+// the candidates fall into classes of twin switches (the same links to the same devices: a
+// leaf-spine's spines, the cores cabled to one aggregation index of every pod); a class is
+// chosen by weighted rendezvous over each class's first candidate, weighing its candidates,
+// then a member of it by rendezvous (under a second salt when the class was chosen among
+// several). Every candidate is the middle for a share 1/(candidates) of the labels, as with one
+// rendezvous over all of them, and a choice costs (classes + the class's members) hashes, not
+// (candidates): 64 + 64 instead of 4,096 between pods of the radix-128 three-tier fat-tree.
+// Where each class has one candidate, or one class holds them all, the two steps choose what a
+// rendezvous over all candidates chooses. Different labels therefore spread
 // the flows of one pair over all equal-cost spines, like a switch's 5-tuple ECMP hash.
 //
 // Cost: routes are computed on demand, never as an all-pairs table. One query runs a
@@ -36,9 +45,9 @@
 //    instead, and in a row of 16 links or more finds their links by binary search over the
 //    row's slots sorted by far end (built with the quotient, 4 bytes per slot of such rows): a
 //    hop at an aggregation switch or core of the radix-128 fat-tree reads a few slots, not 128.
-//    The same fat-tree query scans a few hundred entries; what remains is the middle
-//    vertex: the largest hash over the 4,096 cores (8 hashes at a time where the CPU has
-//    AVX-512, 4 with AVX2). Queries from or to a member of a class of several switches take
+//    The same fat-tree query scans a few hundred entries and hashes 128 candidates for the
+//    middle (8 hashes at a time where the CPU has AVX-512, 4 with AVX2; a class of 64 cores
+//    among 64). Queries from or to a member of a class of several switches take
 //    the generic search; kAuto builds the quotient only where it halves the entries at rows of
 //    16 links or more (fabrics of radix 16 and up, not rings, tori or single servers).
 // Routes are cached by (src, dst, flow_label): about 50 bytes of table per route plus 4 bytes
@@ -112,6 +121,7 @@ class Router {
   void walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash,
                  const MarkOf& mark_of, bool levels);
   void next_generation();
+  void build_twins();
   void build_compressed(const Cluster& cluster, Search search);
   bool walk_branched_ = false;  // the last walk_path decided a tie by its hash
   // The pair of the last search that found a path, and its generation: route() walks again on
@@ -137,11 +147,12 @@ class Router {
   std::vector<std::uint32_t> front_fwd_, front_bwd_, next_, meet_;
   std::vector<LinkId> path_;
 
-  // The compressed search's quotient (see "Cost"); empty unless compressed_.
-  bool compressed_ = false;
+  // Twin classes (router.cpp, build_twins), in every Router: the middle's choice is by class.
   std::vector<std::uint32_t> class_of_;       // vertex -> class, | kTwins if it has several
   std::vector<std::uint32_t> class_begin_;    // members of class c: class_members_[begin[c], begin[c+1])
   std::vector<std::uint32_t> class_members_;  // ascending within a class
+  // The compressed search's quotient (see "Cost"); empty unless compressed_.
+  bool compressed_ = false;
   // Blocks of class c, out (toward dst) and in (toward src): *_blocks_[*_begin_[c], *_begin_[c+1]).
   std::vector<std::uint32_t> out_block_begin_, out_blocks_, in_block_begin_, in_blocks_;
   struct Entry {
@@ -173,7 +184,10 @@ class Router {
   // The slots of each row of 16 links or more sorted by far end (then slot), in the row's
   // place; other rows' places unused. Built with the quotient.
   std::vector<std::uint32_t> out_by_node_, in_by_node_;
-  std::vector<std::uint32_t> widest_;  // scratch: the meeting members of the widest classes
+  // Scratch of the middle's choice: candidates (a class's first, or a class's members), the
+  // classes' weights, and the generic walk's (class, vertex) candidates.
+  std::vector<std::uint32_t> widest_, class_weight_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> by_class_;
   std::vector<std::uint32_t> shared_;  // scratch: blocks held by several classes in a round
 
   // Cache: open-addressing table of (src, dst, label) -> path in the arena.

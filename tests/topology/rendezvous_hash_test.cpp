@@ -1,5 +1,6 @@
 // max_hash (topology/rendezvous_hash.h): every variant this CPU runs against a brute-force
-// argmax of hash_combine, on lengths that cover the vector loops' heads, bodies and tails.
+// argmax of hash_combine, on lengths that cover the vector loops' heads, bodies and tails; and
+// max_weighted_hash's shares, order independence and agreement with max_hash.
 #include "topology/rendezvous_hash.h"
 
 #include <gtest/gtest.h>
@@ -90,6 +91,62 @@ TEST(RendezvousHash, RefusesNoIdsAndAMissingInstructionSet) {
       EXPECT_THROW(max_hash_with(isa, &one, 1, 1), InternalError);
     }
   }
+}
+
+TEST(RendezvousHash, WeightedChoiceWinsInProportionToTheWeights) {
+  // Weights 1, 2, 3, 10 over 16,000 seeds: 1,000, 2,000, 3,000 and 10,000 wins in expectation,
+  // standard deviations sqrt(16,000 p (1 - p)) = 30.6, 42.4, 50.7, 61.2; 5 of them either side.
+  const std::vector<std::uint32_t> ids = {17, 4, 4096, 9};
+  const std::vector<std::uint32_t> weights = {1, 2, 3, 10};
+  const double expected[] = {1000, 2000, 3000, 10000}, sigma[] = {30.6, 42.4, 50.7, 61.2};
+  std::vector<int> wins(ids.size(), 0);
+  for (std::uint64_t seed = 0; seed < 16000; ++seed) {
+    ++wins[max_weighted_hash(ids.data(), weights.data(), ids.size(), mix64(seed))];
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_NEAR(wins[i], expected[i], 5 * sigma[i]) << "weight " << weights[i];
+  }
+}
+
+TEST(RendezvousHash, WeightedChoiceDoesNotDependOnTheOrder) {
+  Rng rng = Rng::derive(7, 3);
+  const std::vector<std::uint32_t> ids = distinct_ids(rng, 64, true);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> items;  // (id, weight)
+  for (std::uint32_t id : ids) items.emplace_back(id, 1 + static_cast<std::uint32_t>(rng.below(64)));
+  for (int trial = 0; trial < 50; ++trial) {
+    const std::uint64_t seed = rng.next();
+    std::vector<std::uint32_t> a, w;
+    for (const auto& [id, weight] : items) {
+      a.push_back(id);
+      w.push_back(weight);
+    }
+    const std::uint32_t chosen = a[max_weighted_hash(a.data(), w.data(), a.size(), seed)];
+    std::rotate(items.begin(), items.begin() + trial % 7 + 1, items.end());
+    std::reverse(items.begin(), items.end());
+    a.clear();
+    w.clear();
+    for (const auto& [id, weight] : items) {
+      a.push_back(id);
+      w.push_back(weight);
+    }
+    EXPECT_EQ(a[max_weighted_hash(a.data(), w.data(), a.size(), seed)], chosen) << trial;
+  }
+}
+
+TEST(RendezvousHash, EqualWeightsChooseAsMaxHashDoes) {
+  // Equal weights: max_hash's answer (the scores' order is the hashes'), whatever the weight.
+  Rng rng = Rng::derive(7, 4);
+  for (std::size_t n = 1; n <= 100; ++n) {
+    const std::vector<std::uint32_t> ids = distinct_ids(rng, n, true);
+    const std::uint64_t seed = rng.next();
+    for (std::uint32_t weight : {1u, 7u, 64u}) {
+      const std::vector<std::uint32_t> w(n, weight);
+      EXPECT_EQ(max_weighted_hash(ids.data(), w.data(), n, seed), max_hash(ids.data(), n, seed)) << n;
+    }
+  }
+  const std::uint32_t ids[] = {3, 1, 2}, one[] = {1, 1, 1}, zero[] = {1, 0, 1};
+  EXPECT_THROW(max_weighted_hash(ids, one, 0, 1), InternalError);
+  EXPECT_THROW(max_weighted_hash(ids, zero, 3, 1), InternalError);
 }
 
 }  // namespace

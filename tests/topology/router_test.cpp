@@ -1,5 +1,6 @@
 #include "topology/router.h"
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <string>
@@ -338,6 +339,66 @@ TEST(RouterCompressed, MatchesGenericOnThreeTierFatTrees) {
     const Cluster c = load_config("h100-fat-tree-3tier.json", overrides);
     expect_compressed_matches_generic(c, 3000, 11);
     EXPECT_EQ(Router(c).compressed(), automatic) << overrides[0];
+  }
+}
+
+// The middle of a route between pods of a three-tier fat-tree is a core, chosen as a class of
+// twin cores (those cabled to one aggregation index of every pod) by weighted rendezvous, then
+// a core of it (router.h): each candidate core carries about the same share of the labels.
+// Radix 16, 24 servers: 3 pods, 64 cores in 8 classes of 8. Then with 6 cores of one class cut
+// from the source's pod: 58 candidates, that class weighing 2 against 8 (unweighted, its two
+// cores would carry 4 times their share).
+TEST(Router, EcmpSpreadsLabelsBetweenPodsOverEveryCore) {
+  const Cluster c = load_config("h100-fat-tree-3tier.json", {"/fabric/radix=16", "/servers/0/count=24"});
+  NodeId src{}, dst{};
+  std::vector<NodeId> cores;
+  for (std::uint32_t v = 0; v < c.node_count(); ++v) {
+    const NodeInfo& n = c.node(NodeId{v});
+    if (n.kind == NodeKind::kNic && n.local == 0 && n.server == 0) src = NodeId{v};
+    if (n.kind == NodeKind::kNic && n.local == 0 && n.server == 8) dst = NodeId{v};  // pod 1
+    if (n.kind == NodeKind::kCoreSwitch) cores.push_back(NodeId{v});
+  }
+  ASSERT_EQ(cores.size(), 64u);
+  // The aggregation switch of src's pod that cores[0] hangs off (two hops from src), and the
+  // cables of 6 of its 8 cores to it, both directions.
+  Router full(c);
+  NodeId agg{UINT32_MAX};
+  for (std::uint32_t l = 0; l < c.link_count(); ++l) {
+    const LinkInfo& link = c.link(LinkId{l});
+    if (link.src == cores[0] && full.hops(src, link.dst) == 2) agg = link.dst;
+  }
+  ASSERT_NE(agg.value, UINT32_MAX);
+  std::vector<LinkId> down;
+  std::vector<NodeId> cut;
+  for (NodeId core : cores) {
+    const auto up = c.find_link(agg, core), back = c.find_link(core, agg);
+    if (!up || cut.size() == 6) continue;
+    cut.push_back(core);
+    down.push_back(*up);
+    down.push_back(*back);
+  }
+  ASSERT_EQ(cut.size(), 6u);
+  for (const bool failed : {false, true}) {
+    Router r = failed ? Router(c, down) : Router(c);
+    // 1,000 labels per candidate core: sqrt(n p (1 - p)) < 32 wins, so 850-1,150 is 5 of them.
+    const std::uint64_t candidates = failed ? 58 : 64, labels = 1000 * candidates;
+    std::vector<int> wins(c.node_count(), 0);
+    for (std::uint64_t label = 0; label < labels; ++label) {
+      const auto path = r.route(src, dst, label);
+      ASSERT_EQ(path.size(), 6u);  // NIC, leaf, aggregation, core, aggregation, leaf, NIC
+      const NodeId core = c.link(path[2]).dst;
+      ASSERT_EQ(c.node(core).kind, NodeKind::kCoreSwitch);
+      ++wins[core.value];
+    }
+    for (NodeId core : cores) {
+      const char* when = failed ? " (6 cores cut)" : "";
+      if (failed && std::find(cut.begin(), cut.end(), core) != cut.end()) {
+        EXPECT_EQ(wins[core.value], 0) << c.node(core).name << when;
+        continue;
+      }
+      EXPECT_GE(wins[core.value], 850) << c.node(core).name << when;
+      EXPECT_LE(wins[core.value], 1150) << c.node(core).name << when;
+    }
   }
 }
 
