@@ -139,7 +139,11 @@ std::uint64_t bits_of(double x) {
 
 }  // namespace
 
-Router::Router(const Cluster& cluster, Search search)
+Router::Router(const Cluster& cluster, Search search) : Router(cluster, {}, search) {}
+
+Router::Router(const Cluster& cluster, std::span<const LinkId> down) : Router(cluster, down, Search::kGeneric) {}
+
+Router::Router(const Cluster& cluster, std::span<const LinkId> down, Search search)
     : cluster_(cluster),
       vertex_count_(static_cast<std::uint32_t>(cluster.node_count())),
       out_begin_(cluster.out_adjacency().begin.data()),
@@ -154,12 +158,6 @@ Router::Router(const Cluster& cluster, Search search)
   };
   bandwidths(cluster.out_adjacency().link, out_bw_);
   bandwidths(cluster.in_adjacency().link, in_bw_);
-  slots_.assign(64, Slot{kEmpty, kEmpty, 0, nullptr, 0});
-  build_twins();
-  if (search != Search::kGeneric) build_compressed(cluster, search);
-}
-
-Router::Router(const Cluster& cluster, std::span<const LinkId> down) : Router(cluster, Search::kGeneric) {
   for (LinkId l : down) {
     for (std::size_t k = 0; k < cluster.out_adjacency().link.size(); ++k) {
       if (out_link_[k] == l) out_bw_[k] = 0;
@@ -169,7 +167,9 @@ Router::Router(const Cluster& cluster, std::span<const LinkId> down) : Router(cl
     }
   }
   links_down_ = !down.empty();
-  if (links_down_) build_twins();  // a failed link's ends are no longer their twins' equals
+  slots_.assign(64, Slot{kEmpty, kEmpty, 0, nullptr, 0});
+  build_twins();  // over the rates as seen: a failed link's ends are no longer their twins' equals
+  if (search != Search::kGeneric) build_compressed(cluster, search);
 }
 
 // Twin switches (NVSwitches and network switches): equal sorted (far end, rate) lists of
@@ -548,6 +548,19 @@ int Router::search_compressed(std::uint32_t src, std::uint32_t dst) {
   return -1;
 }
 
+// The middle's class (router.h): its index among the widest classes in widest_ (each class's
+// first candidate) and class_weight_ (its candidates), by weighted rendezvous when there are
+// several; *member_seed, the seed its member is chosen by, is salted then, so that the member's
+// hash is independent of the hash that chose the class.
+std::size_t Router::middle_class(std::uint64_t meet_seed, std::uint64_t* member_seed) const {
+  if (widest_.size() == 1) {
+    *member_seed = meet_seed;
+    return 0;
+  }
+  *member_seed = hash_combine(meet_seed, kMemberSalt);
+  return max_weighted_hash(widest_.data(), class_weight_.data(), widest_.size(), meet_seed);
+}
+
 // Builds path_ from the marks of the last search: a middle vertex chosen by hash, then the
 // links back to src and on to dst, each chosen by hash among those that stay on a shortest
 // path (a predecessor one hop closer to src, or a successor one hop closer to dst).
@@ -582,16 +595,11 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash,
       ++class_weight_.back();
     }
     walk_branched_ = by_class_.size() > 1;
-    std::size_t first = 0, count = by_class_.size();  // the chosen class's candidates
-    std::uint64_t member_seed = meet_seed;
-    if (widest_.size() > 1) {
-      const std::uint32_t chosen = widest_[max_weighted_hash(widest_.data(), class_weight_.data(), widest_.size(), meet_seed)];
-      const std::uint32_t c = class_of_[chosen] & ~kTwins;
-      while (by_class_[first].first != c) ++first;
-      count = 0;
-      while (first + count < by_class_.size() && by_class_[first + count].first == c) ++count;
-      member_seed = hash_combine(meet_seed, kMemberSalt);
-    }
+    std::uint64_t member_seed = 0;
+    const std::size_t c = middle_class(meet_seed, &member_seed);
+    // The chosen class's candidates: by_class_ holds the classes in the order of widest_.
+    const std::size_t first = std::accumulate(class_weight_.begin(), class_weight_.begin() + static_cast<std::ptrdiff_t>(c), std::size_t{0});
+    const std::size_t count = class_weight_[c];
     widest_.clear();
     for (std::size_t i = first; i < first + count; ++i) widest_.push_back(by_class_[i].second);
     middle = widest_[max_hash(widest_.data(), widest_.size(), member_seed)];
@@ -612,21 +620,16 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash,
   std::size_t ties = 0;
   widest_.clear();        // each widest class's first member
   class_weight_.clear();  // and its size
-  std::uint32_t chosen = UINT32_MAX;
   for (std::uint32_t c : meet_) {
     if (width(c) == middle_width) {
       const std::uint32_t members = class_begin_[c + 1] - class_begin_[c];
       ties += members;
       widest_.push_back(class_members_[class_begin_[c]]);
       class_weight_.push_back(members);
-      chosen = c;
     }
   }
-  std::uint64_t member_seed = meet_seed;
-  if (widest_.size() > 1) {
-    chosen = class_of_[widest_[max_weighted_hash(widest_.data(), class_weight_.data(), widest_.size(), meet_seed)]] & ~kTwins;
-    member_seed = hash_combine(meet_seed, kMemberSalt);
-  }
+  std::uint64_t member_seed = 0;
+  const std::uint32_t chosen = class_of_[widest_[middle_class(meet_seed, &member_seed)]] & ~kTwins;
   const std::uint32_t* members = class_members_.data() + class_begin_[chosen];
   middle = members[max_hash(members, class_begin_[chosen + 1] - class_begin_[chosen], member_seed)];
   walk_branched_ = ties > 1;

@@ -109,6 +109,10 @@ class Router {
   struct Slot;
   struct Mark;
 
+  // Both public constructors: rates with `down` at 0, twin classes over them, the quotient
+  // unless `search` is kGeneric.
+  Router(const Cluster& cluster, std::span<const LinkId> down, Search search);
+
   // Bidirectional BFS; returns the distance or -1, and leaves the middle-layer candidates in
   // meet_ and the distance marks of this generation in marks_ (generic) or, by class, in
   // class_marks_ (compressed: meet_ holds classes).
@@ -117,6 +121,7 @@ class Router {
   bool takes_compressed(std::uint32_t src, std::uint32_t dst) const;
   int distance(std::uint32_t src, std::uint32_t dst);  // the search the pair takes
   void walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, bool compressed);
+  std::size_t middle_class(std::uint64_t meet_seed, std::uint64_t* member_seed) const;
   template <class MarkOf>
   void walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash,
                  const MarkOf& mark_of, bool levels);
