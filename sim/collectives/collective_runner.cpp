@@ -24,26 +24,6 @@ struct CollectiveRunner::Run {
   std::size_t outstanding = 0;
   SimTime round_start = kTimeZero;  // when the current round started its flows
   Duration round_tail{0};           // the largest tail of its flows (CollectiveOutcome::drain)
-  // Paths that are not in the router's cache, in chunks that never move (spans into them stay
-  // valid while the run lives: a chunk's buffer stays put when the outer vector grows), and the
-  // weighted routes of the current round (one allocation each, none for a run without any: a
-  // deque allocates on construction, and every point-to-point transfer is a run).
-  std::vector<std::vector<LinkId>> owned_paths;
-  std::vector<std::unique_ptr<topo::WeightedRoute>> spreads;
-  topo::WeightedRoute& new_spread() { return *spreads.emplace_back(std::make_unique<topo::WeightedRoute>()); }
-  // Chunks grow from 64 links, doubling up to 16,384: a point-to-point run of a few links
-  // reserves 256 bytes, not 64 KiB (thousands of such runs are in flight in a training
-  // iteration; with huge pages a reserved chunk is resident whether used or not).
-  std::span<LinkId> allocate(std::size_t links) {
-    constexpr std::size_t kFirstChunk = 64, kChunk = 16384;
-    if (owned_paths.empty() || owned_paths.back().capacity() - owned_paths.back().size() < links) {
-      const std::size_t grown = owned_paths.empty() ? kFirstChunk : std::min(kChunk, 2 * owned_paths.back().capacity());
-      owned_paths.emplace_back().reserve(std::max(grown, links));
-    }
-    auto& chunk = owned_paths.back();
-    chunk.resize(chunk.size() + links);
-    return {chunk.data() + chunk.size() - links, links};
-  }
 };
 
 // One flow to start: a planned flow with its path (start_round).
@@ -71,10 +51,10 @@ CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, t
 
 CollectiveRunner::~CollectiveRunner() = default;
 
-void CollectiveRunner::start(const CollectiveSpec& spec, Schedule schedule, CollectiveAlgorithm algorithm,
+void CollectiveRunner::start(CollectiveSpec spec, Schedule schedule, CollectiveAlgorithm algorithm,
                              Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done) {
   auto run = std::make_shared<Run>();
-  run->spec = spec;
+  run->spec = std::move(spec);
   run->schedule = std::move(schedule);
   run->protocol = protocol;
   run->on_done = std::move(on_done);
@@ -101,6 +81,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
 
   std::vector<Prepared>& prepared = prepared_;
   prepared.clear();
+  for (std::size_t c = 0; c < chunks_used_; ++c) path_chunks_[c].clear();
+  chunks_used_ = 0;
+  spreads_used_ = 0;
   prepared.reserve(round.flows.size());
   Duration step{0}, local_step{0};  // local: over the flows inside one server (Round::local_steps)
   // Bytes on the wire for `data` of the schedule.
@@ -137,7 +120,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       if (pf.reduction_port.valid()) {
         const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
         if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
-        const std::span<LinkId> owned = run->allocate(path.size() + 1);
+        const std::span<LinkId> owned = owned_path(path.size() + 1);
         std::copy(path.begin(), path.end(), owned.begin());
         owned.back() = *engine;
         path = owned;
@@ -167,14 +150,14 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     segment(owner, nic->send_nic, 0);
     segment(nic->send_nic, nic->recv_nic, salt);
     segment(nic->recv_nic, pf.dst, 0);
-    const std::span<LinkId> path = run->allocate(links);
+    const std::span<LinkId> path = owned_path(links);
     auto out = path.begin();
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
     add(path, false);
     if (cluster.routing() == topo::Routing::kAdaptive) {
       // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
       // every equal-cost path as a fluid; the rest of its path is as above.
-      topo::WeightedRoute& w = run->new_spread();
+      topo::WeightedRoute& w = new_spread();
       for (std::size_t k = 0; k < parts; ++k) {
         const bool fabric = k + 2 == parts;  // send NIC -> receive NIC
         topo::add_route(w, fabric ? spreader_.spread(nic->send_nic, nic->recv_nic) : topo::weighted_path(segments[k]));
@@ -190,7 +173,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       // Static ECMP with the member's NCCL channels on connections of their own (schedule.h,
       // PlannedFlow::connections): the fabric part is d hashed paths, each 1/d of the bytes.
       // Built in place (a few links, so a linear merge): the same route as add_route gives.
-      topo::WeightedRoute& w = run->new_spread();
+      topo::WeightedRoute& w = new_spread();
       w.scale = pf.connections;
       const auto load = [&w](std::span<const LinkId> p, std::uint32_t weight) {
         for (LinkId l : p) {
@@ -315,18 +298,44 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::uint32_t copies[1] = {weight[i]};
     net_.start_pipeline(member, copies, bytes, tail, [this, run] { on_delivered(run); });
   }
-  run->spreads.clear();  // the network holds the flows now
   if (prepared.size() > kKeptScratch) {  // a large round's scratch goes back to the heap
     prepared_ = {};
     singles_ = {};
     weight_ = {};
+    path_chunks_ = {};
+    spreads_ = decltype(spreads_){};
   }
+}
+
+std::span<LinkId> CollectiveRunner::owned_path(std::size_t links) {
+  constexpr std::size_t kFirstChunk = 64, kChunk = 16384;
+  // The round's current chunk if it has room, else the next one kept from earlier rounds (all
+  // empty when a round starts), else a new one, twice the last up to kChunk links.
+  while (chunks_used_ == 0 || path_chunks_[chunks_used_ - 1].capacity() - path_chunks_[chunks_used_ - 1].size() < links) {
+    if (chunks_used_ == path_chunks_.size()) {
+      const std::size_t grown = path_chunks_.empty() ? kFirstChunk : std::min(kChunk, 2 * path_chunks_.back().capacity());
+      path_chunks_.emplace_back().reserve(std::max(grown, links));
+    }
+    ++chunks_used_;
+  }
+  std::vector<LinkId>& chunk = path_chunks_[chunks_used_ - 1];
+  chunk.resize(chunk.size() + links);  // within its capacity: the chunk's buffer stays put
+  return {chunk.data() + chunk.size() - links, links};
+}
+
+topo::WeightedRoute& CollectiveRunner::new_spread() {
+  if (spreads_used_ == spreads_.size()) spreads_.push_back(std::make_unique<topo::WeightedRoute>());
+  topo::WeightedRoute& w = *spreads_[spreads_used_++];
+  w.links.clear();
+  w.scale = 1;
+  w.exact = true;
+  return w;
 }
 
 void CollectiveRunner::start_weighted(const topo::WeightedRoute& route, std::uint32_t times, Bytes bytes, Duration tail,
                                       const std::shared_ptr<Run>& run) {
-  std::vector<net::WeightedLink> links;
-  links.reserve(route.links.size());
+  std::vector<net::WeightedLink>& links = weighted_links_;  // the network copies them
+  links.clear();
   if (fold_) {
     for (const auto& [link, weight] : route.links) links.push_back({fold_->map(link), weight * times});
   } else {

@@ -59,7 +59,7 @@ class CollectiveRunner {
   CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
                    const NetworkLayout& layout, bool merge_identical = true, NetworkFold* fold = nullptr);
   ~CollectiveRunner();
-  void start(const CollectiveSpec& spec, Schedule schedule, CollectiveAlgorithm algorithm, Protocol protocol,
+  void start(CollectiveSpec spec, Schedule schedule, CollectiveAlgorithm algorithm, Protocol protocol,
              std::function<void(const CollectiveOutcome&)> on_done);
 
  private:
@@ -90,6 +90,18 @@ class CollectiveRunner {
   std::vector<Prepared> prepared_;
   std::vector<std::size_t> singles_;
   std::vector<std::uint32_t> weight_;
+  // start_round's paths that are not in the router's cache (a relay's, an NVLS flow's with its
+  // reduction engine) and its weighted routes: the network copies both when a flow starts, so
+  // they live for one round. Chunks that never move (a span into one stays valid while the
+  // round is built), growing from 64 links to 16,384, and routes reused with their capacity:
+  // a point-to-point transfer, thousands of them per training iteration, allocates none.
+  std::span<topo::LinkId> owned_path(std::size_t links);
+  topo::WeightedRoute& new_spread();
+  std::vector<std::vector<topo::LinkId>> path_chunks_;
+  std::size_t chunks_used_ = 0;  // path_chunks_[0, chunks_used_) hold this round's paths
+  std::vector<std::unique_ptr<topo::WeightedRoute>> spreads_;
+  std::size_t spreads_used_ = 0;
+  std::vector<net::WeightedLink> weighted_links_;  // start_weighted's scratch
 };
 
 }  // namespace cs::coll

@@ -449,6 +449,7 @@ void relay_round(const ScheduleContext& ctx, Round& round) {
   if (std::all_of(round.flows.begin(), round.flows.end(), [](const PlannedFlow& f) { return f.pipeline != kNoPipeline; })) return;
   ProxyRelay relay(ctx);
   std::vector<PlannedFlow> kept;
+  kept.reserve(2 * round.flows.size());  // each flow and its handover, at most
   for (const PlannedFlow& f : round.flows) {
     if (f.pipeline == kNoPipeline) relay.add(f);
     else kept.push_back(f);
@@ -848,6 +849,7 @@ void ProxyRelay::reserve(std::size_t entries) {
 }
 
 void ProxyRelay::rehash(std::size_t slots) {
+  while (slots < 2 * (flows_.size() + 1)) slots *= 2;  // the flows merged by scan, if any
   slots_.assign(slots, 0);
   const std::size_t mask = slots - 1;
   for (std::size_t k = 0; k < flows_.size(); ++k) {
@@ -858,6 +860,20 @@ void ProxyRelay::rehash(std::size_t slots) {
 }
 
 void ProxyRelay::merge(const PlannedFlow& f) {
+  // A few flows (a point-to-point transfer's one or two, with their handovers) are merged by a
+  // scan, without a table: the same entries in the same order as through it.
+  constexpr std::size_t kScanFlows = 8;
+  if (slots_.empty() && flows_.size() < kScanFlows) {
+    for (PlannedFlow& entry : flows_) {
+      if (!same_relay_key(entry, f)) continue;
+      if (entry.copies > UINT32_MAX - f.copies) throw InternalError("more than 2^32 identical flows in one round");
+      entry.copies += f.copies;
+      return;
+    }
+    if (flows_.capacity() == 0) flows_.reserve(kScanFlows / 2);
+    flows_.push_back(f);
+    return;
+  }
   if (2 * (flows_.size() + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
   if (flows_.size() >= UINT32_MAX - 1) throw InternalError("more than 2^32 distinct flows in one round");
   const std::size_t mask = slots_.size() - 1;

@@ -247,7 +247,7 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
     s.label = hash_combine(spec.label, k);
     auto schedule = coll::build_schedule(layout_.schedules(), s, algo, nullptr);
     if (!schedule) throw InternalError("Executor: the chosen collective algorithm does not apply");
-    runner_.start(s, std::move(*schedule), algo, proto, [this, members, remaining](const coll::CollectiveOutcome&) {
+    runner_.start(std::move(s), std::move(*schedule), algo, proto, [this, members, remaining](const coll::CollectiveOutcome&) {
       if (--*remaining > 0) return;
       for (tg::OpId m : members) comm_changed(graph_.op(m).rank, -1);
       for (tg::OpId m : members) complete(m);
@@ -256,15 +256,15 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
 }
 
 void Executor::start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, std::uint64_t label,
-                              std::function<void()> done) {
+                              std::function<void(const coll::CollectiveOutcome&)> done) {
   coll::CollectiveSpec spec;
   spec.op = CollectiveOp::kSendRecv;
   spec.size = bytes;
   spec.ranks = {from, to};
   spec.label = label;
   auto schedule = coll::build_schedule(layout_.schedules(), spec, CollectiveAlgorithm::kDirect, nullptr);
-  runner_.start(spec, std::move(*schedule), CollectiveAlgorithm::kDirect, coll::Protocol::kSimple,
-                [done = std::move(done)](const coll::CollectiveOutcome&) { done(); });
+  runner_.start(std::move(spec), std::move(*schedule), CollectiveAlgorithm::kDirect, coll::Protocol::kSimple,
+                std::move(done));
 }
 
 void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
@@ -280,7 +280,7 @@ void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
   auto remaining = std::make_shared<std::size_t>(pairs.size());
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     start_transfer(rank_gpus_[pairs[k][0]], rank_gpus_[pairs[k][1]], s.bytes, hash_combine(s.tag, k),
-                   [this, send, recv, remaining] {
+                   [this, send, recv, remaining](const coll::CollectiveOutcome&) {
                      if (--*remaining > 0) return;
                      comm_changed(graph_.op(send).rank, -1);
                      comm_changed(graph_.op(send).peer, -1);
@@ -334,7 +334,7 @@ void Executor::start_load(tg::OpId id) {
   auto remaining = std::make_shared<std::size_t>(readers.size());
   for (const auto& reader : readers) {
     const std::uint32_t r = reader[0];
-    start_transfer(storage_[r % storage_.size()], rank_gpus_[r], op.bytes, hash_combine(id, r), [this, id, remaining] {
+    start_transfer(storage_[r % storage_.size()], rank_gpus_[r], op.bytes, hash_combine(id, r), [this, id, remaining](const coll::CollectiveOutcome&) {
       if (--*remaining == 0) complete(id);
     });
   }

@@ -74,9 +74,10 @@ class Executor {
   void comm_changed(std::uint32_t rank, int delta);
   void schedule_compute(tg::OpId id);
   double overlap_stretch(std::uint32_t rank) const;
-  // One point-to-point transfer (a send/recv or a storage read) on the network.
+  // One point-to-point transfer (a send/recv or a storage read) on the network; `done` is the
+  // runner's completion callback itself (no wrapper to allocate per transfer).
   void start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, std::uint64_t label,
-                      std::function<void()> done);
+                      std::function<void(const coll::CollectiveOutcome&)> done);
   // The rank lists the graph's symmetries map `ranks` onto, `ranks` first, without repeats:
   // compared as sets for a collective's group (a group in another order is the same
   // collective), as sequences for a sender-receiver pair.
