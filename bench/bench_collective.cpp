@@ -103,6 +103,7 @@ struct CaseResult {
   unsigned long long flows = 0, events = 0;
   std::string op = "all_reduce";
   unsigned folded_servers = 0;
+  bool twin_folded = false;  // every flow on the twin switches' quotient (network_fold.h)
   long rss_kib = 0;         // in-process ru_maxrss at the end
   // filled by the parent
   double proc_s = 0, cpu_s = 0;
@@ -122,11 +123,11 @@ std::string to_json(const CaseResult& r, long long bytes) {
                 "\"algo\":\"%s\",\"ran\":\"%s\",\"candidates\":%d,\"simulated\":%d,\"load_s\":%.6f,\"sim_s\":%.6f,"
                 "\"total_s\":%.6f,\"proc_s\":%s,\"cpu_s\":%s,\"peak_rss_mib\":%.1f,"
                 "\"simulated_s\":%.9g,\"busbw_GBps\":%.4f,\"flows\":%llu,\"events\":%llu,"
-                "\"folded_servers\":%u}",
+                "\"folded_servers\":%u,\"twin_folded\":%s}",
                 r.op.c_str(), bytes, r.gpus, r.algo.c_str(), r.chosen.c_str(), r.candidates, r.simulated, r.load_s,
                 r.sim_s, r.total_s, proc, cpu,
                 static_cast<double>(r.proc_rss_kib ? r.proc_rss_kib : r.rss_kib) / 1024.0,
-                r.sim_time_s, r.busbw_GBps, r.flows, r.events, r.folded_servers);
+                r.sim_time_s, r.busbw_GBps, r.flows, r.events, r.folded_servers, r.twin_folded ? "true" : "false");
   return buf;
 }
 
@@ -216,6 +217,7 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
   r.events = res.events;
   r.op = options.op;
   r.folded_servers = res.folded_servers;
+  r.twin_folded = res.twin_folded;
   std::printf("%s\n", to_json(r, bytes).c_str());
   return 0;
 }

@@ -135,7 +135,62 @@ struct AdaptiveSpreader::Mark {
 };
 
 AdaptiveSpreader::AdaptiveSpreader(const Cluster& cluster)
-    : cluster_(cluster), marks_(cluster.node_count()) {}
+    : cluster_(cluster), out_(&cluster.out_adjacency()), in_(&cluster.in_adjacency()), marks_(cluster.node_count()) {}
+
+// The quotient (header): each vertex that is no twin, or the first of its class, keeps its out-row
+// grouped by (far end's class, orbit of the link), the group's first link standing for it with
+// the group's size; the other twins get empty rows (a search never reaches them: every link
+// into a class leads to its first). The in-rows are the out-rows transposed, so both directions
+// list the same entries with the same representative links and multiplicities.
+AdaptiveSpreader::AdaptiveSpreader(const Cluster& cluster, std::shared_ptr<const SwitchTwins> twins)
+    : AdaptiveSpreader(cluster) {
+  twins_ = std::move(twins);
+  const auto n = static_cast<std::uint32_t>(cluster.node_count());
+  const std::vector<std::uint32_t>& rep = twins_->vertex_rep;
+  if (rep.size() != n) throw InternalError("AdaptiveSpreader: twin classes of another cluster");
+  class_size_.assign(n, 0);
+  for (std::uint32_t v = 0; v < n; ++v) ++class_size_[rep[v]];
+  for (std::uint32_t v = 0; v < n; ++v) class_size_[v] = class_size_[rep[v]];
+  multiplicity_.assign(cluster.link_count(), 0);
+  const Adjacency& out = cluster.out_adjacency();
+  Adjacency& q = quotient_out_;
+  q.begin.assign(1, 0);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> groups;  // (far class, orbit) -> entry
+  for (std::uint32_t v = 0; v < n; ++v) {
+    if (rep[v] == v) {
+      groups.clear();
+      for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
+        const std::uint32_t far = rep[out.node[k]], orbit = twins_->rep[out.link[k].value];
+        const std::uint64_t key = std::uint64_t{far} << 32 | orbit;
+        const auto it = std::find_if(groups.begin(), groups.end(), [key](const auto& g) { return g.first == key; });
+        if (it != groups.end()) {
+          ++multiplicity_[q.link[it->second].value];
+          continue;
+        }
+        groups.emplace_back(key, static_cast<std::uint32_t>(q.node.size()));
+        q.node.push_back(far);
+        q.link.push_back(out.link[k]);
+        multiplicity_[out.link[k].value] = 1;
+      }
+    }
+    q.begin.push_back(static_cast<std::uint32_t>(q.node.size()));
+  }
+  // Transposed: in-row of u lists (v, link) for every entry v -> u, v ascending.
+  Adjacency& t = quotient_in_;
+  t.begin.assign(n + 1, 0);
+  for (const std::uint32_t u : q.node) ++t.begin[u + 1];
+  for (std::uint32_t u = 0; u < n; ++u) t.begin[u + 1] += t.begin[u];
+  t.node.resize(q.node.size());
+  t.link.resize(q.link.size());
+  std::vector<std::uint32_t> at(t.begin.begin(), t.begin.end() - 1);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    for (std::uint32_t k = q.begin[v]; k < q.begin[v + 1]; ++k) {
+      const std::uint32_t slot = at[q.node[k]]++;
+      t.node[slot] = v;
+      t.link[slot] = q.link[k];
+    }
+  }
+}
 
 AdaptiveSpreader::~AdaptiveSpreader() = default;
 
@@ -150,7 +205,7 @@ int AdaptiveSpreader::search(std::uint32_t src, std::uint32_t dst) {
     generation_ = 1;
   }
   const std::uint32_t g = generation_;
-  const Adjacency* adjacency[2] = {&cluster_.out_adjacency(), &cluster_.in_adjacency()};
+  const Adjacency* adjacency[2] = {out_, in_};
   const std::uint32_t ends[2] = {src, dst};
   std::uint32_t depth[2] = {0, 0};
   for (int s : {kFwd, kBwd}) {
@@ -187,8 +242,15 @@ int AdaptiveSpreader::search(std::uint32_t src, std::uint32_t dst) {
 WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
   const std::uint32_t g = generation_;
   const auto d = static_cast<std::uint32_t>(distance);
-  const Adjacency& out = cluster_.out_adjacency();
-  const Adjacency& in = cluster_.in_adjacency();
+  const Adjacency& out = *out_;
+  const Adjacency& in = *in_;
+  // On the quotient, a link's weight counts its group's links and its share goes to its far end's
+  // class (the header); on the cluster, 1 and the far end.
+  const auto multiplicity = [&](LinkId l) -> std::uint64_t { return rep_ ? multiplicity_[l.value] : 1; };
+  const auto far_of = [&](LinkId l) {
+    const std::uint32_t v = cluster_.link(l).dst.value;
+    return rep_ ? rep_[v] : v;
+  };
   if (layers_.size() < d + 1) layers_.resize(d + 1);
   for (std::uint32_t i = 0; i <= d; ++i) layers_[i].clear();
 
@@ -253,10 +315,13 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
   //    n < 2^32 keep den x n, and num, den <= 2^20 keep every lcm and sum below 2^42, so nothing
   //    overflows 64 bits. A layer's DAG links come from its out-links or the next layer's
   //    in-links, whichever are fewer (as in 1).
+  // A DAG link's share of the flow (num / den exactly, share in floating point); on the
+  // quotient, `count` links of its orbit with that share each, which it stands for.
   struct Edge {
     LinkId link;
     std::uint64_t num, den;
     double share;
+    std::uint64_t count = 1;
   };
   std::vector<Edge> edges;
   bool exact = true;
@@ -285,30 +350,37 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
       const Mark& mv = marks_[v];
       if (mv.share == 0) continue;  // reached only through links narrower than their siblings
       Bandwidth widest{0};
-      std::uint64_t n = 0;
+      std::uint64_t n = 0;  // v's widest DAG out-links (on the quotient, its class member's)
       for (std::size_t j = first; j < last; ++j) {
-        const Bandwidth bw = cluster_.link(LinkId{dag_links_[j].second}).bandwidth;
-        n = bw > widest ? 1 : n + (bw == widest ? 1 : 0);
+        const LinkId l{dag_links_[j].second};
+        const Bandwidth bw = cluster_.link(l).bandwidth;
+        const std::uint64_t m = multiplicity(l);
+        n = bw > widest ? m : n + (bw == widest ? m : 0);
         widest = std::max(widest, bw);
       }
-      Edge e{LinkId{}, 0, 1, mv.share / static_cast<double>(n)};
-      if (exact) {
-        const std::uint64_t r = std::gcd(mv.num, mv.den * n);
-        e.num = mv.num / r;
-        e.den = mv.den * n / r;
-        scale = std::lcm(scale, e.den);
-        exact = scale <= kMaxSpreadScale;
-      }
+      // Each of v's widest DAG links carries x_v / n; on the quotient x_v is its class's total,
+      // shared by its `size` twins, and a group's link stands for the `count` links of its orbit
+      // (the twins' copies of v's m links), each with that share: what the full spread gives
+      // each of them, over the same common denominator K.
+      const std::uint64_t size = rep_ ? class_size_[v] : 1;
       for (std::size_t j = first; j < last; ++j) {
-        e.link = LinkId{dag_links_[j].second};
-        if (cluster_.link(e.link).bandwidth != widest) continue;
+        const LinkId link{dag_links_[j].second};
+        if (cluster_.link(link).bandwidth != widest) continue;
+        Edge e{link, 0, 1, mv.share / static_cast<double>(size * n), rep_ ? twins_->orbit_size(link.value) : 1};
+        if (exact) {
+          const std::uint64_t r = std::gcd(mv.num, mv.den * size * n);
+          e.num = mv.num / r;
+          e.den = mv.den * size * n / r;
+          scale = std::lcm(scale, e.den);
+          exact = scale <= kMaxSpreadScale;
+        }
         edges.push_back(e);
-        Mark& mu = marks_[cluster_.link(e.link).dst.value];
-        mu.share += e.share;
+        Mark& mu = marks_[far_of(link)];
+        mu.share += e.share * static_cast<double>(e.count);
         if (!exact) continue;
         const std::uint64_t den = std::lcm(mu.den, e.den);
         exact = den <= kMaxSpreadScale;
-        mu.num = mu.num * (den / mu.den) + e.num * (den / e.den);
+        mu.num = mu.num * (den / mu.den) + e.num * e.count * (den / e.den);
         mu.den = den;
         const std::uint64_t r = std::gcd(mu.num, mu.den);
         mu.num /= r;
@@ -324,7 +396,7 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
   route.links.reserve(edges.size());
   for (const Edge& e : edges) {
     const auto up = static_cast<std::uint64_t>(std::ceil(e.share * kMaxSpreadScale));
-    const std::uint64_t w = exact ? e.num * (scale / e.den) : std::max<std::uint64_t>(1, up);
+    const std::uint64_t w = e.count * (exact ? e.num * (scale / e.den) : std::max<std::uint64_t>(1, up));
     route.links.emplace_back(e.link, static_cast<std::uint32_t>(w));
   }
   return route;
@@ -340,6 +412,11 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   WeightedRoute route;
   if (src != dst) {
+    // The twin quotient when both ends are classes of one (the header), else the cluster.
+    const bool quotient = twins_ && class_size_[src.value] == 1 && class_size_[dst.value] == 1;
+    out_ = quotient ? &quotient_out_ : &cluster_.out_adjacency();
+    in_ = quotient ? &quotient_in_ : &cluster_.in_adjacency();
+    rep_ = quotient ? twins_->vertex_rep.data() : nullptr;
     const int distance = search(src.value, dst.value);
     if (distance < 0) {
       throw TopologyError(

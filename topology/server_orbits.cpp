@@ -164,13 +164,17 @@ const std::shared_ptr<const SwitchTwins>& ServerSymmetry::switch_twins() const {
     groups[h].push_back(v);
   }
   std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  DenseUnionFind vertices(server_of_.size());
   for (const auto& [h, members] : groups) {
     for (std::size_t i = 1; i < members.size(); ++i) {
       const Map pi{{members[0], members[i]}, {members[i], members[0]}};
       if (!link_images(pi, pairs)) continue;  // equal hashes, not twins
       for (const auto& [a, b] : pairs) classes.unite(a, b);
+      vertices.unite(members[0], members[i]);
     }
   }
+  t->vertex_rep.resize(server_of_.size());
+  for (std::uint32_t v = 0; v < server_of_.size(); ++v) t->vertex_rep[v] = vertices.find(v);
   t->rep.resize(links);
   for (std::uint32_t l = 0; l < links; ++l) {
     t->rep[l] = classes.find(l);  // the smallest link of the class
@@ -223,6 +227,15 @@ std::optional<ServerSymmetry::Map> ServerSymmetry::exchange(std::span<const std:
     }
   }
   return pi;
+}
+
+std::optional<ServerOrbits> ServerSymmetry::twin_orbits() const {
+  const std::shared_ptr<const SwitchTwins>& twins = switch_twins();
+  if (twins->members.empty()) return std::nullopt;
+  ServerOrbits out;
+  out.servers_ = 1;
+  out.twins_ = twins;
+  return out;
 }
 
 std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus) const {

@@ -61,6 +61,11 @@ namespace cs::topo {
 struct SwitchTwins {
   std::vector<std::uint32_t> rep;                                   // per link: its class's smallest link
   std::unordered_map<std::uint32_t, std::vector<LinkId>> members;  // rep -> links, classes of two or more
+  std::vector<std::uint32_t> vertex_rep;  // per device: the smallest of its twin switches (itself if none)
+  std::size_t orbit_size(std::uint32_t link) const {
+    const auto it = members.find(rep[link]);
+    return it == members.end() ? 1 : it->second.size();
+  }
 };
 
 class ServerOrbits {
@@ -74,6 +79,11 @@ class ServerOrbits {
     const auto it = root_.find(twin);
     return it == root_.end() ? LinkId{twin} : LinkId{it->second};
   }
+  // Whether the group is the switch exchanges' alone (ServerSymmetry::twin_orbits): every
+  // server's flows run, none stands for another.
+  bool twins_only() const { return servers_ == 1; }
+  // The switch exchanges' classes, which every group here contains (an orbit is a union of them).
+  const std::shared_ptr<const SwitchTwins>& switch_twins() const { return twins_; }
   // The links of the orbit whose representative is `root`, in link order (just `root` for a link
   // no generator moves), and their number.
   std::vector<LinkId> members(LinkId root) const;
@@ -95,6 +105,12 @@ class ServerSymmetry {
   explicit ServerSymmetry(const Cluster& cluster);
   // The group of the servers holding `gpus` (the header), or nothing.
   std::optional<ServerOrbits> orbits(std::span<const NodeId> gpus) const;
+  // The group of the switch exchanges alone: it fixes every device outside the twin classes,
+  // every server's included, so it maps onto itself any set of flows between such devices on
+  // routes that are functions of the graph (adaptive routing's spreads, a router path no label
+  // changes), whatever their pattern: servers() 1, representative() -1, the twin classes the
+  // orbits. Nothing when the cluster has no twin switches.
+  std::optional<ServerOrbits> twin_orbits() const;
 
  private:
   using Map = std::unordered_map<std::uint32_t, std::uint32_t>;  // a moved device -> its image

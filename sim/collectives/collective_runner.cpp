@@ -45,7 +45,10 @@ CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, t
       net_(net),
       router_(router),
       layout_(layout),
-      spreader_(layout.cluster()),
+      // A folded run collapses every spread onto its orbits: the spreader works on the twin
+      // switches' quotient, whose routes collapse to the same loads (adaptive_spread.h).
+      spreader_(fold ? topo::AdaptiveSpreader(layout.cluster(), fold->orbits().switch_twins())
+                     : topo::AdaptiveSpreader(layout.cluster())),
       merge_identical_(merge_identical),
       fold_(fold) {}
 
@@ -116,7 +119,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
     if (!nic) {
       std::span<const LinkId> path = router_.route(pf.src, pf.dst, label);
-      if (fold_ && !router_.unique_route(pf.src, pf.dst)) fold_->mark_broken();
+      if (fold_ && !router_.unique_route(pf.src, pf.dst)) fold_->label_dependent(path);
       if (pf.reduction_port.valid()) {
         const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
         if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
@@ -144,7 +147,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       links += segments[parts++].size();
       // A folded run takes the fabric's part as the spread (its hashed path gives the latency
       // only, the same on every shortest path: network_fold.h); the rest must be label-free.
-      if (fold_ && a != nic->send_nic && !router_.unique_route(a, b)) fold_->mark_broken();
+      if (fold_ && a != nic->send_nic && !router_.unique_route(a, b)) fold_->label_dependent(segments[parts - 1]);
     };
     if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
     segment(owner, nic->send_nic, 0);

@@ -18,26 +18,41 @@ CollectiveSimulator::CollectiveSimulator(const Machine& machine, Folding folding
 
 const topo::ServerOrbits* CollectiveSimulator::fold_for(const CollectiveSpec& spec, CollectiveAlgorithm algorithm) {
   const topo::Cluster& cluster = layout_.cluster();
-  if (folding_ != Folding::kSymmetric || algorithm != CollectiveAlgorithm::kDirect || !all_pairs_op(spec.op) ||
-      cluster.routing() != topo::Routing::kAdaptive) {
-    return nullptr;
-  }
+  if (folding_ != Folding::kSymmetric || cluster.routing() != topo::Routing::kAdaptive) return nullptr;
   if (!latency_per_tier_) latency_per_tier_ = fabric_latency_per_tier(cluster);
   if (!*latency_per_tier_) return nullptr;
   if (!symmetry_) symmetry_.emplace(cluster);
-  if (fold_ranks_ != spec.ranks) {
-    fold_ = symmetry_->orbits(spec.ranks);
-    fold_ranks_ = spec.ranks;
+  if (algorithm == CollectiveAlgorithm::kDirect && all_pairs_op(spec.op)) {
+    if (fold_ranks_ != spec.ranks) {
+      fold_ = symmetry_->orbits(spec.ranks);
+      fold_ranks_ = spec.ranks;
+    }
+    if (fold_) return &*fold_;
   }
-  return fold_ ? &*fold_ : nullptr;
+  // Any other schedule (or servers no group permutes): the switch exchanges alone, which fold
+  // links, not servers (network_fold.h); simulate() checks the schedule's flows first.
+  if (!twin_fold_) twin_fold_ = symmetry_->twin_orbits();
+  return *twin_fold_ ? &**twin_fold_ : nullptr;
 }
 
 std::uint32_t CollectiveSimulator::fold_servers(const CollectiveSpec& spec, CollectiveAlgorithm algorithm) {
   const topo::ServerOrbits* orbits = fold_for(spec, algorithm);
-  return orbits ? orbits->servers() : 0;
+  return orbits && !orbits->twins_only() ? orbits->servers() : 0;
 }
 
 namespace {
+
+// Whether the switch exchanges (network_fold.h) map every flow of `schedule` onto itself: both
+// its ends are devices of servers, which they fix (a CollNet flow to a fabric switch may be
+// moved), and none goes through an NVLS reduction engine (a link outside the cluster's).
+bool twin_foldable(const topo::Cluster& cluster, const Schedule& schedule) {
+  for (const Round& round : schedule.rounds) {
+    for (const PlannedFlow& f : round.flows) {
+      if (f.reduction_port.valid() || cluster.node(f.src).server < 0 || cluster.node(f.dst).server < 0) return false;
+    }
+  }
+  return true;
+}
 
 // Every byte count of a run (a flow's, a link's, the wire total) is at most S x ranks x a small
 // factor: refuse what could overflow 64 bits (docs/cli.md, "Limits") rather than sum it.
@@ -213,6 +228,7 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
                                                               const topo::ServerOrbits* orbits, bool* broken) {
   auto schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not, orbits ? orbits->representative() : -1);
   if (!schedule) return std::nullopt;
+  if (orbits && orbits->twins_only() && !twin_foldable(layout_.cluster(), *schedule)) orbits = nullptr;
   sim::Simulator sim;
   // One network for every run, reset to new (O(links the last run used)), rather than one of
   // all the machine's links per run: the tuner runs thousands of small candidates on a
@@ -252,7 +268,8 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
     const std::uint32_t n = fold->servers();
     r.flows *= n;
     r.wire_bytes = Bytes{saturating_product({r.wire_bytes.value(), static_cast<std::int64_t>(n)})};
-    r.folded_servers = n;
+    r.folded_servers = fold->orbits().twins_only() ? 0 : n;
+    r.twin_folded = fold->orbits().twins_only();
   }
   if (activity) {
     activity->clear();

@@ -34,6 +34,9 @@ struct CollectiveResult {
   // Folded (sim/collectives/network_fold.h): the servers whose flows one server's stood for; 0
   // when every flow ran. flows and wire_bytes count them all either way.
   std::uint32_t folded_servers = 0;
+  // Every flow ran on the quotient of the twin switches' links (network_fold.h): a link of an
+  // orbit stood for all of them. The numbers are those of the full network either way.
+  bool twin_folded = false;
 };
 
 // Per-link activity of one isolated run, for traces and link reports.
@@ -46,9 +49,11 @@ struct LinkActivity {
 
 class CollectiveSimulator {
  public:
-  // kSymmetric: a direct all-pairs collective over servers that a group of the cluster's
-  // automorphisms permutes, on an adaptively routed fabric, runs folded onto one server's flows
-  // (sim/collectives/network_fold.h: the same result); kNone runs every flow (tests compare).
+  // kSymmetric, on an adaptively routed fabric: a direct all-pairs collective over servers that
+  // a group of the cluster's automorphisms permutes runs folded onto one server's flows, and any
+  // other collective between devices of servers runs every flow on the quotient of the twin
+  // switches (sim/collectives/network_fold.h: the same result either way); kNone runs every flow
+  // on every link (tests compare).
   enum class Folding : std::uint8_t { kSymmetric, kNone };
   // The machine must outlive the simulator.
   explicit CollectiveSimulator(const Machine& machine, Folding folding = Folding::kSymmetric);
@@ -113,6 +118,7 @@ class CollectiveSimulator {
   std::optional<bool> latency_per_tier_;
   std::vector<topo::NodeId> fold_ranks_;          // the rank set of fold_
   std::optional<topo::ServerOrbits> fold_;
+  std::optional<std::optional<topo::ServerOrbits>> twin_fold_;  // the switch exchanges' group, once
   NetworkFold::Scratch fold_scratch_;
   std::optional<net::FlowNetwork> net_;  // reset for each run (FlowNetwork::reset)
   // time_floor's cuts (out of and into each device, out of and into each server): their summed

@@ -20,6 +20,19 @@ NetworkFold::NetworkFold(const topo::Cluster& cluster, const topo::ServerOrbits&
   }
 }
 
+void NetworkFold::label_dependent(std::span<const LinkId> path) {
+  if (!orbits_.twins_only()) {
+    broken_ = true;
+    return;
+  }
+  for (const LinkId l : path) {
+    if (l.value < cluster_.link_count() && orbits_.orbit_size(orbits_.orbit(l)) > 1) {
+      broken_ = true;
+      return;
+    }
+  }
+}
+
 LinkId NetworkFold::map(LinkId link) {
   if (link.value >= cluster_.link_count()) {  // a virtual link (reduction engine): not folded
     broken_ = true;
@@ -28,9 +41,11 @@ LinkId NetworkFold::map(LinkId link) {
   if (scratch_.mapped_run[link.value] == scratch_.run) return LinkId{scratch_.mapped[link.value]};
   const LinkId root = orbits_.orbit(link);
   if (scratch_.mapped_run[root.value] != scratch_.run) {  // the orbit's first use: its quotient capacity
-    const double capacity = net_.capacity(root).value() * static_cast<double>(orbits_.orbit_size(root)) /
-                            static_cast<double>(orbits_.servers());
-    net_.set_capacity(root, Bandwidth{capacity});
+    const std::size_t size = orbits_.orbit_size(root);
+    if (size != orbits_.servers()) {  // else c |L| / N = c (every link of a twin fold's servers)
+      const double capacity = net_.capacity(root).value() * static_cast<double>(size) / static_cast<double>(orbits_.servers());
+      net_.set_capacity(root, Bandwidth{capacity});
+    }
     scratch_.mapped_run[root.value] = scratch_.run;
     scratch_.mapped[root.value] = root.value;
   }

@@ -20,6 +20,14 @@
 // since every flow has the latency of its preimage in F0. Each link of L then carries
 // (bytes the orbit's link carried in the quotient) x N / |L|, and is busy when it is.
 //
+// The switch exchanges alone (topo::ServerSymmetry::twin_orbits: N = 1) fold any schedule: they
+// fix every device of every server, so they map each flow between such devices onto itself, on a
+// route that is a function of the graph, and the argument above holds with F0 every flow: each
+// orbit's links saturate together, and one link of capacity c |L| stands for them. On a
+// three-tier fat-tree an inter-pod spread over 4,096 cores then loads 2 x 64 quotient links of the
+// core tier, not 8,192; on a rail-optimized fabric a spread over its spines, one or two. A
+// route chosen by its label breaks this fold only where it crosses a link the exchanges move.
+//
 // Conditions checked: the fabric routes adaptively (static ECMP hashes device ids, which no
 // automorphism preserves); every link between two switches outside servers of one tier has one
 // latency (a spread flow's latency is that of one of its shortest paths, which then all take the
@@ -29,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/network/flow_network.h"
@@ -61,6 +70,10 @@ class NetworkFold {
   const topo::ServerOrbits& orbits() const { return orbits_; }
   // Set by the runner when a flow breaks the symmetry (the header's conditions).
   void mark_broken() { broken_ = true; }
+  // A flow takes `path`, a route its label chose: a group that moves servers maps it to a route
+  // between the images that another label may choose, so the fold breaks; the switch exchanges
+  // alone (ServerOrbits::twins_only) fix it unless it crosses a link they move.
+  void label_dependent(std::span<const topo::LinkId> path);
   bool broken() const { return broken_; }
 
  private:

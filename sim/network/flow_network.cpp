@@ -385,7 +385,8 @@ void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
   if (!(bandwidth.value() > 0)) throw InternalError("FlowNetwork: capacity must be positive");
   (void)links_.at(link.value);  // range check
   Link& changed = use(link.value);
-  if (std::none_of(original_capacity_.begin(), original_capacity_.end(), [&](const auto& o) { return o.first == link.value; })) {
+  if (!changed.capacity_set) {  // the first change since the last reset keeps the original
+    changed.capacity_set = true;
     original_capacity_.emplace_back(link.value, changed.capacity);
   }
   changed.capacity = bandwidth.value();

@@ -178,6 +178,7 @@ class FlowNetwork {
     std::uint32_t mark = 0;
     bool busy_now = false;
     bool used = false;              // a flow or a caller changed it since the last reset (in used_)
+    bool capacity_set = false;      // set_capacity changed it (its original is in original_capacity_)
   };
   // Busy intervals live apart from Link (one vector per link, allocated only when recording):
   // the tuner builds a network per candidate, and a small Link keeps that cheap

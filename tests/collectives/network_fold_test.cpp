@@ -35,25 +35,35 @@ struct FoldRun {
   std::map<std::uint32_t, LinkActivity> links;
 };
 
-FoldRun run(const Machine& m, const CollectiveSpec& s, CollectiveSimulator::Folding folding) {
+FoldRun run(const Machine& m, const CollectiveSpec& s, CollectiveSimulator::Folding folding,
+            CollectiveAlgorithm a = CollectiveAlgorithm::kDirect) {
   CollectiveSimulator sim(m, folding);
   std::vector<LinkActivity> activity;
   FoldRun out;
-  out.result = *sim.run_fixed(s, CollectiveAlgorithm::kDirect, Protocol::kSimple, nullptr, &activity);
-  for (LinkActivity& a : activity) out.links.emplace(a.link.value, std::move(a));
+  out.result = *sim.run_fixed(s, a, Protocol::kSimple, nullptr, &activity);
+  for (LinkActivity& la : activity) out.links.emplace(la.link.value, std::move(la));
   return out;
 }
 
+// The time a folded run may differ by: a relative 1e-9, and a picosecond per event of the full
+// run (each completion rounds up to the picosecond, and the quotient's rates, the same rationals
+// summed in another order or over another common denominator, may differ in their last bits).
+double time_slack(const FoldRun& full) {
+  return to_seconds(full.result.time) * 1e-9 + 1e-12 * static_cast<double>(full.result.events);
+}
+
 // The folded run against every flow: the same numbers, to rounding (bytes: the quotient's double
-// sums; times: the rates' last bits, at the picosecond).
+// sums; times: time_slack). `servers` 0: a fold of the twin switches alone, every flow running.
 void expect_same(const FoldRun& folded, const FoldRun& full, std::uint32_t servers) {
   EXPECT_EQ(folded.result.folded_servers, servers);
   EXPECT_EQ(full.result.folded_servers, 0u);
-  const double t = to_seconds(full.result.time);
-  EXPECT_NEAR(to_seconds(folded.result.time), t, t * 1e-9);
+  EXPECT_EQ(folded.result.twin_folded, servers == 0);
+  EXPECT_FALSE(full.result.twin_folded);
+  const double t = time_slack(full);
+  EXPECT_NEAR(to_seconds(folded.result.time), to_seconds(full.result.time), t);
   EXPECT_EQ(folded.result.flows, full.result.flows);
   EXPECT_EQ(folded.result.wire_bytes, full.result.wire_bytes);
-  EXPECT_LT(folded.result.events, full.result.events);
+  if (servers > 0) EXPECT_LT(folded.result.events, full.result.events);
   ASSERT_EQ(folded.links.size(), full.links.size());
   for (const auto& [link, a] : full.links) {
     SCOPED_TRACE(link);
@@ -61,7 +71,7 @@ void expect_same(const FoldRun& folded, const FoldRun& full, std::uint32_t serve
     ASSERT_NE(it, folded.links.end());
     const auto bytes = static_cast<double>(a.bytes.value());
     EXPECT_NEAR(static_cast<double>(it->second.bytes.value()), bytes, 1.0 + bytes * 1e-9);
-    EXPECT_NEAR(to_seconds(it->second.busy), to_seconds(a.busy), t * 1e-9);
+    EXPECT_NEAR(to_seconds(it->second.busy), to_seconds(a.busy), t);
   }
 }
 
@@ -152,6 +162,69 @@ TEST(NetworkFold, DoesNotFoldWhatIsNotSymmetric) {
   // What does not fold runs every flow, and says so.
   const CollectiveSpec uneven = spec_of(m, CollectiveOp::kAllToAll, mebibytes(1), 48);
   EXPECT_EQ(sim.run_fixed(uneven, CollectiveAlgorithm::kDirect, Protocol::kSimple, nullptr)->folded_servers, 0u);
+}
+
+// `a` over the first `ranks` GPUs, folded by the twin switches alone and not (expect_same); the
+// unfolded run's traffic crosses a switch of kind `through`.
+void expect_twin_fold(const Machine& m, CollectiveOp op, CollectiveAlgorithm a, Bytes size, std::size_t ranks,
+                      topo::NodeKind through) {
+  SCOPED_TRACE(std::string(to_string(op)) + " " + to_string(a));
+  CollectiveSpec s = spec_of(m, op, size, ranks);
+  s.algorithm = a;
+  const FoldRun full = run(m, s, CollectiveSimulator::Folding::kNone, a);
+  expect_same(run(m, s, CollectiveSimulator::Folding::kSymmetric, a), full, 0);
+  EXPECT_TRUE(reaches(m, full, through));
+}
+
+TEST(NetworkFold, TwinSwitchesFoldAnyScheduleOnAThreeTierFatTree) {
+  // Radix 16: 32 servers in 4 pods, 64 cores in 8 classes of 8 twins. The tree's and the
+  // ring's edges between pods spread over the cores; their 8 links from an aggregation switch
+  // (and into one) are an orbit of the switch exchanges, loaded alike.
+  const Machine m = machine("h100-fat-tree-3tier", {"/fabric/radix=16", "/servers/0/count=32"});
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kTree, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical}) {
+    expect_twin_fold(m, CollectiveOp::kAllReduce, a, mebibytes(64), 256, topo::NodeKind::kCoreSwitch);
+  }
+}
+
+TEST(NetworkFold, TwinSwitchesFoldARailFabricsSpines) {
+  // 16 servers, 4 per leaf block, 64 spines (twins): a tree of an odd number of servers (13)
+  // and an all-gather ring, which no group of servers maps onto themselves.
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
+  expect_twin_fold(m, CollectiveOp::kAllReduce, CollectiveAlgorithm::kTree, mebibytes(32), 104, topo::NodeKind::kSpineSwitch);
+  expect_twin_fold(m, CollectiveOp::kAllGather, CollectiveAlgorithm::kRing, mebibytes(32), 128, topo::NodeKind::kSpineSwitch);
+}
+
+TEST(NetworkFold, TwinFoldSkipsFlowsTheExchangesMove) {
+  // NVLS-tree crosses reduction engines (links outside the cluster's): it runs unfolded, with
+  // the same numbers as kNone.
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=8", "/fabric/nodes_per_leaf=4"});
+  CollectiveSpec s = spec_of(m, CollectiveOp::kAllReduce, mebibytes(32), 64);
+  s.algorithm = CollectiveAlgorithm::kNvlsTree;
+  const FoldRun sym = run(m, s, CollectiveSimulator::Folding::kSymmetric, CollectiveAlgorithm::kNvlsTree);
+  const FoldRun none = run(m, s, CollectiveSimulator::Folding::kNone, CollectiveAlgorithm::kNvlsTree);
+  EXPECT_FALSE(sym.result.twin_folded);
+  EXPECT_EQ(sym.result.time, none.result.time);
+}
+
+TEST(ServerOrbits, TwinOrbitsFixEveryServer) {
+  // The switch exchanges alone: one "server", the spines' links in orbits of 64 (a rail's leaf
+  // to each spine), every link of a server its own orbit.
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
+  const topo::Cluster& c = m.cluster;
+  const auto twins = topo::ServerSymmetry(c).twin_orbits();
+  ASSERT_TRUE(twins.has_value());
+  EXPECT_TRUE(twins->twins_only());
+  EXPECT_EQ(twins->servers(), 1u);
+  EXPECT_EQ(twins->representative(), -1);
+  for (std::uint32_t i = 0; i < c.link_count(); ++i) {
+    const topo::LinkInfo& l = c.link(topo::LinkId{i});
+    const std::size_t size = twins->orbit_size(twins->orbit(topo::LinkId{i}));
+    const bool spine = c.node(l.src).kind == topo::NodeKind::kSpineSwitch || c.node(l.dst).kind == topo::NodeKind::kSpineSwitch;
+    EXPECT_EQ(size, spine ? 64u : 1u) << "link " << i;
+  }
+  // A fabric without twin switches (a single server) has no such group.
+  const Machine one = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/dgx-h100.json", {});
+  EXPECT_FALSE(topo::ServerSymmetry(one.cluster).twin_orbits().has_value());
 }
 
 TEST(ServerOrbits, LinkOrbitsOfARailFabric) {

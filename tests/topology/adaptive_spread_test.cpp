@@ -14,6 +14,7 @@
 #include "tests/topology/test_clusters.h"
 #include "topology/cluster_loader.h"
 #include "topology/router.h"
+#include "topology/server_orbits.h"
 
 namespace cs::topo {
 namespace {
@@ -187,6 +188,63 @@ TEST(AdaptiveSpread, RailOptimizedClosedForm) {
   const WeightedRoute same = adaptive_spread(c, src, node(c, "node31/nic3"));
   EXPECT_EQ(same.scale, 1u);
   EXPECT_EQ(same.links.size(), 2u);
+}
+
+// A route's weights summed per orbit of the switch exchanges (over the route's scale).
+std::map<std::uint32_t, std::uint64_t> by_orbit(const WeightedRoute& r, const SwitchTwins& twins) {
+  std::map<std::uint32_t, std::uint64_t> out;
+  for (const auto& [l, w] : r.links) out[twins.rep[l.value]] += w;
+  return out;
+}
+
+TEST(AdaptiveSpread, TwinQuotientLoadsEveryOrbitAsTheFullSpread) {
+  // NIC pairs (every 5th source to every 7th destination, across rails too) on three fabrics
+  // with twin switches: the quotient's route has the full spread's common denominator K and,
+  // summed by orbit, its weights exactly, so a fold loads its links alike; it is far shorter
+  // where the classes are large (between pods of the radix-k three-tier fat-tree 2 + 4 (k/2)
+  // entries: the leaf's uplinks, one orbit per aggregation switch into its core class and one
+  // out of it, the downlinks; the full spread 2 + 2 (k/2) + 2 (k/2)^2 links).
+  struct Case {
+    std::string file;
+    std::vector<std::string> sets;
+    std::size_t stride;       // of the sources (the superpod's spreads are long)
+    std::size_t max_links;    // the quotient's longest route
+  };
+  const std::vector<Case> cases = {
+      {"h100-fat-tree-3tier", {"/fabric/radix=16", "/servers/0/count=32"}, 5, 34},
+      {"h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"}, 5, 4},
+      {"a100-superpod", {}, 97, 82},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.file);
+    const Cluster c = load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + k.file + ".json", k.sets);
+    const ServerSymmetry symmetry(c);
+    const auto twins = symmetry.twin_orbits();
+    ASSERT_TRUE(twins.has_value());
+    AdaptiveSpreader full(c), quotient(c, twins->switch_twins());
+    std::vector<NodeId> nics;
+    for (std::uint32_t v = 0; v < c.node_count(); ++v) {
+      if (c.node(NodeId{v}).kind == NodeKind::kNic) nics.push_back(NodeId{v});
+    }
+    std::size_t longest = 0, full_longest = 0, pairs = 0;
+    for (std::size_t i = 0; i < nics.size(); i += k.stride) {
+      for (std::size_t j = 1; j < nics.size(); j += 7) {
+        if (i == j) continue;
+        SCOPED_TRACE(c.node(nics[i]).name + " -> " + c.node(nics[j]).name);
+        const WeightedRoute& a = full.spread(nics[i], nics[j]);
+        const WeightedRoute& b = quotient.spread(nics[i], nics[j]);
+        ASSERT_EQ(b.scale, a.scale);
+        EXPECT_EQ(b.exact, a.exact);
+        EXPECT_EQ(by_orbit(b, *twins->switch_twins()), by_orbit(a, *twins->switch_twins()));
+        longest = std::max(longest, b.links.size());
+        full_longest = std::max(full_longest, a.links.size());
+        ++pairs;
+      }
+    }
+    EXPECT_GT(pairs, 100u);
+    EXPECT_LE(longest, k.max_links);
+    EXPECT_GT(full_longest, longest);
+  }
 }
 
 TEST(AdaptiveSpread, TorusSplitsOverEveryMinimalDirection) {
