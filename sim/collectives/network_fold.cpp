@@ -34,8 +34,10 @@ void NetworkFold::label_dependent(std::span<const LinkId> path) {
 }
 
 LinkId NetworkFold::map(LinkId link) {
-  if (link.value >= cluster_.link_count()) {  // a virtual link (reduction engine): not folded
-    broken_ = true;
+  if (link.value >= cluster_.link_count()) {  // a virtual link (an NVLS reduction engine)
+    // Inside a server: the switch exchanges fix it (an orbit of one); a group of servers moves
+    // it to another server's engine, which the quotient does not hold.
+    if (!orbits_.twins_only()) broken_ = true;
     return link;
   }
   if (scratch_.mapped_run[link.value] == scratch_.run) return LinkId{scratch_.mapped[link.value]};
