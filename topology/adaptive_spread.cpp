@@ -359,14 +359,15 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
         widest = std::max(widest, bw);
       }
       // Each of v's widest DAG links carries x_v / n; on the quotient x_v is its class's total,
-      // shared by its `size` twins, and a group's link stands for the `count` links of its orbit
-      // (the twins' copies of v's m links), each with that share: what the full spread gives
-      // each of them, over the same common denominator K.
+      // shared by its `size` twins, and a group's link stands for the size x m links of its
+      // orbit (each twin's copies of v's m links: the exchanges map the orbit onto itself and
+      // keep the class of each end), each with that share: what the full spread gives each of
+      // them, over the same common denominator K.
       const std::uint64_t size = rep_ ? class_size_[v] : 1;
       for (std::size_t j = first; j < last; ++j) {
         const LinkId link{dag_links_[j].second};
         if (cluster_.link(link).bandwidth != widest) continue;
-        Edge e{link, 0, 1, mv.share / static_cast<double>(size * n), rep_ ? twins_->orbit_size(link.value) : 1};
+        Edge e{link, 0, 1, mv.share / static_cast<double>(size * n), size * multiplicity(link)};
         if (exact) {
           const std::uint64_t r = std::gcd(mv.num, mv.den * size * n);
           e.num = mv.num / r;

@@ -62,10 +62,6 @@ struct SwitchTwins {
   std::vector<std::uint32_t> rep;                                   // per link: its class's smallest link
   std::unordered_map<std::uint32_t, std::vector<LinkId>> members;  // rep -> links, classes of two or more
   std::vector<std::uint32_t> vertex_rep;  // per device: the smallest of its twin switches (itself if none)
-  std::size_t orbit_size(std::uint32_t link) const {
-    const auto it = members.find(rep[link]);
-    return it == members.end() ? 1 : it->second.size();
-  }
 };
 
 class ServerOrbits {

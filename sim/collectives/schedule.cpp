@@ -839,6 +839,12 @@ bool same_relay_key(const PlannedFlow& a, const PlannedFlow& b) {
          a.handover == b.handover;
 }
 
+// `f` merged into the entry of the same relay key: its copies added.
+void add_copies(PlannedFlow& entry, const PlannedFlow& f) {
+  if (entry.copies > UINT32_MAX - f.copies) throw InternalError("more than 2^32 identical flows in one round");
+  entry.copies += f.copies;
+}
+
 }  // namespace
 
 void ProxyRelay::reserve(std::size_t entries) {
@@ -866,8 +872,7 @@ void ProxyRelay::merge(const PlannedFlow& f) {
   if (slots_.empty() && flows_.size() < kScanFlows) {
     for (PlannedFlow& entry : flows_) {
       if (!same_relay_key(entry, f)) continue;
-      if (entry.copies > UINT32_MAX - f.copies) throw InternalError("more than 2^32 identical flows in one round");
-      entry.copies += f.copies;
+      add_copies(entry, f);
       return;
     }
     if (flows_.capacity() == 0) flows_.reserve(kScanFlows / 2);
@@ -881,8 +886,7 @@ void ProxyRelay::merge(const PlannedFlow& f) {
   for (; slots_[at] != 0; at = (at + 1) & mask) {
     PlannedFlow& entry = flows_[slots_[at] - 1];
     if (!same_relay_key(entry, f)) continue;
-    if (entry.copies > UINT32_MAX - f.copies) throw InternalError("more than 2^32 identical flows in one round");
-    entry.copies += f.copies;
+    add_copies(entry, f);
     return;
   }
   slots_[at] = static_cast<std::uint32_t>(flows_.size() + 1);
