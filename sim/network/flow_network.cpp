@@ -94,26 +94,26 @@ void FlowNetwork::start_weighted(std::span<const WeightedLink> links, std::uint3
     if (l.link.value >= links_.size()) {
       throw InternalError("FlowNetwork: unknown link " + std::to_string(l.link.value));
     }
-    if (l.weight > 0) add_hop(scratch_hops_, l.link.value, l.weight);
+    if (l.weight > 0) add_hop(scratch_hops_, l.link.value, l.weight);  // integers: exact sums
   }
   if (bytes.value() <= 0 || scratch_hops_.empty()) {
     sim_->schedule_after(tail, sim::Phase::kCompletion, std::move(on_delivered));
     return;
   }
   const std::uint32_t f = new_flow(bytes, tail, std::move(on_delivered));
-  flows_[f].remaining /= scale;  // bytes per unit of weight
+  for (Hop& h : scratch_hops_) h.weight /= scale;  // per unit of the flow's own rate
   flows_[f].hops.assign(scratch_hops_.begin(), scratch_hops_.end());
   activate(f);
 }
 
-void FlowNetwork::add_hop(std::vector<Hop>& hops, std::uint32_t link, std::uint32_t weight) {
+void FlowNetwork::add_hop(std::vector<Hop>& hops, std::uint32_t link, double weight) {
   Link& l = links_[link];
   if (l.mark != epoch_) {
     l.mark = epoch_;
-    l.unfrozen = hops.size();  // scratch: index of the hop for this link
+    l.unfrozen_flows = static_cast<std::uint32_t>(hops.size());  // scratch: index of the hop for this link
     hops.push_back(Hop{link, 0, 0});
   }
-  hops[l.unfrozen].weight += weight;
+  hops[l.unfrozen_flows].weight += weight;
 }
 
 void FlowNetwork::merge_hops(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies,
@@ -205,7 +205,7 @@ void FlowNetwork::flush_link(Link& l) {
     const double moved = l.rate_sum * to_seconds(dt);
     l.bytes += moved;
     l.busy += dt;
-    l.interval_bytes += moved;
+    if (record_intervals_) open_[static_cast<std::size_t>(&l - links_.data())].bytes += moved;
   }
   l.since = now;
 }
@@ -245,9 +245,14 @@ void FlowNetwork::solve() {
     if (!can_saturate(link)) return;  // no constraint: its residual and unfrozen weight go unused
     link.residual = link.capacity;
     link.unfrozen = 0;
+    link.unfrozen_flows = 0;
     for (const FlowRef& r : link.flows) {
-      if (fixed(r)) link.residual -= r.rate * r.weight;
-      else link.unfrozen += r.weight;
+      if (fixed(r)) {
+        link.residual -= r.rate * r.weight;
+      } else {
+        link.unfrozen += r.weight;
+        ++link.unfrozen_flows;
+      }
     }
     comp_links_.push_back(l);
     stack_.push_back(l);
@@ -292,7 +297,7 @@ void FlowNetwork::solve() {
   const auto later = [](const auto& a, const auto& b) { return a > b; };
   for (std::uint32_t l : comp_links_) {
     const Link& link = links_[l];
-    if (link.unfrozen > 0) heap.emplace_back(link.residual / static_cast<double>(link.unfrozen), l);
+    if (link.unfrozen_flows > 0) heap.emplace_back(link.residual / link.unfrozen, l);
   }
   std::make_heap(heap.begin(), heap.end(), later);
   while (!heap.empty()) {
@@ -300,8 +305,8 @@ void FlowNetwork::solve() {
     const auto [share, l] = heap.back();
     heap.pop_back();
     Link& link = links_[l];
-    if (link.unfrozen == 0) continue;
-    const double current = link.residual / static_cast<double>(link.unfrozen);
+    if (link.unfrozen_flows == 0) continue;
+    const double current = link.residual / link.unfrozen;
     if (current > share) {
       heap.emplace_back(current, l);
       std::push_heap(heap.begin(), heap.end(), later);
@@ -318,6 +323,7 @@ void FlowNetwork::solve() {
         Link& m = links_[h.link];
         m.residual -= rate * h.weight;
         m.unfrozen -= h.weight;
+        --m.unfrozen_flows;
         m.flows[h.slot].rate = rate;
       }
     }
@@ -351,12 +357,13 @@ void FlowNetwork::update_busy(Link& link) {
   const bool busy = link.rate_sum > 0;
   if (busy == link.busy_now) return;
   const SimTime now = sim_->now();
-  if (busy) {
-    link.busy_since = now;
-    link.interval_bytes = 0;
-  } else if (record_intervals_) {
-    intervals_[static_cast<std::size_t>(&link - links_.data())].push_back(
-        BusyInterval{link.busy_since, now, Bytes{static_cast<std::int64_t>(link.interval_bytes + 0.5)}});
+  if (record_intervals_) {
+    const auto l = static_cast<std::size_t>(&link - links_.data());
+    if (busy) {
+      open_[l] = OpenInterval{now, 0};
+    } else {
+      intervals_[l].push_back(BusyInterval{open_[l].since, now, Bytes{static_cast<std::int64_t>(open_[l].bytes + 0.5)}});
+    }
   }
   link.busy_now = busy;
 }
@@ -413,6 +420,17 @@ std::vector<LinkId> FlowNetwork::touched_links() const {
   for (std::uint32_t l : used_) out.push_back(LinkId{l});
   std::sort(out.begin(), out.end(), [](LinkId a, LinkId b) { return a.value < b.value; });
   return out;
+}
+
+void FlowNetwork::enable_busy_intervals() {
+  record_intervals_ = true;
+  if (intervals_.size() < links_.size()) {  // kept across resets
+    intervals_.resize(links_.size());
+    open_.resize(links_.size());
+  }
+  for (std::uint32_t l : used_) {
+    if (links_[l].busy_now) open_[l] = OpenInterval{sim_->now(), 0};
+  }
 }
 
 const std::vector<BusyInterval>& FlowNetwork::busy_intervals(LinkId link) {

@@ -33,12 +33,15 @@
 // are unique. An all-to-all over a fabric with ECMP collisions ends in many small steps, each
 // the departure of the fastest flows, and each now costs the flows still above it, not all.
 //
-// *Weighted flows* generalise the multiplicity w_l to any integer weight over a common scale K:
-// a flow that puts weight_l / K of its rate on link l, as a flow sprayed by adaptive routing over
-// equal-cost paths (topo::adaptive_spread) does. The solver runs it as a flow of B / K bytes at
-// the unit rate u = r / K crossing link l weight_l times: the constraint above holds with
-// w_{f,l} = weight_l and the flow moves B at r = K u; link l carries weight_l x B / K bytes. With
-// K = 1 and weights the members' multiplicities it is exactly a pipeline.
+// *Weighted flows* generalise the multiplicity w_l to any weight: a flow that puts a fraction
+// weight_l / K of its rate on link l, as a flow sprayed by adaptive routing over equal-cost paths
+// (topo::adaptive_spread) does, K being the spread's common denominator. The constraint above
+// holds with w_{f,l} = weight_l / K, a rational the solver keeps as a double, and the filling runs
+// on every flow's own rate r: spreads of different K on one link (an intra-pod spread over a
+// leaf's 64 uplinks, K = 64, and an inter-pod one over 4,096 paths, K = 4,096, each putting 1/64
+// of its rate on an uplink) share it as max-min over their rates says, equally, not in the ratio
+// of their integer weights. Link l carries weight_l x B / K bytes. With K = 1 and weights the
+// members' multiplicities it is exactly a pipeline (integer weights, exact in a double).
 //
 // Per link the model accumulates bytes carried and busy time (time with at least one active
 // flow); utilization = bytes / (capacity x elapsed) <= 1. Known limits: no packet effects
@@ -138,10 +141,8 @@ class FlowNetwork {
   Bandwidth link_rate(LinkId link) const { return Bandwidth{links_[link.value].rate_sum}; }
 
   // Busy intervals per link (recorded only after enable_busy_intervals()).
-  void enable_busy_intervals() {
-    record_intervals_ = true;
-    if (intervals_.size() < links_.size()) intervals_.resize(links_.size());  // kept across resets
-  }
+  // A link busy at the call records its interval from the call on.
+  void enable_busy_intervals();
   const std::vector<BusyInterval>& busy_intervals(LinkId link);
 
  private:
@@ -150,13 +151,13 @@ class FlowNetwork {
   struct FlowRef {
     std::uint32_t flow;
     std::uint32_t hop;     // index into the flow's hops
-    std::uint32_t weight;  // = flows_[flow].hops[hop].weight
+    double weight;         // = flows_[flow].hops[hop].weight
     double rate;           // = flows_[flow].rate
   };
   struct Hop {
     std::uint32_t link;
-    std::uint32_t weight;  // how many times the flow crosses the link
     std::uint32_t slot;    // index of this flow in the link's flow list
+    double weight;         // the flow's load on the link per unit of its rate (crossings / scale)
   };
   struct Link {
     double capacity = 0;            // bytes/s
@@ -167,18 +168,22 @@ class FlowNetwork {
     SimTime since = kTimeZero;
     double bytes = 0;
     Duration busy{0};
-    SimTime busy_since = kTimeZero;
-    double interval_bytes = 0;
     // Sum over its flows of weight x the flow's rate bound: a link whose sum stays below its
     // capacity can never saturate, so progressive filling skips it.
     double bound_sum = 0;
     // solver scratch
     double residual = 0;
-    std::uint64_t unfrozen = 0;     // weight of the unfrozen flows
+    double unfrozen = 0;            // weight of the unfrozen flows
+    std::uint32_t unfrozen_flows = 0;  // how many (exact, where the weights' sum rounds)
     std::uint32_t mark = 0;
     bool busy_now = false;
     bool used = false;              // a flow or a caller changed it since the last reset (in used_)
     bool capacity_set = false;      // set_capacity changed it (its original is in original_capacity_)
+  };
+  // The busy interval a link has open, while recording.
+  struct OpenInterval {
+    SimTime since = kTimeZero;
+    double bytes = 0;
   };
   // Busy intervals live apart from Link (one vector per link, allocated only when recording):
   // the tuner builds a network per candidate, and a small Link keeps that cheap
@@ -204,7 +209,7 @@ class FlowNetwork {
                   std::vector<Hop>& hops);
   // Adds `weight` crossings of `link` to `hops` (a hop per distinct link, in first-use order);
   // valid between one ++epoch_ and the next.
-  void add_hop(std::vector<Hop>& hops, std::uint32_t link, std::uint32_t weight);
+  void add_hop(std::vector<Hop>& hops, std::uint32_t link, double weight);
   void attach(std::uint32_t f);
   void detach(std::uint32_t f);
   void request_solve();
@@ -229,6 +234,7 @@ class FlowNetwork {
   std::vector<std::uint32_t> used_;
   std::vector<std::pair<std::uint32_t, double>> original_capacity_;  // of links set_capacity changed, for reset
   std::vector<std::vector<BusyInterval>> intervals_;  // per link once recording; reset empties the used ones
+  std::vector<OpenInterval> open_;                    // per link once recording
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<std::uint32_t> dirty_links_;

@@ -74,6 +74,31 @@ TEST(WeightedFlow, UnevenWeightsLoadEachLinkByItsShare) {
   EXPECT_EQ(h.net.link_stats(LinkId{1}).bytes.value(), 1'000'000);
 }
 
+TEST(WeightedFlow, SpreadsOfDifferentScaleShareALinkByTheirRates) {
+  // Max-min fairness is over the flows' own rates, whatever their spreads' denominators. Link 0
+  // (C = 1e9 B/s, as every link here) carries x (K = 2: 1/2 on link 0, 1/2 on link 1) and y (K = 4:
+  // 1/4 on link 0, 1/4 on each of links 2, 3, 4). Both grow at one rate r until link 0 saturates:
+  // r/2 + r/4 = C, r = 4C/3 (links 1-4 carry at most 2C/3 < C). B = 4e6 B each: 3 ms. Link 0
+  // carries B/2 + B/4 = 3e6 B; link 1 B/2. (Sharing by unit rates r/K would give x C and y 2C.)
+  std::vector<LinkCapacity> caps(5, LinkCapacity{bytes_per_second(1e9), Duration{0}});
+  Harness h(caps);
+  const std::vector<WeightedLink> wx{{LinkId{0}, 1}, {LinkId{1}, 1}};
+  const std::vector<WeightedLink> wy{{LinkId{0}, 1}, {LinkId{2}, 1}, {LinkId{3}, 1}, {LinkId{4}, 1}};
+  SimTime x = kTimeNever, y = kTimeNever;
+  h.net.start_weighted(wx, 2, bytes(4'000'000), Duration{0}, [&] { x = h.sim.now(); });
+  h.net.start_weighted(wy, 4, bytes(4'000'000), Duration{0}, [&] { y = h.sim.now(); });
+  h.sim.run_until(SimTime{Duration{1}});
+  EXPECT_NEAR(h.net.link_rate(LinkId{0}).value(), 1e9, 1e-3);
+  EXPECT_NEAR(h.net.link_rate(LinkId{1}).value(), 2e9 / 3, 1e-3);  // r_x / 2
+  EXPECT_NEAR(h.net.link_rate(LinkId{2}).value(), 1e9 / 3, 1e-3);  // r_y / 4
+  h.sim.run();
+  EXPECT_NEAR(static_cast<double>(x.time_since_epoch().count()), 3.0 * kMillisecond, 1);
+  EXPECT_NEAR(static_cast<double>(y.time_since_epoch().count()), 3.0 * kMillisecond, 1);
+  EXPECT_EQ(h.net.link_stats(LinkId{0}).bytes.value(), 3'000'000);
+  EXPECT_EQ(h.net.link_stats(LinkId{1}).bytes.value(), 2'000'000);
+  EXPECT_EQ(h.net.link_stats(LinkId{4}).bytes.value(), 1'000'000);
+}
+
 TEST(WeightedFlow, ScaleOneWithMultiplicitiesIsAPipeline) {
   // A pipeline of members {0, 1} and {1, 2} crosses link 1 twice; as a weighted flow it is
   // {0: 1, 1: 2, 2: 1} over K = 1 (here with link 1 listed twice, weight 1 each, and a weight-0
