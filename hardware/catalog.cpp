@@ -197,10 +197,11 @@ Catalog Catalog::from_documents(
     if (auto nics = root.find("nics")) {
       for (const auto& [nic_name, node] : nics->members()) {
         check_new(c.nics_, nic_name, node, nic_file);
-        node.expect_only({"description", "bandwidth", "latency", "packet"});
+        node.expect_only({"description", "link_layer", "bandwidth", "latency", "packet"});
         if (auto d = node.find("description")) d->as_string();
         NicSpec n;
         n.name = nic_name;
+        n.link_layer = sourced_value_of(node.at("link_layer")).as_enum(kLinkLayerNames);
         n.bandwidth = sourced_value_of(node.at("bandwidth")).as_bandwidth();
         n.latency = sourced_value_of(node.at("latency")).as_duration();
         if (auto packet = node.find("packet")) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/sourced_value.h"
 #include "core/units.h"
 #include "hardware/link_class.h"
@@ -76,12 +77,22 @@ struct NvlinkSpec {
 // (docs/network-model.md, "Per-NIC achievable bandwidth"). Both are zero when the catalog has no
 // packet format for the NIC; the collective model then falls back to its network class
 // efficiency.
+// The link layer a NIC's port runs. It sets the fabric's routing unless the cluster names one:
+// NCCL's IB transport asks for adaptive routing on an InfiniBand port and not on RoCE
+// (src/transport/net_ib.cc: `ar = link_layer == IBV_LINK_LAYER_INFINIBAND`, overridable with
+// NCCL_IB_ADAPTIVE_ROUTING), and NVIDIA's subnet manager enables AR by default (InfiniBand
+// Cluster Bring-up Procedure, "Adaptive Routing": AR on in opensm.conf, routing engine ar_updn).
+enum class LinkLayer : std::uint8_t { kInfiniBand, kEthernet, kOmniPath };
+inline constexpr EnumName<LinkLayer> kLinkLayerNames[] = {
+    {LinkLayer::kInfiniBand, "infiniband"}, {LinkLayer::kEthernet, "ethernet"}, {LinkLayer::kOmniPath, "omni_path"}};
+
 struct NicSpec {
   std::string name;         // "NDR-400G"
   Bandwidth bandwidth{0};   // per direction, after line coding
   Duration latency{0};      // one NIC traversal
   Bytes packet_payload{0};  // data bytes per packet
   Bytes packet_overhead{0}; // wire bytes per packet beyond the payload
+  LinkLayer link_layer = LinkLayer::kEthernet;  // the catalog's entries all name theirs
   bool has_packet_format() const { return packet_payload.value() > 0; }
   // The fraction of `bandwidth` that carries payload, payload / (payload + overhead), for a
   // stream of full packets; 0 without a packet format.

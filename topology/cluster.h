@@ -131,10 +131,13 @@ class Cluster {
   // GPUs in rank order.
   std::span<const NodeId> gpus() const { return gpus_; }
   const hw::GpuSpec& gpu_spec(NodeId gpu) const;
-  // How the fabric spreads flows over equal-cost paths (ClusterBuilder::set_routing; ECMP unless
-  // the cluster file says otherwise). The routes themselves are computed by the caller's choice
-  // of topo::Router or topo::adaptive_spread; the cluster only records which the fabric has.
+  // How the fabric spreads flows over equal-cost paths (ClusterBuilder::set_routing: the cluster
+  // file's "routing", else adaptive where every server NIC runs InfiniBand and ECMP otherwise,
+  // docs/cluster-format.md). The routes themselves are computed by the caller's choice of
+  // topo::Router or topo::adaptive_spread; the cluster only records which the fabric has.
   Routing routing() const { return routing_; }
+  // Whether routing() is the NICs' link layer's default rather than the file's choice.
+  bool routing_by_link_layer() const { return routing_by_link_layer_; }
 
  private:
   friend class ClusterBuilder;
@@ -147,6 +150,7 @@ class Cluster {
   Adjacency out_, in_;  // filled by ClusterBuilder::build
   std::vector<NodeId> gpus_;
   Routing routing_ = Routing::kEcmp;
+  bool routing_by_link_layer_ = false;
   std::vector<const hw::GpuSpec*> gpu_specs_;  // per node; null except for GPUs
   std::vector<std::unique_ptr<hw::GpuSpec>> owned_specs_;
   std::unordered_map<std::string, NodeId> by_name_;

@@ -43,8 +43,12 @@ class ClusterBuilder {
   void set_link_latency(LinkId id, Duration latency);
   // Records the GPU's catalog entry (GPUs only). Specs are shared by name.
   void set_gpu_spec(NodeId gpu, const hw::GpuSpec& spec);
-  // The fabric's routing (Cluster::routing); ECMP by default.
-  void set_routing(Routing routing) { cluster_.routing_ = routing; }
+  // The fabric's routing (Cluster::routing); ECMP by default. `by_link_layer`: the NICs' link
+  // layer chose it, not the cluster file (Cluster::routing_by_link_layer).
+  void set_routing(Routing routing, bool by_link_layer = false) {
+    cluster_.routing_ = routing;
+    cluster_.routing_by_link_layer_ = by_link_layer;
+  }
 
   // What has been added so far.
   std::size_t node_count() const { return cluster_.node_count(); }

@@ -119,7 +119,10 @@ FabricSpec parse_fabric(const ConfigNode& node) {
   if (auto o = node.find("oversubscription")) f.oversubscription = o->as_number();
   if (auto r = node.find("rail_aligned")) f.rail_aligned = r->as_bool();
   if (auto r = node.find("in_network_reduction")) f.in_network_reduction = r->as_bool();
-  if (auto r = node.find("routing")) f.routing = r->as_enum(kRoutingNames);
+  if (auto r = node.find("routing")) {
+    f.routing = r->as_enum(kRoutingNames);
+    f.routing_given = true;
+  }
   return f;
 }
 
@@ -183,6 +186,17 @@ ClusterSpec parse_cluster_spec(const ConfigDocument& doc, const hw::Catalog& cat
       if (auto b = link->find("bandwidth")) spec.fabric.link_bandwidth = b->as_bandwidth();
       if (auto l = link->find("latency")) spec.fabric.link_latency = l->as_duration();
     }
+  }
+
+  // Without "routing", a fabric whose every server NIC runs InfiniBand routes adaptively, as
+  // NCCL and the subnet manager set it up by default (hw::LinkLayer); any other: static ECMP.
+  if (!spec.fabric.routing_given) {
+    bool infiniband = false, other = false;
+    for (const ServerGroupSpec& g : spec.servers) {
+      if (g.nics == 0 || !g.nic) continue;
+      (g.nic->link_layer == hw::LinkLayer::kInfiniBand ? infiniband : other) = true;
+    }
+    spec.fabric.routing = infiniband && !other ? Routing::kAdaptive : Routing::kEcmp;
   }
 
   if (auto devices = root.find("devices")) {
@@ -302,7 +316,7 @@ NodeId resolve(const ClusterBuilder& builder, const std::string& file, const std
 
 Cluster build_unchecked(const ClusterSpec& spec) {
   ClusterBuilder builder(spec.name);
-  builder.set_routing(spec.fabric.routing);
+  builder.set_routing(spec.fabric.routing, !spec.fabric.routing_given);
 
   std::vector<ServerDevices> servers;
   std::int64_t total = 0;

@@ -72,6 +72,7 @@ struct FabricSpec {
   Duration link_latency{0};
   hw::LinkClass link_class = hw::LinkClass::kNetwork;
   Routing routing = Routing::kEcmp;  // all types; recorded on the built Cluster
+  bool routing_given = false;        // the file names it (else the NICs' link layer decides)
   std::string origin = "/fabric";   // JSON path, for errors
 };
 

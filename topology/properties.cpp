@@ -89,6 +89,8 @@ TopologySummary summarize(const Cluster& cluster) {
     if (is_switch(k)) ++s.switches;
   }
   s.gpus = cluster.gpus().size();
+  s.routing = cluster.routing();
+  s.routing_by_link_layer = cluster.routing_by_link_layer();
   s.directed_links = cluster.link_count();
 
   constexpr int kLevels = 4;  // 0 (not a fabric switch), leaf, spine, core
@@ -136,6 +138,8 @@ nlohmann::json to_json(const TopologySummary& s) {
   j["cables"] = s.cables;
   j["diameter_hops"] = s.diameter_hops;
   j["bisection_bandwidth_Bps"] = to_bps(s.bisection_bandwidth);
+  j["routing"] = to_string(s.routing);
+  j["routing_source"] = s.routing_by_link_layer ? "nic_link_layer" : "file";
   nlohmann::json tiers = nlohmann::json::array();
   for (const TierSummary& t : s.tiers) {
     tiers.push_back({{"tier", t.tier},
@@ -174,6 +178,11 @@ std::string to_table(const TopologySummary& s) {
   out << row("Diameter (GPU-GPU)", s.diameter_hops < 0 ? "unreachable GPU pair"
                                                        : std::to_string(s.diameter_hops) + " hops");
   out << row("Bisection", format_bandwidth(s.bisection_bandwidth) + " (rank-order halves)");
+  out << row("Routing", std::string(to_string(s.routing)) +
+                            (s.routing_by_link_layer
+                                 ? (s.routing == Routing::kAdaptive ? " (default of InfiniBand NICs; set /fabric/routing to change)"
+                                                                    : " (default of non-InfiniBand NICs; set /fabric/routing to change)")
+                                 : " (from the cluster file)"));
   for (int c = 0; c < hw::kLinkClassCount; ++c) {
     const Bandwidth b = s.total_capacity_by_link_class[static_cast<std::size_t>(c)];
     if (b.value() > 0) {

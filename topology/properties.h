@@ -48,6 +48,8 @@ struct TopologySummary {
   std::size_t gpus = 0, switches = 0, directed_links = 0, cables = 0;
   int diameter_hops = 0;
   Bandwidth bisection_bandwidth{0};
+  Routing routing = Routing::kEcmp;
+  bool routing_by_link_layer = false;  // the NICs' default, not the file's choice
   std::vector<TierSummary> tiers;                                         // ascending tier
   std::array<Bandwidth, hw::kLinkClassCount> total_capacity_by_link_class{};  // index by hw::LinkClass
 };
@@ -56,7 +58,8 @@ TopologySummary summarize(const Cluster& cluster);
 
 // Stable schema; integer units in key names:
 //   {"name", "nodes_by_kind": {"gpu": n, ...every kind}, "gpus", "switches", "directed_links",
-//    "cables", "diameter_hops", "bisection_bandwidth_Bps",
+//    "cables", "diameter_hops", "bisection_bandwidth_Bps", "routing": "ecmp" | "adaptive",
+//    "routing_source": "file" | "nic_link_layer",
 //    "tiers": [{"tier", "uplinks", "down_capacity_Bps", "up_capacity_Bps", "oversubscription"}],
 //    "total_capacity_Bps_by_link_class": {"nvlink", "pcie", "network"}}
 nlohmann::json to_json(const TopologySummary& s);

@@ -107,12 +107,12 @@ TEST(AdaptiveRouting, ReachesTheFluidBoundWhereEcmpShowsItsCollisions) {
   // B - 56 B/112 = B/2, and finish first. ECMP hashes the 448 flows of a leaf onto the 4 uplinks
   // unevenly: the busiest uplink carries more than 112 S/64 and sets the pace (above 1.9).
   const std::string file = std::string(CS_SOURCE_DIR) + "/configs/clusters/leafspine-oversub.json";
-  const Machine ecmp_over = load_machine(file);
-  const Machine ecmp_full = load_machine(file, {"/fabric/oversubscription=1"});
+  const Machine ecmp_over = load_machine(file, {"/fabric/routing=ecmp"});
+  const Machine ecmp_full = load_machine(file, {"/fabric/oversubscription=1", "/fabric/routing=ecmp"});
   const Machine ar_over = load_machine(file, {"/fabric/routing=adaptive"});
   const Machine ar_full =
       load_machine(file, {"/fabric/oversubscription=1", "/fabric/routing=adaptive"});
-  ASSERT_EQ(ecmp_over.cluster.routing(), topo::Routing::kEcmp);  // the default
+  ASSERT_EQ(ecmp_over.cluster.routing(), topo::Routing::kEcmp);
   ASSERT_EQ(ar_over.cluster.routing(), topo::Routing::kAdaptive);
 
   const Bytes S = mebibytes(64);

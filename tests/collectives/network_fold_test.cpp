@@ -157,7 +157,7 @@ TEST(NetworkFold, DoesNotFoldWhatIsNotSymmetric) {
   // Not all pairs, not direct, or static ECMP (its hash of device ids is no automorphism's).
   EXPECT_EQ(sim.fold_servers(spec_of(m, CollectiveOp::kBroadcast, mebibytes(1), 32), CollectiveAlgorithm::kDirect), 0u);
   EXPECT_EQ(sim.fold_servers(spec_of(m, CollectiveOp::kAllReduce, mebibytes(1), 32), CollectiveAlgorithm::kRing), 0u);
-  const Machine ecmp = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json", {"/servers/0/count=4"});
+  const Machine ecmp = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json", {"/servers/0/count=4", "/fabric/routing=ecmp"});
   CollectiveSimulator plain(ecmp);
   EXPECT_EQ(plain.fold_servers(spec_of(ecmp, CollectiveOp::kAllToAll, mebibytes(1), 32), CollectiveAlgorithm::kDirect), 0u);
   // What does not fold runs every flow, and says so.

@@ -17,9 +17,11 @@
 namespace cs::coll {
 namespace {
 
+// Under static ECMP, the routing these tests derive their figures for (the NDR NICs' default
+// is adaptive routing; docs/cluster-format.md, "Routing").
 Machine rail_servers(int servers) {
   return load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json",
-                      {"/servers/0/count=" + std::to_string(servers)});
+                      {"/servers/0/count=" + std::to_string(servers), "/fabric/routing=ecmp"});
 }
 
 CollectiveSpec spec_of(const Machine& m, CollectiveOp op, Bytes size) {

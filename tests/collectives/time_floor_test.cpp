@@ -124,7 +124,7 @@ TEST(TimeFloor, TheOtherProtocolsBoundNeverAboveItsSimulatedTime) {
 // What lets auto skip a tree's LL run at scale: 256 MiB over 64 servers, the LL bound from the
 // Simple run is above the Simple run's time (the cut bound alone is not).
 TEST(TimeFloor, ATreesSimpleRunBoundsItsLLRunAboveIt) {
-  const Machine m = machine("h100-rail-512", {"/servers/0/count=64"});
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=64", "/fabric/routing=ecmp"});
   CollectiveSimulator sim(m);
   const CollectiveSpec s = spec_of(m, CollectiveOp::kAllReduce, Bytes{256 << 20}, CollectiveAlgorithm::kTree);
   const auto simple = sim.run_fixed(s, CollectiveAlgorithm::kTree, Protocol::kSimple, nullptr);

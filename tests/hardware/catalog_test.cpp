@@ -422,7 +422,8 @@ TEST(CatalogReader, LinkClassesHoldOnlyTheWireLatency) {
 
 TEST(CatalogReader, ANicsPacketFormatIsOptionalAndChecked) {
   const auto nic_doc = [](const std::string& packet) {
-    return std::string(R"({"nics": {"N": {"bandwidth": {"value": "100Gbps", "source": "s", "status": "secondary"},
+    return std::string(R"({"nics": {"N": {"link_layer": {"value": "ethernet", "source": "s", "status": "standard"},
+        "bandwidth": {"value": "100Gbps", "source": "s", "status": "secondary"},
         "latency": {"value": "1us", "source": "s", "status": "assumed: a test"})") + packet + "}}}";
   };
   const Catalog none = Catalog::from_documents({{"cat.json", nic_doc("")}});
@@ -436,6 +437,11 @@ TEST(CatalogReader, ANicsPacketFormatIsOptionalAndChecked) {
             "config error in cat.json at /nics/N/packet/payload/value: a packet's payload must be positive");
   EXPECT_EQ(error_of(nic_doc(with(good, R"("25B")", R"(25)"))),
             "config error in cat.json at /nics/N/packet/overhead/value: expected a size such as \"80GiB\"; got the number 25");
+  // The link layer is required and one of three names.
+  EXPECT_EQ(none.nic("N", "", "").link_layer, LinkLayer::kEthernet);
+  EXPECT_EQ(error_of(with(nic_doc(""), R"("link_layer": {"value": "ethernet", "source": "s", "status": "standard"},)", "")),
+            "config error in cat.json at /nics/N: missing required key \"link_layer\"");
+  EXPECT_NE(error_of(with(nic_doc(""), R"("ethernet")", R"("roce")")).find("/nics/N/link_layer/value"), std::string::npos);
 }
 
 }  // namespace

@@ -472,11 +472,23 @@ TEST(WeightedRoute, PathPartsAndLongSumsAreAddingOneByOne) {
 }
 
 TEST(FabricRouting, FromTheClusterFile) {
-  // The default is ECMP; "routing": "adaptive" is recorded on the cluster, on any fabric type.
+  // Without "routing" the NICs' link layer decides: InfiniBand (NDR-400G) adaptive, Ethernet
+  // (400GbE) ECMP, a mix ECMP; "routing" is recorded on the cluster, on any fabric type.
   const std::string servers = single_servers(4);
-  EXPECT_EQ(load(servers + R"("fabric": {"type": "star"}})").routing(), Routing::kEcmp);
-  EXPECT_EQ(load(servers + R"("fabric": {"type": "star", "routing": "ecmp"}})").routing(),
-            Routing::kEcmp);
+  const Cluster ib = load(servers + R"("fabric": {"type": "star"}})");
+  EXPECT_EQ(ib.routing(), Routing::kAdaptive);
+  EXPECT_TRUE(ib.routing_by_link_layer());
+  const auto with_nic = [](const std::string& nic, const std::string& second) {
+    return R"({"servers": [{"count": 2, "template": "single", "gpu": "H100-SXM", "nic": ")" + nic +
+           R"("}, {"name": "b", "count": 2, "template": "single", "gpu": "H100-SXM", "nic": ")" + second +
+           R"("}], "fabric": {"type": "star"}})";
+  };
+  EXPECT_EQ(load(with_nic("400GbE", "400GbE")).routing(), Routing::kEcmp);
+  EXPECT_EQ(load(with_nic("NDR-400G", "400GbE")).routing(), Routing::kEcmp);
+  EXPECT_EQ(load(with_nic("HDR-200G", "NDR-400G")).routing(), Routing::kAdaptive);
+  const Cluster named = load(servers + R"("fabric": {"type": "star", "routing": "ecmp"}})");
+  EXPECT_EQ(named.routing(), Routing::kEcmp);
+  EXPECT_FALSE(named.routing_by_link_layer());
   EXPECT_EQ(load(servers + R"("fabric": {"type": "leaf_spine", "endpoints_per_leaf": 2,
       "spines": 2, "routing": "adaptive"}})")
                 .routing(),
