@@ -25,6 +25,13 @@
 namespace cs::drv {
 namespace {
 
+// Why a failure needs ECMP on this cluster's fabric, and how to get it.
+std::string adaptive_note(const topo::Cluster& cluster) {
+  return cluster.routing_by_link_layer()
+             ? " (this one is adaptive, the default of its InfiniBand NICs: set /fabric/routing=ecmp in the cluster to study it)"
+             : " (this one is adaptive)";
+}
+
 using results::RequestStatus;
 
 constexpr std::size_t kMaxSamples = 10000;
@@ -836,7 +843,7 @@ std::vector<std::vector<topo::LinkId>> failed_links(const ServingScenario& s, co
       // servers off, which the transfers' routing cannot go around: fail their servers instead.
       const std::string where = f.where + "/switch";
       if (!s.prefill) throw ConfigError(s.file, where, "a fabric switch failure changes the network the KV caches cross: it needs a disaggregated deployment");
-      if (cluster.routing() != topo::Routing::kEcmp) throw ConfigError(s.file, where, "switch failures are modelled on fabrics with ECMP routing (this one is adaptive)");
+      if (cluster.routing() != topo::Routing::kEcmp) throw ConfigError(s.file, where, "switch failures are modelled on fabrics with ECMP routing" + adaptive_note(cluster));
       for (const auto& links : {cluster.out_links(*fabric_switch), cluster.in_links(*fabric_switch)}) {
         for (topo::LinkId l : links) {
           if (cluster.link(l).tier < 2) {
@@ -852,7 +859,7 @@ std::vector<std::vector<topo::LinkId>> failed_links(const ServingScenario& s, co
         throw ConfigError(s.file, where, "a link failure changes the network the KV caches cross: it needs a disaggregated deployment");
       }
       if (cluster.routing() != topo::Routing::kEcmp) {
-        throw ConfigError(s.file, where, "link failures are modelled on fabrics with ECMP routing (this one is adaptive)");
+        throw ConfigError(s.file, where, "link failures are modelled on fabrics with ECMP routing" + adaptive_note(cluster));
       }
       std::optional<topo::NodeId> end[2];
       for (int i = 0; i < 2; ++i) {

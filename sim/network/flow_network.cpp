@@ -288,7 +288,7 @@ void FlowNetwork::solve() {
 
   // 3. Progressive filling over the links that can saturate. A heap of (fair share, link),
   //    smallest first. Freezing flows at the current minimum share r can only raise another
-  //    link's share ((res - r)/(u - 1) >= res/u when r <= res/u), so heap keys are lower bounds:
+  //    link's share ((res - r w)/(u - w) >= res/u when r <= res/u, for a freezing flow's weight w), so heap keys are lower bounds:
   //    a popped entry whose link's share has grown is pushed back with the new value, and one
   //    that is still exact is the true minimum. Every flow's narrowest link can saturate, so
   //    every flow of the component freezes.
