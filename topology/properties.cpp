@@ -178,11 +178,10 @@ std::string to_table(const TopologySummary& s) {
   out << row("Diameter (GPU-GPU)", s.diameter_hops < 0 ? "unreachable GPU pair"
                                                        : std::to_string(s.diameter_hops) + " hops");
   out << row("Bisection", format_bandwidth(s.bisection_bandwidth) + " (rank-order halves)");
-  out << row("Routing", std::string(to_string(s.routing)) +
-                            (s.routing_by_link_layer
-                                 ? (s.routing == Routing::kAdaptive ? " (default of InfiniBand NICs; set /fabric/routing to change)"
-                                                                    : " (default of non-InfiniBand NICs; set /fabric/routing to change)")
-                                 : " (from the cluster file)"));
+  const char* source = !s.routing_by_link_layer           ? " (from the cluster file)"
+                       : s.routing == Routing::kAdaptive ? " (default of InfiniBand NICs; set /fabric/routing to change)"
+                                                         : " (default of non-InfiniBand NICs; set /fabric/routing to change)";
+  out << row("Routing", std::string(to_string(s.routing)) + source);
   for (int c = 0; c < hw::kLinkClassCount; ++c) {
     const Bandwidth b = s.total_capacity_by_link_class[static_cast<std::size_t>(c)];
     if (b.value() > 0) {
