@@ -130,13 +130,14 @@ Experiment parse_experiment(const ConfigNode& root, const std::string& base_dir)
   if (auto g = root.find("goal")) e.goal = parse_goal(*g);
   if (auto a = root.find("availability")) e.availability = parse_availability(*a);
   if (auto o = root.find("options")) {
-    o->expect_only({"allow_oom", "symmetry", "stragglers", "profile"});
+    o->expect_only({"allow_oom", "symmetry", "fold", "stragglers", "profile"});
     if (auto v = o->find("profile")) {
       e.profile = resolve_profile(v->as_string(), base_dir, root.file(), v->path());
       e.profile_where = v->path();
     }
     if (auto v = o->find("allow_oom")) e.allow_oom = v->as_bool();
     if (auto v = o->find("symmetry")) e.symmetry = v->as_bool();
+    if (auto v = o->find("fold")) e.fold = v->as_bool();
     if (auto v = o->find("stragglers")) {
       for (const ConfigNode& sn : v->elements()) {
         sn.expect_only({"rank", "slowdown"});

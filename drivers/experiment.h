@@ -31,6 +31,7 @@ struct Experiment {
   std::optional<Framework> framework;  // the plan's `framework` preset, if it names one
   bool allow_oom = false;
   bool symmetry = true;                // simulate one rank per pipeline stage (training_graph.h)
+  bool fold = true;                    // run the network folded by the switch exchanges where exact (network_fold.h)
   struct Straggler {
     int rank = 0;                      // grid rank (= GPU index in rank order)
     double slowdown = 1;               // its compute takes this many times as long

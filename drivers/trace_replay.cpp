@@ -7,15 +7,11 @@
 #include "calibration/profile_model.h"
 #include "core/errors.h"
 #include "drivers/calibrated_protocol.h"
-#include "drivers/link_uses.h"
+#include "drivers/graph_run.h"
 #include "sim/collectives/algorithm_tuner.h"
 #include "sim/collectives/machine.h"
 #include "sim/collectives/network_layout.h"
 #include "sim/compute/compute_model.h"
-#include "sim/engine/simulator.h"
-#include "sim/network/flow_network.h"
-#include "sim/runtime/executor.h"
-#include "topology/router.h"
 
 namespace cs::drv {
 namespace {
@@ -82,31 +78,25 @@ results::ReplayRun replay_trace(const Experiment& e, TraceWorkload w, const std:
     }
   }
 
-  sim::Simulator sim;
   coll::NetworkLayout layout(machine);
-  net::FlowNetwork net(sim, layout.capacities());
-  topo::Router router(cluster);
   coll::AlgorithmTuner tuner(machine);
-  compute::ComputeModel compute(precision, profile);
-  rt::Executor ex(sim, net, router, layout, tuner, compute, g, rank_gpus);
+  std::vector<topo::NodeId> storage;
   if (std::any_of(g.ops().begin(), g.ops().end(), [](const tg::Op& op) { return op.kind == tg::OpKind::kLoad; })) {
-    std::vector<topo::NodeId> storage;
     for (std::uint32_t i = 0; i < cluster.node_count(); ++i) {
       if (cluster.node(topo::NodeId{i}).kind == topo::NodeKind::kStorage) storage.push_back(topo::NodeId{i});
     }
     if (storage.empty()) throw ConfigError(e.cluster, "", "the workload reads from storage but the cluster has no storage device");
-    ex.set_storage(std::move(storage));
   }
-  ex.start();
-  sim.run();
-  if (!ex.finished()) throw InternalError("the replay did not finish (a collective or a transfer whose peers never came)");
-
-  const Duration iteration = ex.end_time() - kTimeZero;
-  std::vector<results::RankBreakdown> stalls = results::attribute_stalls(g, ex.timeline(), ex.end_time());
-  std::vector<results::LinkUse> links = link_uses(net, cluster.link_count(), iteration);
+  GraphRun run = run_graph({layout, tuner, g, rank_gpus, [&] { return std::make_unique<compute::ComputeModel>(precision, profile); },
+                            [&](rt::Executor& ex) {
+                              if (!storage.empty()) ex.set_storage(storage);
+                            },
+                            e.fold, "the replay did not finish (a collective or a transfer whose peers never came)"});
+  const Duration iteration = run.end - kTimeZero;
+  std::vector<results::RankBreakdown> stalls = results::attribute_stalls(g, run.timeline, run.end);
   nlohmann::json import = w.report ? import_report_json(*w.report) : nlohmann::json();
   return results::ReplayRun{std::move(machine.cluster), std::move(w.graph), std::move(rank_gpus), std::move(w.files), std::move(import),
-                            precision, ex.timeline(), std::move(stalls), std::move(links), iteration, sim.events_executed(),
+                            precision, std::move(run.timeline), std::move(stalls), std::move(run.links), iteration, run.events,
                             std::move(machine.warnings)};
 }
 

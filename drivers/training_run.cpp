@@ -10,7 +10,7 @@
 #include "drivers/availability_report.h"
 #include "drivers/assumptions.h"
 #include "drivers/calibrated_protocol.h"
-#include "drivers/link_uses.h"
+#include "drivers/graph_run.h"
 #include "drivers/plan_warnings.h"
 #include "results/findings.h"
 #include "results/stall_attribution.h"
@@ -18,10 +18,7 @@
 #include "sim/collectives/machine.h"
 #include "sim/collectives/network_layout.h"
 #include "sim/compute/compute_model.h"
-#include "sim/engine/simulator.h"
-#include "sim/network/flow_network.h"
 #include "sim/runtime/executor.h"
-#include "topology/router.h"
 #include "workloads/flop_conventions.h"
 #include "workloads/layer_cost.h"
 #include "workloads/memory.h"
@@ -150,44 +147,43 @@ results::TrainingRun simulate_training(const Experiment& e) {
 
   // A straggler makes ranks differ: then every rank is simulated.
   wl::TrainingGraph graph = wl::build_training_graph(model, e.plan, e.file, e.at("plan"), e.symmetry && e.stragglers.empty());
-  sim::Simulator sim;
   coll::NetworkLayout layout(machine);
-  net::FlowNetwork net(sim, layout.capacities());
-  topo::Router router(cluster);
   coll::AlgorithmTuner tuner(machine);
-  compute::ComputeModel compute(enum_name(wl::kPrecisionNames, e.plan.precision), profile);
   std::vector<topo::NodeId> rank_gpus;
   for (int grid_rank : graph.grid_rank) rank_gpus.push_back(cluster.gpus()[static_cast<std::size_t>(grid_rank)]);
-  rt::Executor ex(sim, net, router, layout, tuner, compute, graph.graph, rank_gpus);
-  for (const auto& st : e.stragglers) ex.set_compute_slowdown(static_cast<std::uint32_t>(st.rank), st.slowdown);
+  std::vector<topo::NodeId> storage;
   if (e.plan.data_bytes_per_sample > 0) {
-    std::vector<topo::NodeId> storage = storage_devices(cluster);
+    storage = storage_devices(cluster);
     if (storage.empty()) throw ConfigError(e.file, e.at("data/source"), "the data comes from storage but the cluster has no storage device");
-    ex.set_storage(std::move(storage));
   }
-  ex.start();
-  sim.run();
-  if (!ex.finished()) throw InternalError("the iteration did not finish (a dependency cycle or an unmatched transfer)");
+  GraphRun it = run_graph({layout, tuner, graph.graph, rank_gpus,
+                           [&] { return std::make_unique<compute::ComputeModel>(enum_name(wl::kPrecisionNames, e.plan.precision), profile); },
+                           [&](rt::Executor& ex) {
+                             for (const auto& st : e.stragglers) ex.set_compute_slowdown(static_cast<std::uint32_t>(st.rank), st.slowdown);
+                             if (!storage.empty()) ex.set_storage(storage);
+                           },
+                           e.fold, "the iteration did not finish (a dependency cycle or an unmatched transfer)"});
+  const compute::ComputeModel& compute = *it.compute;
 
   results::IterationResult r;
-  r.iteration = ex.end_time() - kTimeZero;
+  r.iteration = it.end - kTimeZero;
   r.gpus = gpus;
   set_throughput(r, e, model, compute.peak(gpu));
   r.memory = wl::peak_memory(stage_memory);
   r.ops = graph.graph.size();
   r.simulated_ranks = static_cast<int>(graph.graph.ranks());
-  r.events = sim.events_executed();
-  std::vector<results::RankBreakdown> stalls = results::attribute_stalls(graph.graph, ex.timeline(), ex.end_time());
+  r.events = it.events;
+  r.network_folded = it.network_folded;
+  std::vector<results::RankBreakdown> stalls = results::attribute_stalls(graph.graph, it.timeline, it.end);
   r.largest_stall = results::largest_stall(stalls, r.iteration);
   r.imbalance = results::load_imbalance(stalls, results::rank_places(graph), r.iteration);
-  std::vector<results::LinkUse> links = link_uses(net, cluster.link_count(), r.iteration);
   if (profile) add_compute_tally(calibration, compute.tally());
   const std::span<const topo::NodeId> job_gpus = cluster.gpus().subspan(0, static_cast<std::size_t>(gpus));
   std::vector<SourcedFact> assumptions = training_assumptions(machine, catalog, job_gpus, compute.dtype(), profile.get());
   std::vector<Warning> warnings = machine.warnings;
   add_warnings(warnings, plan_warnings(e, graph.grid, cluster));
-  results::TrainingRun run{std::move(machine.cluster), std::move(model), std::move(graph), ex.timeline(),
-                           std::move(stalls), std::move(links), std::move(stage_memory), r, std::move(calibration),
+  results::TrainingRun run{std::move(machine.cluster), std::move(model), std::move(graph), std::move(it.timeline),
+                           std::move(stalls), std::move(it.links), std::move(stage_memory), r, std::move(calibration),
                            std::move(assumptions), std::move(warnings), std::nullopt, std::string(), std::nullopt};
   add_energy(run, e, prices);
   if (availability) {

@@ -70,13 +70,6 @@ struct NvlinkSpec {
   Bandwidth switch_reduction_per_gpu{0};
 };
 
-// A network adapter. `bandwidth` is the port's data rate after line coding and FEC (what the
-// standard names it: NDR 400 Gb/s, 400GbE); what of it carries payload depends on the packets of
-// the fabric's technology: `packet_payload` bytes of data per packet (the MTU the transport uses)
-// and `packet_overhead` bytes of headers, trailers and per-packet framing on the wire
-// (docs/network-model.md, "Per-NIC achievable bandwidth"). Both are zero when the catalog has no
-// packet format for the NIC; the collective model then falls back to its network class
-// efficiency.
 // The link layer a NIC's port runs. It sets the fabric's routing unless the cluster names one:
 // NCCL's IB transport asks for adaptive routing on an InfiniBand port and not on RoCE
 // (src/transport/net_ib.cc: `ar = link_layer == IBV_LINK_LAYER_INFINIBAND`, overridable with
@@ -86,6 +79,13 @@ enum class LinkLayer : std::uint8_t { kInfiniBand, kEthernet, kOmniPath };
 inline constexpr EnumName<LinkLayer> kLinkLayerNames[] = {
     {LinkLayer::kInfiniBand, "infiniband"}, {LinkLayer::kEthernet, "ethernet"}, {LinkLayer::kOmniPath, "omni_path"}};
 
+// A network adapter. `bandwidth` is the port's data rate after line coding and FEC (what the
+// standard names it: NDR 400 Gb/s, 400GbE); what of it carries payload depends on the packets of
+// the fabric's technology: `packet_payload` bytes of data per packet (the MTU the transport uses)
+// and `packet_overhead` bytes of headers, trailers and per-packet framing on the wire
+// (docs/network-model.md, "Per-NIC achievable bandwidth"). Both are zero when the catalog has no
+// packet format for the NIC; the collective model then falls back to its network class
+// efficiency.
 struct NicSpec {
   std::string name;         // "NDR-400G"
   Bandwidth bandwidth{0};   // per direction, after line coding

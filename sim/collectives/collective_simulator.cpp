@@ -42,21 +42,6 @@ std::uint32_t CollectiveSimulator::fold_servers(const CollectiveSpec& spec, Coll
 
 namespace {
 
-// Whether a fold of the twin switches alone (network_fold.h) runs `schedule` as it runs
-// unfolded: both ends of every flow are devices of servers, which the exchanges fix (a CollNet
-// flow to a fabric switch may be moved; an NVLS reduction engine, inside a server, stays), and
-// no round is an NVLS round, whose pipeline fill the runner takes from the flows' own paths
-// (CollectiveRunner::nvls_fill_time), not from a folded network.
-bool twin_foldable(const topo::Cluster& cluster, const Schedule& schedule) {
-  for (const Round& round : schedule.rounds) {
-    if (round.latency == StepLatency::kNvls) return false;
-    for (const PlannedFlow& f : round.flows) {
-      if (cluster.node(f.src).server < 0 || cluster.node(f.dst).server < 0) return false;
-    }
-  }
-  return true;
-}
-
 // Every byte count of a run (a flow's, a link's, the wire total) is at most S x ranks x a small
 // factor: refuse what could overflow 64 bits (docs/cli.md, "Limits") rather than sum it.
 void check_byte_range(const CollectiveSpec& spec) {

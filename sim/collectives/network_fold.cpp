@@ -92,4 +92,19 @@ bool fabric_latency_per_tier(const topo::Cluster& cluster) {
   return true;
 }
 
+bool twin_foldable(const topo::Cluster& cluster, const Schedule& schedule) {
+  for (const Round& round : schedule.rounds) {
+    if (round.latency == StepLatency::kNvls) return false;
+    for (const PlannedFlow& f : round.flows) {
+      if (cluster.node(f.src).server < 0 || cluster.node(f.dst).server < 0) return false;
+    }
+  }
+  return true;
+}
+
+std::optional<topo::ServerOrbits> twin_fold_orbits(const topo::Cluster& cluster) {
+  if (cluster.routing() != topo::Routing::kAdaptive || !fabric_latency_per_tier(cluster)) return std::nullopt;
+  return topo::ServerSymmetry(cluster).twin_orbits();
+}
+
 }  // namespace cs::coll

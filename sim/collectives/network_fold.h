@@ -39,9 +39,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "sim/collectives/schedule.h"
 #include "sim/network/flow_network.h"
 #include "topology/adaptive_spread.h"
 #include "topology/cluster.h"
@@ -89,5 +91,18 @@ class NetworkFold {
 // Whether the fabric keeps a spread flow's latency under automorphisms: one latency per tier
 // among the links between switches outside servers (the header). O(links).
 bool fabric_latency_per_tier(const topo::Cluster& cluster);
+
+// Whether a fold of the twin switches alone runs `schedule` as it runs unfolded: both ends of
+// every flow are devices of servers, which the exchanges fix (a CollNet flow to a fabric switch
+// may be moved; an NVLS reduction engine, inside a server, stays), and no round is an NVLS
+// round, whose pipeline fill the runner takes from the flows' own paths
+// (CollectiveRunner::nvls_fill_time), not from a folded network. The runner marks a twin fold
+// broken when it is given a schedule that is not.
+bool twin_foldable(const topo::Cluster& cluster, const Schedule& schedule);
+
+// The switch exchanges' group (topo::ServerSymmetry::twin_orbits) when the cluster allows a fold
+// of any schedule (the header's conditions: adaptive routing, one latency per fabric tier), else
+// nothing. Runs that share one network across many collectives (a training iteration) fold by it.
+std::optional<topo::ServerOrbits> twin_fold_orbits(const topo::Cluster& cluster);
 
 }  // namespace cs::coll

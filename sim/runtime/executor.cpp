@@ -24,13 +24,13 @@ const typename Map::mapped_type& cached(Map& cache, const Key& key, Compute comp
 Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
                    const coll::NetworkLayout& layout, coll::AlgorithmTuner& tuner,
                    const compute::ComputeModel& compute, const tg::TaskGraph& graph,
-                   std::vector<topo::NodeId> rank_gpus)
+                   std::vector<topo::NodeId> rank_gpus, coll::NetworkFold* fold)
     : sim_(sim),
       net_(net),
       router_(router),
       layout_(layout),
       tuner_(tuner),
-      runner_(sim, net, router, layout),
+      runner_(sim, net, router, layout, true, fold),
       compute_(compute),
       graph_(graph),
       rank_gpus_(std::move(rank_gpus)) {

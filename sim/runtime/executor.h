@@ -33,11 +33,13 @@ namespace cs::rt {
 class Executor {
  public:
   // `rank_gpus[r]` is the GPU that runs rank r, for the simulated and the mirrored ranks. The
-  // graph and every reference must outlive the executor.
+  // graph and every reference must outlive the executor. `fold`: `net` is the quotient of the
+  // switch exchanges (coll::twin_fold_orbits, sim/collectives/network_fold.h), on which every
+  // transfer runs; a transfer it cannot fold marks it broken, and the caller runs again unfolded.
   Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
            const coll::NetworkLayout& layout, coll::AlgorithmTuner& tuner,
            const compute::ComputeModel& compute, const tg::TaskGraph& graph,
-           std::vector<topo::NodeId> rank_gpus);
+           std::vector<topo::NodeId> rank_gpus, coll::NetworkFold* fold = nullptr);
 
   // Storage devices that load ops read from (rank r reads from sources[r % n]); without any,
   // a graph with load ops is an error.

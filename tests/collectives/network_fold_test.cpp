@@ -63,7 +63,9 @@ void expect_same(const FoldRun& folded, const FoldRun& full, std::uint32_t serve
   EXPECT_NEAR(to_seconds(folded.result.time), to_seconds(full.result.time), t);
   EXPECT_EQ(folded.result.flows, full.result.flows);
   EXPECT_EQ(folded.result.wire_bytes, full.result.wire_bytes);
-  if (servers > 0) EXPECT_LT(folded.result.events, full.result.events);
+  if (servers > 0) {
+    EXPECT_LT(folded.result.events, full.result.events);
+  }
   ASSERT_EQ(folded.links.size(), full.links.size());
   for (const auto& [link, a] : full.links) {
     SCOPED_TRACE(link);
