@@ -182,7 +182,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--model", o.model, "Replace the experiment's model: a file, a bundled name, or hf:PATH/config.json");
   cmd->add_option("--trace", o.trace.inputs, "Replay a recorded workload instead of the model and plan: Chakra traces (a prefix or the ranks' .et files) or a TaskGraph .json (docs/chakra.md)")
       ->expected(1, -1);
-  cmd->add_option("--placement", o.placement, "With --trace: the cluster GPU of each rank, as indices and ranges (\"0-7,16-23\"); default: the first GPUs");
+  cmd->add_option("--placement", o.placement, "With --trace: the cluster GPU of each rank, as indices and ranges (\"0-7,16-23\"); default: the first GPUs, or a grid-symmetric graph's grid_index");
   add_trace_options(*cmd, o.trace);
   return cmd;
 }

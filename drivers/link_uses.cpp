@@ -17,10 +17,8 @@ std::vector<results::LinkUse> link_uses(net::FlowNetwork& net, std::size_t clust
       links.push_back({topo::LinkId{l}, st.bytes, st.busy, utilization});
       continue;
     }
-    const std::vector<topo::LinkId> members = fold->orbits().members(topo::LinkId{l});
-    const double share = static_cast<double>(fold->servers()) / static_cast<double>(members.size());
-    const Bytes bytes{static_cast<std::int64_t>(static_cast<double>(st.bytes.value()) * share + 0.5)};
-    for (const topo::LinkId m : members) links.push_back({m, bytes, st.busy, utilization});
+    const coll::NetworkFold::Unfolded members = fold->unfold(topo::LinkId{l}, st.bytes);
+    for (const topo::LinkId m : members.links) links.push_back({m, members.bytes, st.busy, utilization});
   }
   if (fold) std::sort(links.begin(), links.end(), [](const results::LinkUse& a, const results::LinkUse& b) { return a.link.value < b.link.value; });
   std::stable_sort(links.begin(), links.end(),

@@ -16,11 +16,16 @@
 namespace cs::drv {
 namespace {
 
-// "0-7,16-23" -> the GPU indices, each below `gpus`, each once.
-std::vector<std::uint32_t> parse_placement(const std::string& text, std::uint32_t ranks, std::size_t gpus) {
+// "0-7,16-23" -> the GPU indices, each below `gpus`, each once. Without a text, rank r goes to
+// GPU `grid_index[r]` when the graph's symmetries give a grid index per rank (a training
+// graph's grid is its plan's placement order, so its ranks land where the iteration puts them;
+// the mirrored ranks, numbered after the simulated ones, are not in grid order), else to GPU r.
+std::vector<std::uint32_t> parse_placement(const std::string& text, std::uint32_t ranks, std::size_t gpus,
+                                           const std::vector<std::uint32_t>& grid_index) {
   std::vector<std::uint32_t> out;
   if (text.empty()) {
     if (ranks > gpus) throw InputError("", "--placement", "the workload has " + std::to_string(ranks) + " ranks but the cluster " + std::to_string(gpus) + " GPUs");
+    if (grid_index.size() == ranks) return grid_index;  // a permutation of 0..ranks-1 (TaskGraph::validate)
     for (std::uint32_t r = 0; r < ranks; ++r) out.push_back(r);
     return out;
   }
@@ -66,7 +71,7 @@ results::ReplayRun replay_trace(const Experiment& e, TraceWorkload w, const std:
     machine.protocol = calibrate_protocol(*profile, machine.protocol).protocol;
   }
   const tg::TaskGraph& g = w.graph;
-  const std::vector<std::uint32_t> gpu_index = parse_placement(placement, g.all_ranks(), cluster.gpus().size());
+  const std::vector<std::uint32_t> gpu_index = parse_placement(placement, g.all_ranks(), cluster.gpus().size(), g.symmetries().grid_index());
   std::vector<topo::NodeId> rank_gpus;
   for (std::uint32_t i : gpu_index) rank_gpus.push_back(cluster.gpus()[i]);
   const std::string precision = enum_name(wl::kPrecisionNames, e.plan.precision);
@@ -97,7 +102,7 @@ results::ReplayRun replay_trace(const Experiment& e, TraceWorkload w, const std:
   nlohmann::json import = w.report ? import_report_json(*w.report) : nlohmann::json();
   return results::ReplayRun{std::move(machine.cluster), std::move(w.graph), std::move(rank_gpus), std::move(w.files), std::move(import),
                             precision, std::move(run.timeline), std::move(stalls), std::move(run.links), iteration, run.events,
-                            std::move(machine.warnings)};
+                            run.network_folded, std::move(machine.warnings)};
 }
 
 }  // namespace cs::drv

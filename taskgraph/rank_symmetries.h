@@ -53,6 +53,8 @@ class RankSymmetries {
   std::size_t size() const { return explicit_form() ? permutations_.size() : shifts_.size() / axes_.size(); }
   bool empty() const { return size() == 0; }
   bool explicit_form() const { return axes_.empty(); }
+  // Per rank, its grid index (the grid form); empty in the explicit form.
+  const std::vector<std::uint32_t>& grid_index() const { return grid_index_; }
   // The image of rank r under symmetry k < size(). O(axes).
   std::uint32_t image(std::size_t k, std::uint32_t rank) const;
 

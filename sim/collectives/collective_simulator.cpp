@@ -238,11 +238,11 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
     done = true;
   });
   sim.run();
-  if (!done) throw InternalError("collective did not complete");
-  if (fold && fold->broken()) {
+  if (fold && fold->broken()) {  // stopped at the first flow that broke it (NetworkFold::mark_broken)
     *broken = true;
     return std::nullopt;
   }
+  if (!done) throw InternalError("collective did not complete");
   CollectiveResult r;
   r.time = outcome.end - outcome.start;
   r.algorithm = algorithm;
@@ -269,12 +269,10 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
         continue;
       }
       // The orbit's links share what its representative carried in the quotient, N / |L| each.
-      const auto members = fold->orbits().members(l);
-      const double share = static_cast<double>(fold->servers()) / static_cast<double>(members.size());
-      const auto scaled = [share](Bytes b) { return Bytes{static_cast<std::int64_t>(static_cast<double>(b.value()) * share + 0.5)}; };
+      const NetworkFold::Unfolded members = fold->unfold(l, st.bytes);
       std::vector<net::BusyInterval> intervals = net.busy_intervals(l);
-      for (auto& iv : intervals) iv.bytes = scaled(iv.bytes);
-      for (const LinkId m : members) activity->push_back({m, scaled(st.bytes), st.busy, intervals});
+      for (auto& iv : intervals) iv.bytes = fold->unfold(l, iv.bytes).bytes;
+      for (const LinkId m : members.links) activity->push_back({m, members.bytes, st.busy, intervals});
     }
     if (fold) std::sort(activity->begin(), activity->end(), [](const auto& a, const auto& b) { return a.link.value < b.link.value; });
   }

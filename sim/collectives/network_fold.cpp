@@ -20,24 +20,37 @@ NetworkFold::NetworkFold(const topo::Cluster& cluster, const topo::ServerOrbits&
   }
 }
 
+void NetworkFold::mark_broken() {
+  if (broken_) return;
+  broken_ = true;
+  net_.simulator().stop();
+}
+
 void NetworkFold::label_dependent(std::span<const LinkId> path) {
   if (!orbits_.twins_only()) {
-    broken_ = true;
+    mark_broken();
     return;
   }
   for (const LinkId l : path) {
     if (l.value < cluster_.link_count() && orbits_.orbit_size(orbits_.orbit(l)) > 1) {
-      broken_ = true;
+      mark_broken();
       return;
     }
   }
+}
+
+NetworkFold::Unfolded NetworkFold::unfold(LinkId link, Bytes bytes) const {
+  Unfolded u{orbits_.members(link), Bytes{0}};
+  const double share = static_cast<double>(servers()) / static_cast<double>(u.links.size());
+  u.bytes = Bytes{static_cast<std::int64_t>(static_cast<double>(bytes.value()) * share + 0.5)};
+  return u;
 }
 
 LinkId NetworkFold::map(LinkId link) {
   if (link.value >= cluster_.link_count()) {  // a virtual link (an NVLS reduction engine)
     // Inside a server: the switch exchanges fix it (an orbit of one); a group of servers moves
     // it to another server's engine, which the quotient does not hold.
-    if (!orbits_.twins_only()) broken_ = true;
+    if (!orbits_.twins_only()) mark_broken();
     return link;
   }
   if (scratch_.mapped_run[link.value] == scratch_.run) return LinkId{scratch_.mapped[link.value]};

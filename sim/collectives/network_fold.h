@@ -72,13 +72,24 @@ class NetworkFold {
   std::uint32_t servers() const { return orbits_.servers(); }
   std::int32_t representative() const { return orbits_.representative(); }
   const topo::ServerOrbits& orbits() const { return orbits_; }
-  // Set by the runner when a flow breaks the symmetry (the header's conditions).
-  void mark_broken() { broken_ = true; }
+  // Set by the runner when a flow breaks the symmetry (the header's conditions). The folded run
+  // is then discarded, so it stops the network's simulator (sim::Simulator::stop): an attempt
+  // costs up to its first refused transfer, not the whole run.
+  void mark_broken();
   // A flow takes `path`, a route its label chose: a group that moves servers maps it to a route
   // between the images that another label may choose, so the fold breaks; the switch exchanges
   // alone (ServerOrbits::twins_only) fix it unless it crosses a link they move.
   void label_dependent(std::span<const topo::LinkId> path);
   bool broken() const { return broken_; }
+
+  // What `link`, a quotient link that carried `bytes`, stands for in the cluster: the links of
+  // its orbit L, each carrying bytes x N / |L| (rounded to a byte), busy when it is (the
+  // header). Results and link reports of a folded run are written from it.
+  struct Unfolded {
+    std::vector<topo::LinkId> links;
+    Bytes bytes;
+  };
+  Unfolded unfold(topo::LinkId link, Bytes bytes) const;
 
  private:
   const topo::Cluster& cluster_;

@@ -72,13 +72,18 @@ bool Simulator::step(std::int64_t limit) {
 }
 
 void Simulator::run() {
-  while (step(INT64_MAX)) {
+  while (!stopping_ && step(INT64_MAX)) {
   }
+  stopping_ = false;
 }
 
 void Simulator::run_until(SimTime t) {
   const std::int64_t limit = t.time_since_epoch().count();
-  while (step(limit)) {
+  while (!stopping_ && step(limit)) {
+  }
+  if (stopping_) {
+    stopping_ = false;
+    return;
   }
   if (t > now_) now_ = t;
 }

@@ -48,10 +48,15 @@ class Simulator {
   bool cancel(EventHandle h);
   bool is_pending(EventHandle h) const;
 
-  // Runs events until the queue is empty.
+  // Runs events until the queue is empty, or until an event calls stop().
   void run();
-  // Runs events with time <= t, then sets the clock to t.
+  // Runs events with time <= t, then sets the clock to t; after stop(), returns at once with the
+  // clock where the stopping event left it.
   void run_until(SimTime t);
+  // Makes run() or run_until() return once the event running now has finished; the events still
+  // queued stay queued (a caller that stops discards the run: a folded attempt whose fold broke,
+  // sim/collectives/network_fold.h). Called outside an event, the next run() returns at once.
+  void stop() { stopping_ = true; }
 
   std::uint64_t events_executed() const { return executed_; }
   std::size_t pending_events() const { return pending_; }
@@ -86,6 +91,7 @@ class Simulator {
   std::uint64_t executed_ = 0;
   std::size_t pending_ = 0;
   std::uint64_t trace_hash_ = 0;
+  bool stopping_ = false;
 };
 
 }  // namespace cs::sim

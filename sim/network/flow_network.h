@@ -95,6 +95,8 @@ class FlowNetwork {
   // last reset + flows), not O(links): a caller that simulates many short runs on a large
   // machine (the tuner's candidates) reuses one network instead of building one per run.
   void reset(sim::Simulator& simulator);
+  // The simulator the network's events run on.
+  sim::Simulator& simulator() const { return *sim_; }
 
   // Starts a flow of `bytes` along `path` now. `on_delivered` runs when the receiver has the
   // last byte: path latency + extra latency after the bandwidth phase. An empty path

@@ -3,6 +3,7 @@
 // every link's bytes and busy time, on fabrics where the symmetry holds; elsewhere it does not
 // fold, and says so.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,10 @@
 
 #include "sim/collectives/collective_simulator.h"
 #include "sim/collectives/machine.h"
+#include "sim/collectives/network_fold.h"
 #include "sim/collectives/network_layout.h"
+#include "sim/engine/simulator.h"
+#include "sim/network/flow_network.h"
 #include "topology/server_orbits.h"
 
 namespace cs::coll {
@@ -211,6 +215,61 @@ TEST(NetworkFold, TwinFoldKeepsReductionEnginesAndSkipsNvlsRounds) {
   const FoldRun none = run(m, s, CollectiveSimulator::Folding::kNone, CollectiveAlgorithm::kNvls);
   EXPECT_FALSE(sym.result.twin_folded);
   EXPECT_EQ(sym.result.time, none.result.time);
+}
+
+// A twin fold of 16 servers of the rail fabric, four per leaf, on a network of its own.
+struct TwinFoldOfARailFabric {
+  Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
+  std::optional<topo::ServerOrbits> twins = topo::ServerSymmetry(m.cluster).twin_orbits();
+  NetworkLayout layout{m};
+  sim::Simulator sim;
+  net::FlowNetwork net{sim, layout.capacities()};
+  NetworkFold::Scratch scratch;
+  NetworkFold fold{m.cluster, twins.value(), net, scratch};
+};
+
+TEST(NetworkFold, ABrokenFoldStopsItsSimulation) {
+  // A folded run whose fold breaks is discarded and run again on every link, so mark_broken stops
+  // the network's simulator once the event that broke it is done: the attempt costs up to its
+  // first refused transfer. The events after it stay queued, never run.
+  TwinFoldOfARailFabric t;
+  sim::Simulator& sim = t.sim;
+  NetworkFold& fold = t.fold;
+  int ran = 0;
+  for (int k = 1; k <= 3; ++k) {
+    sim.schedule_at(kTimeZero + microseconds(k), sim::Phase::kDispatch, [&, k] {
+      ++ran;
+      if (k == 2) fold.mark_broken();
+    });
+  }
+  sim.run();
+  EXPECT_TRUE(fold.broken());
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(sim.pending_events(), 1u);
+  // Marking it again changes nothing: the next run finishes the queue.
+  fold.mark_broken();
+  sim.run();
+  EXPECT_EQ(ran, 3);
+}
+
+TEST(NetworkFold, UnfoldSharesAQuotientLinksBytesAmongItsOrbit) {
+  // The twin fold of a rail fabric: a leaf's link to a spine stands for the 64 of its orbit
+  // (N = 1 server), each carrying 1/64 of the quotient link's bytes, rounded to a byte.
+  TwinFoldOfARailFabric t;
+  const Machine& m = t.m;
+  const std::optional<topo::ServerOrbits>& twins = t.twins;
+  const NetworkFold& fold = t.fold;
+  for (std::uint32_t i = 0; i < m.cluster.link_count(); ++i) {
+    const topo::LinkId l{i};
+    if (m.cluster.node(m.cluster.link(l).dst).kind != topo::NodeKind::kSpineSwitch || twins->orbit(l) != l) continue;
+    const NetworkFold::Unfolded u = fold.unfold(l, Bytes{6400 + 31});
+    EXPECT_EQ(u.links, twins->members(l));
+    EXPECT_EQ(u.links.size(), 64u);
+    EXPECT_EQ(u.bytes, Bytes{100});  // 6431 / 64 = 100.48
+    EXPECT_EQ(fold.unfold(l, Bytes{6400 + 32}).bytes, Bytes{101});  // 100.5 rounds up
+    return;
+  }
+  FAIL() << "no leaf-to-spine link";
 }
 
 TEST(ServerOrbits, TwinOrbitsFixEveryServer) {

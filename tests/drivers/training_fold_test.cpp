@@ -9,7 +9,10 @@
 #include <string>
 
 #include "drivers/experiment.h"
+#include "drivers/trace_replay.h"
+#include "drivers/trace_workload.h"
 #include "drivers/training_run.h"
+#include "workloads/training_graph.h"
 
 namespace cs::drv {
 namespace {
@@ -80,6 +83,35 @@ TEST(TrainingFold, AStorageReadRunsEveryLink) {
   EXPECT_EQ(tried.result.iteration, full.result.iteration);
   EXPECT_EQ(tried.result.events, full.result.events);
   EXPECT_TRUE(simulate_training(load_experiment(examples + "resnet50-ib.json")).result.network_folded);
+}
+
+TEST(TrainingFold, AReplayedGraphFoldsAsTheIteration) {
+  // `run --trace` of the iteration's own TaskGraph (what `plan --emit-graph` writes) runs through
+  // the same drivers/graph_run.cpp: on the quotient it ends when it ends on every link, every
+  // link carrying the same bytes, and it ends when the training iteration does.
+  const auto replay = [](bool fold) {
+    const Experiment e = across_spines(fold);
+    const wl::TrainingGraph g = wl::build_training_graph(load_model(e), e.plan, e.file, e.at("plan"), e.symmetry);
+    // The default placement: each rank at its grid index, where the iteration puts it.
+    return replay_trace(e, TraceWorkload{g.graph, {"graph"}, std::nullopt}, "");
+  };
+  const results::ReplayRun folded = replay(true);
+  const results::ReplayRun full = replay(false);
+  ASSERT_TRUE(folded.network_folded);
+  ASSERT_FALSE(full.network_folded);
+  const double t = to_seconds(full.iteration);
+  EXPECT_NEAR(to_seconds(folded.iteration), t, 1e-9 * t);
+  EXPECT_EQ(folded.events, full.events);
+  std::map<std::uint32_t, Bytes> bytes;
+  for (const results::LinkUse& u : full.links) bytes[u.link.value] = u.bytes;
+  ASSERT_EQ(folded.links.size(), full.links.size());
+  for (const results::LinkUse& u : folded.links) {
+    ASSERT_TRUE(bytes.count(u.link.value)) << "link " << u.link.value;
+    const auto b = static_cast<double>(bytes[u.link.value].value());
+    EXPECT_NEAR(static_cast<double>(u.bytes.value()), b, 1 + 1e-9 * b) << "link " << u.link.value;
+  }
+  const double trained = to_seconds(simulate_training(across_spines(true)).result.iteration);
+  EXPECT_NEAR(to_seconds(folded.iteration), trained, 1e-9 * trained);
 }
 
 }  // namespace

@@ -179,6 +179,33 @@ TEST(EngineSimulator, RunUntilStopsAndSetsTheClock) {
   EXPECT_EQ(ran, (std::vector<std::int64_t>{10, 20, 30}));
 }
 
+TEST(EngineSimulator, StopReturnsAfterTheCurrentEventAndKeepsTheRest) {
+  // An event that calls stop() finishes; run() then returns with the later events still queued,
+  // and a second run() resumes them. run_until after stop() leaves the clock at the stopping
+  // event. stop() outside an event makes the next run() return before running any.
+  Simulator sim;
+  std::vector<std::int64_t> ran;
+  for (std::int64_t t : {10, 20, 30, 40}) {
+    sim.schedule_at(at_ps(t), Phase::kDispatch, [&sim, &ran, t] {
+      ran.push_back(t);
+      if (t == 20 || t == 30) sim.stop();
+    });
+  }
+  sim.run();
+  EXPECT_EQ(ran, (std::vector<std::int64_t>{10, 20}));
+  EXPECT_EQ(ps_of(sim.now()), 20);
+  EXPECT_EQ(sim.pending_events(), 2u);
+  sim.run_until(at_ps(100));
+  EXPECT_EQ(ran, (std::vector<std::int64_t>{10, 20, 30}));
+  EXPECT_EQ(ps_of(sim.now()), 30);  // not 100: stopped
+  sim.stop();
+  sim.run();
+  EXPECT_EQ(sim.events_executed(), 3u);
+  sim.run();
+  EXPECT_EQ(ran, (std::vector<std::int64_t>{10, 20, 30, 40}));
+  EXPECT_EQ(sim.pending_events(), 0u);
+}
+
 TEST(EngineSimulator, ScheduleAfterIsRelativeToNow) {
   Simulator sim;
   std::int64_t fired = -1;
