@@ -264,15 +264,17 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       spread = spread || prepared[i].spread != nullptr;
       run->outcome.wire_bytes += Bytes{bytes.value() * round.flows[i].copies};
     }
+    // NVLS's fill from the members' own paths on the idle network; folded, these stay inside one
+    // server, whose links the twin exchanges fix (twin_foldable), so it is the unfolded run's.
+    const Duration fill = round.latency == StepLatency::kNvls ? nvls_fill_time(run->spec, paths, copies, bytes) : Duration{0};
+    run->round_tail = std::max(run->round_tail, tail + fill);
     if (spread) {
       std::vector<topo::RoutePart> parts;
       parts.reserve(members.size());
       for (std::size_t i : members) parts.push_back({prepared[i].spread, round.flows[i].copies, prepared[i].path()});
-      start_weighted(topo::sum_routes(parts), 1, bytes, tail, run);
+      start_weighted(topo::sum_routes(parts), 1, bytes, tail + fill, run);
       continue;
     }
-    const Duration fill = round.latency == StepLatency::kNvls ? nvls_fill_time(run->spec, paths, copies, bytes) : Duration{0};
-    run->round_tail = std::max(run->round_tail, tail + fill);
     net_.start_pipeline(paths, copies, bytes, tail + fill, [this, run] { on_delivered(run); });
   }
   for (std::size_t i : singles) {

@@ -107,9 +107,10 @@ bool fabric_latency_per_tier(const topo::Cluster& cluster) {
 
 bool twin_foldable(const topo::Cluster& cluster, const Schedule& schedule) {
   for (const Round& round : schedule.rounds) {
-    if (round.latency == StepLatency::kNvls) return false;
+    const bool nvls = round.latency == StepLatency::kNvls;
     for (const PlannedFlow& f : round.flows) {
-      if (cluster.node(f.src).server < 0 || cluster.node(f.dst).server < 0) return false;
+      const std::int32_t from = cluster.node(f.src).server, to = cluster.node(f.dst).server;
+      if (from < 0 || to < 0 || (nvls && from != to)) return false;
     }
   }
   return true;

@@ -105,10 +105,11 @@ bool fabric_latency_per_tier(const topo::Cluster& cluster);
 
 // Whether a fold of the twin switches alone runs `schedule` as it runs unfolded: both ends of
 // every flow are devices of servers, which the exchanges fix (a CollNet flow to a fabric switch
-// may be moved; an NVLS reduction engine, inside a server, stays), and no round is an NVLS
-// round, whose pipeline fill the runner takes from the flows' own paths
-// (CollectiveRunner::nvls_fill_time), not from a folded network. The runner marks a twin fold
-// broken when it is given a schedule that is not.
+// may be moved; an NVLS reduction engine, inside a server, stays), and every flow of an NVLS
+// round stays inside its server: the runner takes that round's pipeline fill from the flows'
+// own paths on the idle network (CollectiveRunner::nvls_fill_time), which is the unfolded
+// network's only where the exchanges fix every link (orbits of one keep their capacity). The
+// runner marks a twin fold broken when it is given a schedule that is not.
 bool twin_foldable(const topo::Cluster& cluster, const Schedule& schedule);
 
 // The switch exchanges' group (topo::ServerSymmetry::twin_orbits) when the cluster allows a fold

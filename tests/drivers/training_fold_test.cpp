@@ -63,6 +63,32 @@ TEST(TrainingFold, TheTwinSwitchesQuotientGivesTheIterationOnEveryLink) {
   EXPECT_GT(spine_links, 64);  // the spreads reached every spine, both ways
 }
 
+TEST(TrainingFold, TensorParallelNvlsAllReducesFold) {
+  // Without sequence parallelism (full recomputation to fit) the tensor-parallel groups
+  // all-reduce inside each DGX H100 by NVLS (single-server NVLS rounds, their pipeline fill from
+  // their own paths): the iteration still runs on the quotient, with the iteration time and
+  // every link's bytes of the run on every link. (Checked: refusing NVLS rounds, as before, fails
+  // network_folded.)
+  const auto iteration = [](bool fold) {
+    Experiment e = load_experiment(kExperiment, {"/cluster_overrides/-=/fabric/nodes_per_leaf=2", "/plan/sequence_parallel=false",
+                                                   "/plan/recompute=full"});
+    e.fold = fold;
+    return simulate_training(e);
+  };
+  const results::TrainingRun folded = iteration(true);
+  const results::TrainingRun full = iteration(false);
+  ASSERT_TRUE(folded.result.network_folded);
+  const double t = to_seconds(full.result.iteration);
+  EXPECT_NEAR(to_seconds(folded.result.iteration), t, 1e-9 * t);
+  std::map<std::uint32_t, Bytes> bytes;
+  for (const results::LinkUse& u : full.links) bytes[u.link.value] = u.bytes;
+  ASSERT_EQ(folded.links.size(), full.links.size());
+  for (const results::LinkUse& u : folded.links) {
+    const auto b = static_cast<double>(bytes[u.link.value].value());
+    EXPECT_NEAR(static_cast<double>(u.bytes.value()), b, 1 + 1e-9 * b) << "link " << u.link.value;
+  }
+}
+
 TEST(TrainingFold, StaticEcmpRunsUnfolded) {
   // Hashed paths are no automorphism's (network_fold.h): the fold is never tried.
   Experiment e = load_experiment(kExperiment, {"/cluster_overrides/-=/fabric/nodes_per_leaf=2",
