@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "drivers/experiment.h"
 #include "drivers/trace_replay.h"
@@ -26,6 +27,19 @@ Experiment across_spines(bool fold) {
   Experiment e = load_experiment(kExperiment, {"/cluster_overrides/-=/fabric/nodes_per_leaf=2"});
   e.fold = fold;
   return e;
+}
+
+// The links that carried bytes in the run on every link, and only they, carried them folded,
+// each the same bytes to one byte.
+void expect_same_link_bytes(const std::vector<results::LinkUse>& folded, const std::vector<results::LinkUse>& full) {
+  std::map<std::uint32_t, Bytes> bytes;
+  for (const results::LinkUse& u : full) bytes[u.link.value] = u.bytes;
+  ASSERT_EQ(folded.size(), full.size());
+  for (const results::LinkUse& u : folded) {
+    ASSERT_TRUE(bytes.count(u.link.value)) << "link " << u.link.value;
+    const auto b = static_cast<double>(bytes[u.link.value].value());
+    EXPECT_NEAR(static_cast<double>(u.bytes.value()), b, 1 + 1e-9 * b) << "link " << u.link.value;
+  }
 }
 
 TEST(TrainingFold, TheTwinSwitchesQuotientGivesTheIterationOnEveryLink) {
@@ -80,13 +94,7 @@ TEST(TrainingFold, TensorParallelNvlsAllReducesFold) {
   ASSERT_TRUE(folded.result.network_folded);
   const double t = to_seconds(full.result.iteration);
   EXPECT_NEAR(to_seconds(folded.result.iteration), t, 1e-9 * t);
-  std::map<std::uint32_t, Bytes> bytes;
-  for (const results::LinkUse& u : full.links) bytes[u.link.value] = u.bytes;
-  ASSERT_EQ(folded.links.size(), full.links.size());
-  for (const results::LinkUse& u : folded.links) {
-    const auto b = static_cast<double>(bytes[u.link.value].value());
-    EXPECT_NEAR(static_cast<double>(u.bytes.value()), b, 1 + 1e-9 * b) << "link " << u.link.value;
-  }
+  expect_same_link_bytes(folded.links, full.links);
 }
 
 TEST(TrainingFold, StaticEcmpRunsUnfolded) {
@@ -128,14 +136,7 @@ TEST(TrainingFold, AReplayedGraphFoldsAsTheIteration) {
   const double t = to_seconds(full.iteration);
   EXPECT_NEAR(to_seconds(folded.iteration), t, 1e-9 * t);
   EXPECT_EQ(folded.events, full.events);
-  std::map<std::uint32_t, Bytes> bytes;
-  for (const results::LinkUse& u : full.links) bytes[u.link.value] = u.bytes;
-  ASSERT_EQ(folded.links.size(), full.links.size());
-  for (const results::LinkUse& u : folded.links) {
-    ASSERT_TRUE(bytes.count(u.link.value)) << "link " << u.link.value;
-    const auto b = static_cast<double>(bytes[u.link.value].value());
-    EXPECT_NEAR(static_cast<double>(u.bytes.value()), b, 1 + 1e-9 * b) << "link " << u.link.value;
-  }
+  expect_same_link_bytes(folded.links, full.links);
   const double trained = to_seconds(simulate_training(across_spines(true)).result.iteration);
   EXPECT_NEAR(to_seconds(folded.iteration), trained, 1e-9 * trained);
 }
