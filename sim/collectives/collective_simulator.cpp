@@ -271,7 +271,7 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
       // The orbit's links share what its representative carried in the quotient, N / |L| each.
       const NetworkFold::Unfolded members = fold->unfold(l, st.bytes);
       std::vector<net::BusyInterval> intervals = net.busy_intervals(l);
-      for (auto& iv : intervals) iv.bytes = fold->unfold(l, iv.bytes).bytes;
+      for (auto& iv : intervals) iv.bytes = members.share_of(iv.bytes);
       for (const LinkId m : members.links) activity->push_back({m, members.bytes, st.busy, intervals});
     }
     if (fold) std::sort(activity->begin(), activity->end(), [](const auto& a, const auto& b) { return a.link.value < b.link.value; });

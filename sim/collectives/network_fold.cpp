@@ -39,10 +39,14 @@ void NetworkFold::label_dependent(std::span<const LinkId> path) {
   }
 }
 
+Bytes NetworkFold::Unfolded::share_of(Bytes carried) const {
+  return Bytes{static_cast<std::int64_t>(static_cast<double>(carried.value()) * share + 0.5)};
+}
+
 NetworkFold::Unfolded NetworkFold::unfold(LinkId link, Bytes bytes) const {
   Unfolded u{orbits_.members(link), Bytes{0}};
-  const double share = static_cast<double>(servers()) / static_cast<double>(u.links.size());
-  u.bytes = Bytes{static_cast<std::int64_t>(static_cast<double>(bytes.value()) * share + 0.5)};
+  u.share = static_cast<double>(servers()) / static_cast<double>(u.links.size());
+  u.bytes = u.share_of(bytes);
   return u;
 }
 

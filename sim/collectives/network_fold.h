@@ -84,10 +84,14 @@ class NetworkFold {
 
   // What `link`, a quotient link that carried `bytes`, stands for in the cluster: the links of
   // its orbit L, each carrying bytes x N / |L| (rounded to a byte), busy when it is (the
-  // header). Results and link reports of a folded run are written from it.
+  // header). Results and link reports of a folded run are written from it; share_of gives the
+  // same share of any other amount the link carried (a busy interval's), without listing the
+  // orbit again.
   struct Unfolded {
     std::vector<topo::LinkId> links;
     Bytes bytes;
+    double share = 1;  // N / |L|
+    Bytes share_of(Bytes carried) const;
   };
   Unfolded unfold(topo::LinkId link, Bytes bytes) const;
 

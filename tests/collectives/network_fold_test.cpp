@@ -266,6 +266,10 @@ TEST(NetworkFold, UnfoldSharesAQuotientLinksBytesAmongItsOrbit) {
     EXPECT_EQ(u.links.size(), 64u);
     EXPECT_EQ(u.bytes, Bytes{100});  // 6431 / 64 = 100.48
     EXPECT_EQ(fold.unfold(l, Bytes{6400 + 32}).bytes, Bytes{101});  // 100.5 rounds up
+    // The same share of another amount (a busy interval's bytes), without the orbit again.
+    EXPECT_DOUBLE_EQ(u.share, 1.0 / 64);
+    EXPECT_EQ(u.share_of(Bytes{6400 + 32}), Bytes{101});
+    EXPECT_EQ(u.share_of(Bytes{640}), Bytes{10});
     return;
   }
   FAIL() << "no leaf-to-spine link";
