@@ -108,10 +108,20 @@ class Builder {
   }
 
  private:
-  OpId collective(std::uint32_t group, const char* name, CollectiveOp op, Bytes size, std::vector<OpId> deps) {
+  OpId collective(std::uint32_t group, const char* name, CollectiveOp op, Bytes size, std::vector<OpId> deps,
+                  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto) {
     const std::uint64_t seq = seq_[{rank_, group}]++;
     const std::uint64_t instance = (static_cast<std::uint64_t>(group) << 32) | seq;
-    return g_.add_collective(rank_, group, name, op, size, instance, deps);
+    return g_.add_collective(rank_, group, name, op, size, instance, deps, algorithm);
+  }
+
+  // Every member of `group` (n ranks) sends `bytes` to the next and receives as much from the
+  // previous: a send_recv over the group (a ring shift). With two ranks the shift is the exchange
+  // of an all-to-all of 2 x bytes (S/2 to the other rank), since a send_recv of two ranks runs one
+  // way only.
+  OpId ring_shift(std::uint32_t group, int n, const char* name, Bytes bytes, std::vector<OpId> deps) {
+    if (n == 2) return collective(group, name, CollectiveOp::kAllToAll, bytes * 2, std::move(deps));
+    return collective(group, name, CollectiveOp::kSendRecv, bytes, std::move(deps));
   }
 
   OpId compute(const char* name, Flops f, Bytes mem, tg::ComputeClass cls, std::vector<OpId> deps) {
@@ -134,10 +144,18 @@ class Builder {
   // With `overlap` (plan.tp_comm_overlap: Transformer Engine's userbuffer overlap behind
   // Megatron-Core's --tp-comm-overlap, for the sequence-parallel all-gathers and reduce-scatters of
   // the blocks' linear layers), a piece with an all-gather or a reduce-scatter runs in k = tp
-  // chunks, as TE's ring exchange does: all-gather chunk j (S/k bytes) feeds GEMM chunk j (f/(n k)
-  // FLOPs), the next all-gather chunk running beside it; reduce-scatter chunk j follows GEMM chunk
-  // j, beside the next GEMM chunk. When a chunk's GEMM outlasts a chunk's collective, only the
-  // first all-gather chunk and the last reduce-scatter chunk are exposed.
+  // GEMM chunks (f/(n k) FLOPs each), as TE does (transformer_engine/common/comm_gemm_overlap/
+  // comm_gemm_overlap.cpp):
+  //  - all-gather, TE's ring exchange (CommOverlapP2PBase::split_overlap_ag): GEMM chunk 0 runs on
+  //    this rank's own shard, with no communication before it; k - 1 steps each pass one shard
+  //    (S/k bytes) to the next rank of the group by userbuffers send/recv (ring_shift: one hop),
+  //    each step after the previous one and beside the GEMMs;
+  //    GEMM chunk j waits for step j and GEMM chunk j - 1;
+  //  - reduce-scatter, TE's pipelined split (CommOverlapBase::split_overlap_rs): reduce-scatter
+  //    chunk j (S/k) follows GEMM chunk j, beside the next GEMM chunk, by userbuffers' kernel,
+  //    which reads every peer's part directly (the direct algorithm: one step, not NCCL's ring).
+  // When a GEMM chunk outlasts a communication step, only the last reduce-scatter chunk is
+  // exposed.
   OpId compute_around_tp_collectives(const char* name, Flops f, Bytes mem, const TpCollectives& c, Bytes coll_bytes,
               std::vector<OpId> deps, std::uint32_t gemm_mix = tg::kNoGemmMix, bool overlap = false) {
     const std::uint32_t tp = plan_.tp > 1 ? tp_group() : 0;
@@ -173,18 +191,18 @@ class Builder {
     OpId last = 0;
     std::int64_t done = 0;  // GEMM chunks emitted, for the exact split of `mem`
     for (int i = 0; i < n; ++i) {
-      std::vector<OpId> gathered(static_cast<std::size_t>(k), 0);
+      std::vector<OpId> gathered(static_cast<std::size_t>(k), 0);  // the ring exchange's steps 1..k-1
       const bool gather = i < c.all_gather;
       if (gather) {
         std::vector<OpId> after = deps;
-        for (int j = 0; j < k; ++j) {
-          gathered[static_cast<std::size_t>(j)] = collective(tp, "tp all-gather", CollectiveOp::kAllGather, chunk, after);
+        for (int j = 1; j < k; ++j) {
+          gathered[static_cast<std::size_t>(j)] = ring_shift(tp, k, "tp all-gather", chunk, after);
           after = {gathered[static_cast<std::size_t>(j)]};
         }
       }
       OpId prev_gemm = 0, prev_rs = 0;
       for (int j = 0; j < k; ++j) {
-        std::vector<OpId> in = gather ? std::vector<OpId>{gathered[static_cast<std::size_t>(j)]} : deps;
+        std::vector<OpId> in = gather && j > 0 ? std::vector<OpId>{gathered[static_cast<std::size_t>(j)]} : deps;
         if (j > 0) in.push_back(prev_gemm);
         const Bytes piece{mem.value() * (done + 1) / pieces - mem.value() * done / pieces};
         ++done;
@@ -194,7 +212,8 @@ class Builder {
         if (i < c.reduce_scatter) {
           std::vector<OpId> rs_in{prev_gemm};
           if (j > 0) rs_in.push_back(prev_rs);
-          prev_rs = collective(tp, "tp reduce-scatter", CollectiveOp::kReduceScatter, chunk, rs_in);
+          prev_rs = collective(tp, "tp reduce-scatter", CollectiveOp::kReduceScatter, chunk, rs_in,
+                               CollectiveAlgorithm::kDirect);
           last = prev_rs;
         }
       }
@@ -224,11 +243,9 @@ class Builder {
   // sequence (a2a), the same 4 b (s/c) s q_t FLOPs.
 
   // One ring step of the p2p variant: every CP rank sends `bytes` to the next and receives as
-  // much from the previous (a send_recv over the CP group: a ring shift). With two ranks the
-  // shift is the exchange of an all-to-all of 2 x bytes (S/2 to the other rank).
+  // much from the previous (ring_shift over the CP group).
   OpId cp_ring_step(const char* name, Bytes bytes, std::vector<OpId> deps) {
-    if (plan_.cp == 2) return collective(cp_group(), name, CollectiveOp::kAllToAll, bytes * 2, deps);
-    return collective(cp_group(), name, CollectiveOp::kSendRecv, bytes, deps);
+    return ring_shift(cp_group(), plan_.cp, name, bytes, std::move(deps));
   }
 
   // The attention core in n steps of f/n FLOPs and traffic/n bytes (split exactly), step k

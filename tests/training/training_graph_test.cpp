@@ -388,12 +388,17 @@ TEST(TrainingGraph, Zero3PrefetchHidesAllButEachPasssFirstGather) {
   EXPECT_NEAR(execute(c, ahead).seconds, expected, expected * 1e-9);
 }
 
-TEST(TrainingGraph, TpCommOverlapExposesOneChunkPerCollective) {
+TEST(TrainingGraph, TpCommOverlapHidesTheRingExchangeAndExposesTheLastReduceScatterChunk) {
   // TP 2 with sequence parallelism, one micro-batch. With tp_comm_overlap every block
-  // all-gather and reduce-scatter of S bytes runs as k = 2 chunks of S/2 beside the GEMM chunks;
-  // a GEMM chunk takes far longer than a chunk's collective here, so each exposes one chunk:
-  //     T(overlap) = T(no overlap) - sum over the blocks' TP collectives of (t(S) - t(S/2)).
-  // The embedding's and head's collectives are not overlapped (TE overlaps the blocks' linear
+  // all-gather of S bytes becomes TE's ring exchange: GEMM chunk 0 on the local shard, one step
+  // passing the shard (S/2) to the other rank beside it (with two ranks an all-to-all of S), GEMM
+  // chunk 1 after it; every block reduce-scatter of S runs as 2 chunks of S/2 by userbuffers'
+  // one-step kernel (the direct algorithm), after its GEMM chunk. A GEMM chunk takes far longer
+  // than a step here, so the all-gathers are hidden and each reduce-scatter exposes its last chunk:
+  //     T(overlap) = T(no overlap) - sum over all-gathers of t(S)
+  //                                - sum over reduce-scatters of (t(S) - t_direct(S/2)),
+  // t by the algorithm `auto` picks (the plain graph's), t_direct by the direct one. The
+  // embedding's and head's collectives are not overlapped (TE overlaps the blocks' linear
   // layers), so they count as before.
   const coll::Machine c = star(2, false);
   ParallelPlan plan;
@@ -405,31 +410,45 @@ TEST(TrainingGraph, TpCommOverlapExposesOneChunkPerCollective) {
   const TrainingGraph plain = build_training_graph(small_gpt(), plan, "test", "/plan");
   plan.tp_comm_overlap = true;
   const TrainingGraph overlapped = build_training_graph(small_gpt(), plan, "test", "/plan");
-  // Count the TP collectives by kind and size in both graphs (rank 0).
-  std::map<std::pair<CollectiveOp, std::int64_t>, int> before, after;
+  // Count the TP collectives by kind, size and algorithm in both graphs (rank 0).
+  using Key = std::tuple<CollectiveOp, std::int64_t, CollectiveAlgorithm>;
+  std::map<Key, int> before, after;
   for (const tg::Op& op : plain.graph.ops()) {
-    if (op.rank == 0 && op.kind == tg::OpKind::kCollective) ++before[{op.collective, op.bytes.value()}];
+    if (op.rank == 0 && op.kind == tg::OpKind::kCollective) ++before[{op.collective, op.bytes.value(), op.algorithm}];
   }
   for (const tg::Op& op : overlapped.graph.ops()) {
-    if (op.rank == 0 && op.kind == tg::OpKind::kCollective) ++after[{op.collective, op.bytes.value()}];
+    if (op.rank == 0 && op.kind == tg::OpKind::kCollective) ++after[{op.collective, op.bytes.value(), op.algorithm}];
   }
-  auto time_of = [&](CollectiveOp kind, std::int64_t bytes) {
+  auto time_of = [&](CollectiveOp kind, std::int64_t bytes, CollectiveAlgorithm algorithm) {
     coll::CollectiveSpec spec;
     spec.op = kind;
     spec.size = Bytes{bytes};
+    spec.algorithm = algorithm;
     spec.ranks.assign(c.cluster.gpus().begin(), c.cluster.gpus().end());
     return to_seconds(coll::CollectiveSimulator(c).run(spec).time);
   };
+  constexpr CollectiveAlgorithm kAuto = CollectiveAlgorithm::kAuto, kDirect = CollectiveAlgorithm::kDirect;
   double saved = 0;
-  int chunked = 0;
+  int gathers = 0, scatters = 0;
   for (const auto& [key, count] : before) {
+    const auto [op, bytes, algorithm] = key;
+    ASSERT_EQ(algorithm, kAuto);
     const int blocks = count - (after.count(key) ? after.at(key) : 0);  // the ones now chunked
     if (blocks <= 0) continue;
-    EXPECT_EQ((after[{key.first, key.second / 2}]), 2 * blocks);
-    saved += blocks * (time_of(key.first, key.second) - time_of(key.first, key.second / 2));
-    chunked += blocks;
+    if (op == CollectiveOp::kAllGather) {
+      EXPECT_EQ((after[{CollectiveOp::kAllToAll, bytes, kAuto}]), blocks);  // one step: S/2 each way
+      saved += blocks * time_of(op, bytes, kAuto);
+      gathers += blocks;
+    } else {
+      ASSERT_EQ(op, CollectiveOp::kReduceScatter);
+      EXPECT_EQ((after[{op, bytes / 2, kDirect}]), 2 * blocks);
+      saved += blocks * (time_of(op, bytes, kAuto) - time_of(op, bytes / 2, kDirect));
+      scatters += blocks;
+    }
   }
-  EXPECT_GE(chunked, 8 * 4);  // every block: 2 all-gathers and 2 reduce-scatters forward, and backward's
+  // Every block: 2 all-gathers and 2 reduce-scatters forward, as many backward.
+  EXPECT_GE(gathers, 8 * 2);
+  EXPECT_GE(scatters, 8 * 2);
   // Every op's duration is rounded up to the picosecond (core/units.h): within 1 ps per op.
   const double rounding = 1e-12 * static_cast<double>(overlapped.graph.size());
   const double expected = execute(c, plain).seconds - saved;
