@@ -8,6 +8,17 @@
 #include "core/errors.h"
 
 namespace cs::net {
+namespace {
+
+// A solve after departures walks a link with more flows than kHeapFrom from the top of a 4-ary
+// max-heap by rate (flow_network.h, "Removals"), kept from that walk on until a solve changes
+// most of the link's flows (Link::stale); 4-ary for half the levels of a binary heap, so half the
+// moves, each of which writes the moved flow's slot (a cache miss), a level's children side by
+// side. Smaller links are scanned, as cheap as walking a heap and free of its upkeep.
+constexpr std::size_t kArity = 4;
+constexpr std::size_t kHeapFrom = 16;
+
+}  // namespace
 
 FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> links)
     : sim_(&simulator), links_(links.size()) {
@@ -170,8 +181,10 @@ void FlowNetwork::attach(std::uint32_t f) {
   for (std::uint32_t i = 0; i < flow.hops.size(); ++i) {
     Hop& h = flow.hops[i];
     Link& link = use(h.link);
-    h.slot = static_cast<std::uint32_t>(link.flows.size());
+    const auto pos = static_cast<std::uint32_t>(link.flows.size());
+    h.slot = pos;
     link.flows.push_back(FlowRef{f, i, h.weight, flow.rate});
+    if (!link.stale) sift(link, pos);
     link.bound_sum += flow.bound * h.weight;
     dirty_links_.push_back(h.link);
   }
@@ -183,13 +196,85 @@ void FlowNetwork::detach(std::uint32_t f) {
     Link& link = links_[h.link];
     link.bound_sum = link.flows.size() == 1 ? 0 : link.bound_sum - flow.bound * h.weight;
     const FlowRef moved = link.flows.back();
-    link.flows[h.slot] = moved;
     link.flows.pop_back();
-    if (moved.flow != f || moved.hop != static_cast<std::uint32_t>(&h - flow.hops.data())) {
-      flows_[moved.flow].hops[moved.hop].slot = h.slot;
+    if (h.slot < link.flows.size()) {  // it was not the last: the last takes its place
+      place(link, h.slot, moved);
+      if (!link.stale) sift(link, h.slot);
     }
     dirty_links_.push_back(h.link);
   }
+}
+
+void FlowNetwork::place(Link& link, std::uint32_t pos, const FlowRef& r) {
+  link.flows[pos] = r;
+  flows_[r.flow].hops[r.hop].slot = pos;
+}
+
+void FlowNetwork::sift(Link& link, std::uint32_t pos) {
+  // Strict comparisons: equal rates never move, so the order is a function of the operations.
+  const FlowRef r = link.flows[pos];
+  const std::uint32_t start = pos;
+  while (pos > 0) {
+    const auto parent = static_cast<std::uint32_t>((pos - 1) / kArity);
+    if (!(link.flows[parent].rate < r.rate)) break;
+    place(link, pos, link.flows[parent]);
+    pos = parent;
+  }
+  if (pos != start) {
+    place(link, pos, r);
+  } else {
+    sift_down(link, pos);
+  }
+}
+
+void FlowNetwork::sift_down(Link& link, std::uint32_t pos) {
+  const FlowRef r = link.flows[pos];
+  const std::uint32_t start = pos;
+  const std::size_t n = link.flows.size();
+  for (;;) {
+    const std::size_t first = kArity * pos + 1;
+    if (first >= n) break;
+    std::size_t child = first;  // the fastest child, the first of equals
+    for (std::size_t c = first + 1; c < std::min(first + kArity, n); ++c) {
+      if (link.flows[c].rate > link.flows[child].rate) child = c;
+    }
+    if (!(link.flows[child].rate > r.rate)) break;
+    place(link, pos, link.flows[child]);
+    pos = static_cast<std::uint32_t>(child);
+  }
+  if (pos != start) place(link, pos, r);
+}
+
+void FlowNetwork::heapify(Link& link) {
+  // Floyd's order: every entry with children, the deepest first.
+  for (auto pos = static_cast<std::uint32_t>((link.flows.size() + kArity - 2) / kArity); pos-- > 0;) {
+    sift_down(link, pos);
+  }
+}
+
+std::pair<double, double> FlowNetwork::collect(Link& link, double floor) {
+  if (link.stale) {
+    heapify(link);
+    link.stale = false;
+  }
+  double weight = 0, load = 0;
+  // Every entry under one below the floor is below it too (the heap's order).
+  walk_.clear();
+  if (!link.flows.empty()) walk_.push_back(0);
+  while (!walk_.empty()) {
+    const std::uint32_t pos = walk_.back();
+    walk_.pop_back();
+    const FlowRef& r = link.flows[pos];
+    if (r.rate < floor) continue;
+    cand_.push_back(r.flow);
+    weight += r.weight;
+    load += r.rate * r.weight;
+    const std::size_t first = kArity * pos + 1;
+    for (std::size_t c = std::min(first + kArity, link.flows.size()); c-- > first;) {
+      walk_.push_back(static_cast<std::uint32_t>(c));
+    }
+  }
+  return {weight, load};
 }
 
 void FlowNetwork::request_solve() {
@@ -232,28 +317,47 @@ void FlowNetwork::solve() {
   //    share a link that can saturate with them. A link that cannot saturate constrains nobody,
   //    so it does not couple its flows. `touched_` collects every link of those flows (their
   //    accounting changes); `comp_links_` the ones that can saturate (the solver's constraints).
+  //    On a link with many flows after departures, the unfixed ones are the top of its heap
+  //    (collected in cand_: the link is `walked`) and the fixed ones load it by its total rate
+  //    less theirs; any other link is scanned.
   comp_links_.clear();
   comp_flows_.clear();
   touched_.clear();
   stack_.clear();
+  cand_.clear();
   auto touch = [&](std::uint32_t l) {
     Link& link = links_[l];
     if (link.mark == epoch_) return;
     link.mark = epoch_;
     touched_.push_back(l);
     flush_link(link);
+    link.walked = false;
     if (!can_saturate(link)) return;  // no constraint: its residual and unfrozen weight go unused
-    link.residual = link.capacity;
-    link.unfrozen = 0;
-    link.unfrozen_flows = 0;
-    for (const FlowRef& r : link.flows) {
-      if (fixed(r)) {
-        link.residual -= r.rate * r.weight;
-      } else {
-        link.unfrozen += r.weight;
-        ++link.unfrozen_flows;
+    const bool heaped = link.flows.size() > kHeapFrom;
+    if (heaped && fixed_below > 0) {
+      link.walked = true;
+      link.cand_begin = static_cast<std::uint32_t>(cand_.size());
+      const auto [weight, load] = collect(link, fixed_below);
+      link.cand_count = static_cast<std::uint32_t>(cand_.size()) - link.cand_begin;
+      link.unfrozen = weight;
+      link.unfrozen_flows = link.cand_count;
+      link.residual = link.capacity - std::max(link.rate_sum - load, 0.0);
+    } else {
+      link.residual = link.capacity;
+      link.unfrozen = 0;
+      link.unfrozen_flows = 0;
+      for (const FlowRef& r : link.flows) {
+        if (fixed(r)) {
+          link.residual -= r.rate * r.weight;
+        } else {
+          link.unfrozen += r.weight;
+          ++link.unfrozen_flows;
+        }
       }
     }
+    // A scanned link's entries stay where they are while the filling reads them, and where most
+    // of a link's flows may change its heap is restored when next walked, not at every change.
+    if (!link.walked || 4 * std::size_t{link.unfrozen_flows} >= link.flows.size()) link.stale = true;
     comp_links_.push_back(l);
     stack_.push_back(l);
   };
@@ -265,13 +369,21 @@ void FlowNetwork::solve() {
   while (!stack_.empty()) {
     const std::uint32_t l = stack_.back();
     stack_.pop_back();
-    for (const FlowRef& r : links_[l].flows) {
-      if (fixed(r)) continue;
-      Flow& flow = flows_[r.flow];
-      if (flow.mark == epoch_) continue;
+    const auto visit = [&](std::uint32_t f) {
+      Flow& flow = flows_[f];
+      if (flow.mark == epoch_) return;
       flow.mark = epoch_;
-      comp_flows_.push_back(r.flow);
+      comp_flows_.push_back(f);
       for (const Hop& h : flow.hops) touch(h.link);
+    };
+    const Link& link = links_[l];
+    if (link.walked) {
+      const std::uint32_t end = link.cand_begin + link.cand_count;
+      for (std::uint32_t k = link.cand_begin; k < end; ++k) visit(cand_[k]);  // by index: touch appends
+    } else {
+      for (const FlowRef& r : link.flows) {  // no entry moves before the filling
+        if (!fixed(r)) visit(r.flow);
+      }
     }
   }
 
@@ -313,10 +425,9 @@ void FlowNetwork::solve() {
       continue;
     }
     const double rate = std::max(share, 0.0);
-    for (const FlowRef& r : link.flows) {
-      if (fixed(r)) continue;  // fixed, or frozen now below the fixed rates
-      Flow& flow = flows_[r.flow];
-      if (flow.frozen || flow.mark != epoch_) continue;
+    const auto freeze = [&](std::uint32_t f) {
+      Flow& flow = flows_[f];
+      if (flow.frozen || flow.mark != epoch_) return;
       flow.frozen = true;
       flow.rate = rate;
       for (const Hop& h : flow.hops) {
@@ -325,6 +436,14 @@ void FlowNetwork::solve() {
         m.unfrozen -= h.weight;
         --m.unfrozen_flows;
         m.flows[h.slot].rate = rate;
+        if (!m.stale) sift(m, h.slot);  // never a scanned link
+      }
+    };
+    if (link.walked) {
+      for (std::uint32_t k = link.cand_begin; k < link.cand_begin + link.cand_count; ++k) freeze(cand_[k]);
+    } else {
+      for (const FlowRef& r : link.flows) {
+        if (!fixed(r)) freeze(r.flow);  // fixed, or frozen now below the fixed rates
       }
     }
   }

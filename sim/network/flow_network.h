@@ -33,6 +33,15 @@
 // are unique. An all-to-all over a fabric with ECMP collisions ends in many small steps, each
 // the departure of the fastest flows, and each now costs the flows still above it, not all.
 //
+// Finding those flows costs what they are, not what shares their links: on a link with more than
+// 16 flows they are the top of a max-heap by rate, found by a walk that stops under r, and the
+// load of the fixed ones is the link's total rate less theirs (equal to the sum of theirs but
+// for rounding). The heap is kept from one walk to the next (a departure or a new rate moves one
+// entry) unless a solve changes most of the link's flows; the next walk then restores it. Without it each such solve scanned every
+// flow on every link it touched (a NIC's link carries one flow per remote server in an
+// all-to-all), and a run's cost grew as flows x solves (docs/performance.md, "Departures under
+// static ECMP").
+//
 // *Weighted flows* generalise the multiplicity w_l to any weight: a flow that puts a fraction
 // weight_l / K of its rate on link l, as a flow sprayed by adaptive routing over equal-cost paths
 // (topo::adaptive_spread) does, K being the spread's common denominator. The constraint above
@@ -148,8 +157,8 @@ class FlowNetwork {
   const std::vector<BusyInterval>& busy_intervals(LinkId link);
 
  private:
-  // A flow on a link, with copies of its weight there and its rate, so that a solve scans a
-  // link's flows without visiting them (most are fixed after departures: "Removals").
+  // A flow on a link, with copies of its weight there and its rate, so that a solve reads a
+  // link's flows without visiting them. A link's FlowRefs form a max-heap by rate ("Removals").
   struct FlowRef {
     std::uint32_t flow;
     std::uint32_t hop;     // index into the flow's hops
@@ -178,6 +187,14 @@ class FlowNetwork {
     double unfrozen = 0;            // weight of the unfrozen flows
     std::uint32_t unfrozen_flows = 0;  // how many (exact, where the weights' sum rounds)
     std::uint32_t mark = 0;
+    // A link the current solve walked: the flows it may change are cand_[cand_begin, +cand_count)
+    // (valid while mark == epoch_).
+    std::uint32_t cand_begin = 0;
+    std::uint32_t cand_count = 0;
+    bool walked = false;
+    // Its flows are not kept in heap order (a link of few flows, or one whose flows a solve
+    // mostly changed): the next walk restores it.
+    bool stale = true;
     bool busy_now = false;
     bool used = false;              // a flow or a caller changed it since the last reset (in used_)
     bool capacity_set = false;      // set_capacity changed it (its original is in original_capacity_)
@@ -212,6 +229,16 @@ class FlowNetwork {
   // Adds `weight` crossings of `link` to `hops` (a hop per distinct link, in first-use order);
   // valid between one ++epoch_ and the next.
   void add_hop(std::vector<Hop>& hops, std::uint32_t link, double weight);
+  // The heap of a link's flows by rate: puts `r` at `pos` (noting the slot in its flow's hop),
+  // and restores the order after the entry at `pos` changed or arrived.
+  void place(Link& link, std::uint32_t pos, const FlowRef& r);
+  void sift(Link& link, std::uint32_t pos);
+  void sift_down(Link& link, std::uint32_t pos);
+  void heapify(Link& link);
+  // Appends the flows of `link` whose rate is at least `floor` > 0 to cand_ (a walk from the top
+  // of its heap, put in order first if stale, that stops under floor); returns the sums of their
+  // weights on the link and of their loads (rate x weight).
+  std::pair<double, double> collect(Link& link, double floor);
   void attach(std::uint32_t f);
   void detach(std::uint32_t f);
   void request_solve();
@@ -252,7 +279,7 @@ class FlowNetwork {
   std::uint64_t flows_started_ = 0;
   std::uint64_t solves_ = 0;
   // solver scratch, kept to avoid allocation
-  std::vector<std::uint32_t> comp_links_, comp_flows_, touched_, stack_;
+  std::vector<std::uint32_t> comp_links_, comp_flows_, touched_, stack_, cand_, walk_;
   std::vector<std::pair<double, std::uint32_t>> heap_;
   std::vector<double> old_rate_;
 };
