@@ -11,8 +11,8 @@ namespace cs::net {
 namespace {
 
 // A solve after departures walks a link with more flows than kHeapFrom from the top of a 4-ary
-// max-heap by rate (flow_network.h, "Removals"), kept from that walk on until a solve changes
-// most of the link's flows (Link::stale); 4-ary for half the levels of a binary heap, so half the
+// max-heap by rate (flow_network.h, "Removals"), kept from that walk on until a solve scans the
+// link or changes most of its flows (Link::stale); 4-ary for half the levels of a binary heap, so half the
 // moves, each of which writes the moved flow's slot (a cache miss), a level's children side by
 // side. Smaller links are scanned, as cheap as walking a heap and free of its upkeep.
 constexpr std::size_t kArity = 4;

@@ -37,10 +37,10 @@
 // 16 flows they are the top of a max-heap by rate, found by a walk that stops under r, and the
 // load of the fixed ones is the link's total rate less theirs (equal to the sum of theirs but
 // for rounding). The heap is kept from one walk to the next (a departure or a new rate moves one
-// entry) unless a solve changes most of the link's flows; the next walk then restores it. Without it each such solve scanned every
-// flow on every link it touched (a NIC's link carries one flow per remote server in an
-// all-to-all), and a run's cost grew as flows x solves (docs/performance.md, "Departures under
-// static ECMP").
+// entry) unless a solve scans the link or changes most of its flows; the next walk then
+// restores it. Without it each such solve scanned every flow on every link it touched (a NIC's
+// link carries one flow per remote server in an all-to-all), and a run's cost grew as flows x
+// solves (docs/performance.md, "Departures under static ECMP").
 //
 // *Weighted flows* generalise the multiplicity w_l to any weight: a flow that puts a fraction
 // weight_l / K of its rate on link l, as a flow sprayed by adaptive routing over equal-cost paths
@@ -158,7 +158,8 @@ class FlowNetwork {
 
  private:
   // A flow on a link, with copies of its weight there and its rate, so that a solve reads a
-  // link's flows without visiting them. A link's FlowRefs form a max-heap by rate ("Removals").
+  // link's flows without visiting them. Unless the link is stale, its FlowRefs form a max-heap
+  // by rate ("Removals").
   struct FlowRef {
     std::uint32_t flow;
     std::uint32_t hop;     // index into the flow's hops
@@ -192,8 +193,8 @@ class FlowNetwork {
     std::uint32_t cand_begin = 0;
     std::uint32_t cand_count = 0;
     bool walked = false;
-    // Its flows are not kept in heap order (a link of few flows, or one whose flows a solve
-    // mostly changed): the next walk restores it.
+    // Its flows are not kept in heap order (never walked yet, or a solve scanned it or changed
+    // most of its flows): the next walk restores it.
     bool stale = true;
     bool busy_now = false;
     bool used = false;              // a flow or a caller changed it since the last reset (in used_)

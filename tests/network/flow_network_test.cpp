@@ -91,6 +91,17 @@ TEST(FlowNetwork, ExtraLatencyAndZeroByteFlows) {
   EXPECT_EQ(done.time_since_epoch(), microseconds(5));
 }
 
+// A path of 1 to max_hops distinct links among `links`, drawn from rng.
+std::vector<LinkId> random_path(Rng& rng, std::uint64_t links, std::uint64_t max_hops) {
+  std::vector<LinkId> p;
+  const auto hops = 1 + rng.below(max_hops);
+  for (std::uint64_t k = 0; k < hops; ++k) {
+    LinkId l{static_cast<std::uint32_t>(rng.below(links))};
+    if (std::find(p.begin(), p.end(), l) == p.end()) p.push_back(l);
+  }
+  return p;
+}
+
 TEST(FlowNetwork, RandomFlowsConserveBytesAndNeverExceedCapacity) {
   // Property: on random paths over 12 links, every link's carried bytes equal the sum of the
   // sizes of the flows crossing it, and no link ever runs above its capacity.
@@ -103,11 +114,7 @@ TEST(FlowNetwork, RandomFlowsConserveBytesAndNeverExceedCapacity) {
     std::vector<double> expected(12, 0);
     int delivered = 0;
     for (auto& p : paths) {
-      const int hops = 1 + static_cast<int>(rng.below(4));
-      for (int k = 0; k < hops; ++k) {
-        LinkId l{static_cast<std::uint32_t>(rng.below(12))};
-        if (std::find(p.begin(), p.end(), l) == p.end()) p.push_back(l);
-      }
+      p = random_path(rng, 12, 4);
       const Bytes b = bytes(static_cast<std::int64_t>(1 + rng.below(5'000'000)));
       for (LinkId l : p) expected[l.value] += static_cast<double>(b.value());
       h.net.start_flow(p, b, Duration{0}, [&] { ++delivered; });
@@ -155,17 +162,6 @@ std::vector<double> max_min_rates(const std::vector<std::vector<LinkId>>& paths,
       for (LinkId l : paths[f]) residual[l.value] -= best;
     }
   }
-}
-
-// A path of 1 to max_hops distinct links among `links`, drawn from rng.
-std::vector<LinkId> random_path(Rng& rng, std::uint64_t links, std::uint64_t max_hops) {
-  std::vector<LinkId> p;
-  const auto hops = 1 + rng.below(max_hops);
-  for (std::uint64_t k = 0; k < hops; ++k) {
-    LinkId l{static_cast<std::uint32_t>(rng.below(links))};
-    if (std::find(p.begin(), p.end(), l) == p.end()) p.push_back(l);
-  }
-  return p;
 }
 
 // n links of capacity unit x (1 + a draw below spread), bytes/s, in both forms the tests use.
@@ -263,11 +259,7 @@ std::vector<std::int64_t> random_run(sim::Simulator& sim, FlowNetwork& net, std:
   std::vector<std::int64_t> out(30, -1);
   std::vector<std::vector<LinkId>> paths(30);
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    const int hops = 1 + static_cast<int>(rng.below(3));
-    for (int k = 0; k < hops; ++k) {
-      LinkId l{static_cast<std::uint32_t>(rng.below(12))};
-      if (std::find(paths[i].begin(), paths[i].end(), l) == paths[i].end()) paths[i].push_back(l);
-    }
+    paths[i] = random_path(rng, 12, 3);
     const Bytes b = bytes(static_cast<std::int64_t>(1 + rng.below(5'000'000)));
     const Duration at = microseconds(static_cast<std::int64_t>(rng.below(3)) * 1000);
     sim.schedule_after(at, sim::Phase::kDispatch, [&, i, b] {
