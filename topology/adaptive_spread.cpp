@@ -95,6 +95,12 @@ void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t time
 }
 
 WeightedRoute sum_routes(std::span<const RoutePart> parts) {
+  WeightedRoute out;
+  sum_routes(parts, out);
+  return out;
+}
+
+void sum_routes(std::span<const RoutePart> parts, WeightedRoute& out) {
   const auto empty = [](const RoutePart& p) { return p.times == 0 || (p.route ? p.route->links.empty() : p.path.empty()); };
   std::uint64_t lcm = 1;
   for (const RoutePart& p : parts) {
@@ -104,11 +110,12 @@ WeightedRoute sum_routes(std::span<const RoutePart> parts) {
       // The rounded-up fallback: add_route's, one part at a time.
       WeightedRoute sum;
       for (const RoutePart& q : parts) add_route(sum, q.route ? *q.route : weighted_path(q.path), q.times);
-      return sum;
+      out = std::move(sum);
+      return;
     }
   }
-  WeightedRoute out;
   out.scale = static_cast<std::uint32_t>(lcm);
+  out.exact = true;
   std::vector<std::pair<LinkId, std::uint64_t>> items;
   for (const RoutePart& p : parts) {
     if (empty(p)) continue;
@@ -121,7 +128,6 @@ WeightedRoute sum_routes(std::span<const RoutePart> parts) {
     for (const auto& [l, w] : p.route->links) items.emplace_back(l, w * factor);
   }
   set_links(out, items, "sum_routes");
-  return out;
 }
 
 // Per vertex: the marks of the two searches and, on the DAG, its share of the flow.
@@ -400,6 +406,7 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
     const std::uint64_t w = e.count * (exact ? e.num * (scale / e.den) : std::max<std::uint64_t>(1, up));
     route.links.emplace_back(e.link, static_cast<std::uint32_t>(w));
   }
+  std::sort(route.links.begin(), route.links.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return route;
 }
 
@@ -412,6 +419,36 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
   const std::uint64_t key = std::uint64_t{src.value} << 32 | dst.value;
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   WeightedRoute route;
+  if (src != dst && derive_ && cluster_.node(src).server >= 0 && cluster_.node(dst).server >= 0) {
+    if (!servers_) servers_ = ServerSymmetry(cluster_).server_twins();
+    // The canonical pair (the header): exchange (a1 b1) moves src's server onto its class's
+    // first, then (a2 b2) dst's onto the first of its class other than src's new server.
+    const ServerTwins& t = *servers_;
+    constexpr std::uint32_t kNone = ServerTwins::kNone;
+    const std::uint32_t a1 = t.server_of[src.value], b1 = t.first[a1];
+    const std::uint32_t s1 = a1 == b1 ? src.value : t.image(src.value, a1, b1);
+    const std::uint32_t t1 = a1 == b1 ? dst.value : t.image(dst.value, a1, b1);
+    const std::uint32_t a2 = t.server_of[t1];
+    std::uint32_t b2 = a2;  // dst in src's new server: no second exchange
+    if (a2 != b1) b2 = t.first[a2] == b1 ? t.second[a2] : t.first[a2];
+    if (b2 == kNone) throw InternalError("AdaptiveSpreader: a twin class without its second server");
+    const std::uint32_t t2 = a2 == b2 ? t1 : t.image(t1, a2, b2);
+    if (s1 != src.value || t2 != dst.value) {
+      const WeightedRoute& base = spread(NodeId{s1}, NodeId{t2});
+      if (base.exact) {
+        route.scale = base.scale;
+        route.links.reserve(base.links.size());
+        for (const auto& [l, w] : base.links) {
+          const LinkId back = a2 == b2 ? l : t.image(cluster_, l, a2, b2);
+          route.links.emplace_back(a1 == b1 ? back : t.image(cluster_, back, a1, b1), w);
+        }
+        std::sort(route.links.begin(), route.links.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        ++derived_;
+        cached_links_ += route.links.size();
+        return cache_.emplace(key, std::move(route)).first->second;
+      }
+    }
+  }
   if (src != dst) {
     // The twin quotient when both ends are classes of one (the header), else the cluster.
     const bool quotient = twins_ && class_size_[src.value] == 1 && class_size_[dst.value] == 1;
@@ -433,6 +470,12 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
 void AdaptiveSpreader::clear() {
   cache_.clear();
   cached_links_ = 0;
+}
+
+Duration mean_latency(const Cluster& cluster, const WeightedRoute& route) {
+  double sum = 0;  // of weight x latency in ps
+  for (const auto& [l, w] : route.links) sum += static_cast<double>(w) * static_cast<double>(cluster.link(l).latency.count());
+  return Duration{std::llround(sum / route.scale)};
 }
 
 WeightedRoute adaptive_spread(const Cluster& cluster, NodeId src, NodeId dst) {

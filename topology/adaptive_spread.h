@@ -97,6 +97,8 @@ struct RoutePart {
   std::span<const LinkId> path = {};
 };
 WeightedRoute sum_routes(std::span<const RoutePart> parts);
+// The same sum written into `out` (its links' buffer reused).
+void sum_routes(std::span<const RoutePart> parts, WeightedRoute& out);
 
 // The adaptive-routing spread of flows from src to dst, cached per pair. The Cluster must outlive
 // the spreader. Not thread-safe.
@@ -121,7 +123,22 @@ class AdaptiveSpreader {
   // The spread of a flow from src to dst (see the header): an empty route (scale 1) when
   // src == dst; no path: TopologyError naming both devices. The reference stays valid for the
   // spreader's lifetime.
+  //
+  // Twin servers (topology/server_orbits.h, ServerTwins): a pair whose ends lie in servers with
+  // twins is first moved by at most two exchanges of twin servers, onto its canonical pair: src
+  // into the first server of its class, dst into the first of its class other than src's
+  // server (the second when src's class is dst's). An exchange is an automorphism, so the spread
+  // of (src, dst) is the canonical pair's with every link mapped back through the exchanges:
+  // the same links and weights, the same K, as computing it (tested on every NIC pair of the
+  // bundled fabrics). One search and split per pair of classes instead of per pair of NICs: the
+  // 131,072-GPU tree asks 524,224 NIC pairs on about 12,300 canonical pairs. Only exact
+  // spreads are mapped (the rounded fallback sums doubles in vertex order) and compute()'s
+  // routes list their links in id order, so the mapped route, sorted, is the computed one.
   const WeightedRoute& spread(NodeId src, NodeId dst);
+  // Every pair computed by its own search (for tests that compare the two).
+  void derive_from_twin_servers(bool on) { derive_ = on; }
+  // The routes mapped from a canonical pair's so far.
+  std::size_t derived_routes() const { return derived_; }
   std::size_t cached_routes() const { return cache_.size(); }
   // Links held by the cached routes (8 bytes each). A cache of every NIC pair of one rail grows
   // with servers^2 x rails: on h100-rail-512 (64 spines, 130 links a route) an all-to-all of
@@ -153,9 +170,20 @@ class AdaptiveSpreader {
   std::vector<std::vector<std::uint32_t>> layers_;
   std::vector<std::vector<std::uint32_t>> levels_[2];  // the search's levels per side, by distance
   std::vector<std::pair<std::uint32_t, std::uint32_t>> dag_links_;  // compute's scratch
+  // The twin servers (built on the first pair between servers), and whether to use them.
+  std::shared_ptr<const ServerTwins> servers_;
+  bool derive_ = true;
+  std::size_t derived_ = 0;
   std::unordered_map<std::uint64_t, WeightedRoute> cache_;  // key src << 32 | dst; never iterated
   std::size_t cached_links_ = 0;
 };
+
+// The mean latency of a flow's packets over a spread: sum over its links of share x latency,
+// since a packet crosses link l with probability share(l) (a unit flow's shares); the latency of
+// every shortest path when they all have one (one latency per fabric tier). On the quotient of
+// twin switches too (twins' links have one latency). Rounded to the nearest picosecond (exact
+// while sum of weight x latency stays below 2^53: K L with K <= 2^20 and L below 8 ms).
+Duration mean_latency(const Cluster& cluster, const WeightedRoute& route);
 
 // One query without a cache (allocates O(vertices) of marks): AdaptiveSpreader for many.
 WeightedRoute adaptive_spread(const Cluster& cluster, NodeId src, NodeId dst);

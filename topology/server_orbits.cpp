@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/errors.h"
+
 namespace cs::topo {
 namespace {
 
@@ -23,6 +25,9 @@ using LinkKey = std::tuple<std::uint32_t, double, std::int64_t, int, int>;
 LinkKey link_key(std::uint32_t far, const LinkInfo& l) {
   return {far, l.bandwidth.value(), l.latency.count(), static_cast<int>(l.link_class), static_cast<int>(l.tier)};
 }
+
+// Mixes x into the hash h (order-sensitive).
+void mix(std::uint64_t& h, std::uint64_t x) { h = (h ^ x) * 0x100000001b3ULL + (h >> 29); }
 
 // Union-find over 0..n-1 with path halving; a union keeps the smaller root, so every class's
 // root is its smallest member.
@@ -159,7 +164,7 @@ const std::shared_ptr<const SwitchTwins>& ServerSymmetry::switch_twins() const {
       const std::uint64_t parts[] = {static_cast<std::uint64_t>(dir), std::get<0>(key), std::bit_cast<std::uint64_t>(std::get<1>(key)),
                                      static_cast<std::uint64_t>(std::get<2>(key)), static_cast<std::uint64_t>(std::get<3>(key)),
                                      static_cast<std::uint64_t>(std::get<4>(key))};
-      for (const std::uint64_t x : parts) h = (h ^ x) * 0x100000001b3ULL + (h >> 29);
+      for (const std::uint64_t x : parts) mix(h, x);
     }
     groups[h].push_back(v);
   }
@@ -186,6 +191,83 @@ const std::shared_ptr<const SwitchTwins>& ServerSymmetry::switch_twins() const {
   }
   twins_ = std::move(t);
   return twins_;
+}
+
+LinkId ServerTwins::image(const Cluster& cluster, LinkId l, std::uint32_t a, std::uint32_t b) const {
+  if (!touches_server[l.value]) return l;
+  const LinkInfo& info = cluster.link(l);
+  const auto moved = [&](NodeId v) {
+    const std::uint32_t s = server_of[v.value];
+    return s != kNone && (s == a || s == b);
+  };
+  const bool from = moved(info.src);
+  if (!from && !moved(info.dst)) return l;
+  const Adjacency& row = from ? cluster.out_adjacency() : cluster.in_adjacency();
+  const std::uint32_t v = from ? info.src.value : info.dst.value;
+  const std::uint32_t w = image(v, a, b);
+  for (std::uint32_t k = row.begin[v]; k < row.begin[v + 1]; ++k) {
+    if (row.link[k] == l) return row.link[row.begin[w] + (k - row.begin[v])];
+  }
+  throw InternalError("ServerTwins::image: a link missing from its end's row");
+}
+
+const std::shared_ptr<const ServerTwins>& ServerSymmetry::server_twins() const {
+  if (server_twins_) return server_twins_;
+  auto t = std::make_shared<ServerTwins>();
+  t->server_of = server_of_;
+  t->position_of = position_of_;
+  t->devices = devices_;
+  const auto servers = static_cast<std::uint32_t>(devices_.size());
+  t->first.assign(servers, kNone);
+  t->second.assign(servers, kNone);
+  const Adjacency* rows[2] = {&cluster_.out_adjacency(), &cluster_.in_adjacency()};
+  // Whether the exchange of servers a and b maps every link slot by slot (the header).
+  const auto exchange_by_slots = [&](std::uint32_t a, std::uint32_t b) {
+    if (devices_[a].size() != devices_[b].size()) return false;
+    for (std::size_t p = 0; p < devices_[a].size(); ++p) {
+      const std::uint32_t x = devices_[a][p], y = devices_[b][p];
+      if (!same_device(cluster_.node(NodeId{x}), cluster_.node(NodeId{y}))) return false;
+      for (const Adjacency* r : rows) {
+        const std::uint32_t n = r->begin[x + 1] - r->begin[x];
+        if (r->begin[y + 1] - r->begin[y] != n) return false;
+        for (std::uint32_t k = 0; k < n; ++k) {
+          const std::uint32_t i = r->begin[x] + k, j = r->begin[y] + k;
+          if (t->image(r->node[i], a, b) != r->node[j]) return false;
+          if (link_key(0, cluster_.link(r->link[i])) != link_key(0, cluster_.link(r->link[j]))) return false;
+        }
+      }
+    }
+    return true;
+  };
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> firsts;  // hash of the outside links -> classes
+  for (std::uint32_t s = 0; s < servers; ++s) {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (const Outside& o : outside(s)) {
+      const LinkKey key = link_key(o.far, cluster_.link(o.link));
+      const std::uint64_t parts[] = {o.position, static_cast<std::uint64_t>(o.direction), std::get<0>(key),
+                                     std::bit_cast<std::uint64_t>(std::get<1>(key)), static_cast<std::uint64_t>(std::get<2>(key))};
+      for (const std::uint64_t x : parts) mix(h, x);
+    }
+    std::vector<std::uint32_t>& bucket = firsts[h];
+    for (const std::uint32_t f : bucket) {
+      if (!exchange_by_slots(f, s)) continue;
+      t->first[s] = f;
+      if (t->second[f] == kNone) t->second[f] = s;
+      break;
+    }
+    if (t->first[s] == kNone) {
+      t->first[s] = s;
+      bucket.push_back(s);
+    }
+  }
+  for (std::uint32_t s = 0; s < servers; ++s) t->second[s] = t->second[t->first[s]];
+  t->touches_server.assign(cluster_.link_count(), 0);
+  for (std::uint32_t l = 0; l < cluster_.link_count(); ++l) {
+    const LinkInfo& info = cluster_.link(LinkId{l});
+    t->touches_server[l] = server_of_[info.src.value] != kNone || server_of_[info.dst.value] != kNone;
+  }
+  server_twins_ = std::move(t);
+  return server_twins_;
 }
 
 std::optional<ServerSymmetry::Map> ServerSymmetry::exchange(std::span<const std::uint32_t> a,

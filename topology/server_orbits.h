@@ -64,6 +64,37 @@ struct SwitchTwins {
   std::vector<std::uint32_t> vertex_rep;  // per device: the smallest of its twin switches (itself if none)
 };
 
+// Twin servers: servers cabled alike to the same outside devices (the servers of one leaf
+// block), each joined to the first server of its class only when their exchange, device by device
+// (the p-th device of one <-> the p-th of the other, every other device fixed), maps links slot
+// by slot: for every position p and direction, the p-th devices have the same kind, model,
+// reduction bandwidth and packet efficiency and rows of one length, and the k-th link of one
+// has the image of the k-th link's far end of the other as its far end, with the same bandwidth,
+// latency, class and tier. The exchange is then an automorphism of the cluster graph that maps
+// each link with an end in either server to the link of the same slot of its end's image, and
+// every shortest path, every adaptive spread, onto those between the images of its ends
+// (topology/adaptive_spread.h uses that to compute one spread per pair of classes). Servers are
+// tried in index order against the firsts of earlier classes with the same hash of their
+// outside links, so the classes depend on the graph alone. O(devices and their links).
+struct ServerTwins {
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  std::vector<std::uint32_t> server_of, position_of;  // per device; kNone and 0 outside servers
+  std::vector<std::vector<std::uint32_t>> devices;    // per server, by position (NodeId order)
+  // Per server: the first and second servers of its class (second kNone: a class of one).
+  std::vector<std::uint32_t> first, second;
+  std::vector<std::uint8_t> touches_server;  // per link: 1 when an end is in a server
+  // The image of device v under the exchange of twin servers a and b.
+  std::uint32_t image(std::uint32_t v, std::uint32_t a, std::uint32_t b) const {
+    const std::uint32_t s = server_of[v];
+    if (s != a && s != b) return v;
+    return devices[s == a ? b : a][position_of[v]];
+  }
+  // The image of link l under the exchange of twin servers a and b: the link of the same slot
+  // of its moved end's image (its source's out-row when the source moves, else its
+  // destination's in-row); l itself when neither end moves.
+  LinkId image(const Cluster& cluster, LinkId l, std::uint32_t a, std::uint32_t b) const;
+};
+
 class ServerOrbits {
  public:
   // The server whose flows stand for every server of the group, and how many servers it permutes.
@@ -107,6 +138,8 @@ class ServerSymmetry {
   // changes), whatever their pattern: servers() 1, representative() -1, the twin classes the
   // orbits. Nothing when the cluster has no twin switches.
   std::optional<ServerOrbits> twin_orbits() const;
+  // The twin servers' classes (ServerTwins), computed on the first call.
+  const std::shared_ptr<const ServerTwins>& server_twins() const;
 
  private:
   using Map = std::unordered_map<std::uint32_t, std::uint32_t>;  // a moved device -> its image
@@ -131,6 +164,7 @@ class ServerSymmetry {
   std::vector<std::vector<std::uint32_t>> devices_;  // per server, in NodeId order
   std::vector<std::uint32_t> server_of_, position_of_;  // per device; UINT32_MAX outside servers
   mutable std::shared_ptr<const SwitchTwins> twins_;    // on the first orbits()
+  mutable std::shared_ptr<const ServerTwins> server_twins_;  // on the first server_twins()
 };
 
 }  // namespace cs::topo

@@ -96,7 +96,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     return ll ? Bytes{static_cast<std::int64_t>(std::ceil(static_cast<double>(data.value()) * protocol.ll_wire_factor))}
               : data;
   };
-  const auto add = [&](std::span<const LinkId> path, bool shared) {
+  // A flow's path (and under adaptive routing its spread between the NICs, which the path then
+  // leaves out): its latency and the class of its slowest link set the round's step.
+  const auto add = [&](std::span<const LinkId> path, bool shared, const topo::WeightedRoute* fabric = nullptr) {
     Duration latency{0};
     int worst = 0;
     for (LinkId l : path) {
@@ -104,6 +106,10 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         latency += cluster.link(l).latency;
         worst = std::max(worst, static_cast<int>(cluster.link(l).link_class));
       }
+    }
+    if (fabric) {
+      latency += topo::mean_latency(cluster, *fabric);
+      for (const auto& [l, w] : fabric->links) worst = std::max(worst, static_cast<int>(cluster.link(l).link_class));
     }
     const LinkClassProtocol& cls = protocol.of(static_cast<hw::LinkClass>(worst));
     const Duration own_class = ll ? cls.ll_step_latency : cls.step_latency;
@@ -151,22 +157,28 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       // only, the same on every shortest path: network_fold.h); the rest must be label-free.
       if (fold_ && a != nic->send_nic && !router_.unique_route(a, b)) fold_->label_dependent(segments[parts - 1]);
     };
+    // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
+    // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed
+    // path is routed); the rest of its path is as under ECMP.
+    const bool adaptive = cluster.routing() == topo::Routing::kAdaptive;
+    const topo::WeightedRoute* fabric = adaptive ? &spreader_.spread(nic->send_nic, nic->recv_nic) : nullptr;
     if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
     segment(owner, nic->send_nic, 0);
-    segment(nic->send_nic, nic->recv_nic, salt);
+    if (!adaptive) segment(nic->send_nic, nic->recv_nic, salt);
     segment(nic->recv_nic, pf.dst, 0);
     const std::span<LinkId> path = owned_path(links);
     auto out = path.begin();
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
-    add(path, false);
-    if (cluster.routing() == topo::Routing::kAdaptive) {
-      // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
-      // every equal-cost path as a fluid; the rest of its path is as above.
+    add(path, false, fabric);
+    if (adaptive) {
       topo::WeightedRoute& w = new_spread();
+      topo::RoutePart route[5];
+      std::size_t n = 0;
       for (std::size_t k = 0; k < parts; ++k) {
-        const bool fabric = k + 2 == parts;  // send NIC -> receive NIC
-        topo::add_route(w, fabric ? spreader_.spread(nic->send_nic, nic->recv_nic) : topo::weighted_path(segments[k]));
+        route[n++] = {nullptr, 1, segments[k]};
+        if (k + 2 == parts) route[n++] = {fabric, 1, {}};  // send NIC -> receive NIC, in order
       }
+      topo::sum_routes(std::span<const topo::RoutePart>(route, n), w);
       if (fold_) fold_->collapse(w);  // held until the round starts: a few orbits, not every path
       // Copied into w: the spreader's cache is bounded (a spread per NIC pair of thousands of
       // servers, thousands of links each on a three-tier fat-tree).

@@ -30,8 +30,8 @@
 //
 // Conditions checked: the fabric routes adaptively (static ECMP hashes device ids, which no
 // automorphism preserves); every link between two switches outside servers of one tier has one
-// latency (a spread flow's latency is that of one of its shortest paths, which then all take the
-// same); the runner marks the fold broken when a route it takes depends on its label (for the
+// latency (a spread flow's latency is its spread's mean, topo::mean_latency, which is then every
+// shortest path's; kept although the mean is itself invariant under automorphisms); the runner marks the fold broken when a route it takes depends on its label (for the
 // switch exchanges alone: and crosses a link they move) or, under a group of servers, a flow
 // crosses a link outside the cluster (an NVLS reduction engine, which such a group moves to
 // another server's; the switch exchanges fix it), and the simulator then runs the collective

@@ -131,10 +131,12 @@ TEST(AdaptiveSpread, CoversExactlyTheLinksEcmpCanHashOnto) {
   EXPECT_EQ(spread, ecmp);
   EXPECT_EQ(r.scale, 4u);
   expect_flow_invariants(c, src, dst, r);
-  // Cached per pair: the same object, one entry.
+  // Cached per pair: the same object; two entries, the pair's and the canonical pair's it was
+  // mapped from (node3 and node200 have twin servers on their leaves).
   EXPECT_EQ(&spreader.spread(src, dst), &r);
-  EXPECT_EQ(spreader.cached_routes(), 1u);
-  EXPECT_EQ(spreader.cached_links(), 10u);  // 2 x 4 spines + 2
+  EXPECT_EQ(spreader.derived_routes(), 1u);
+  EXPECT_EQ(spreader.cached_routes(), 2u);
+  EXPECT_EQ(spreader.cached_links(), 20u);  // 2 x (2 x 4 spines + 2)
   const std::vector<std::pair<LinkId, std::uint32_t>> before = r.links;
   spreader.clear();
   EXPECT_EQ(spreader.cached_routes(), 0u);
@@ -245,6 +247,85 @@ TEST(AdaptiveSpread, TwinQuotientLoadsEveryOrbitAsTheFullSpread) {
     EXPECT_LE(longest, k.max_links);
     EXPECT_GT(full_longest, longest);
   }
+}
+
+TEST(AdaptiveSpread, TwinServersGiveEveryPairTheSpreadOfItsOwnSearch) {
+  // A pair mapped from its canonical pair's spread through exchanges of twin servers has the
+  // links, weights and K its own search gives, on the full graph and on the twin switches'
+  // quotient: NIC pairs of every rail (same-rail and cross-rail, where paths through a third
+  // server's NICs can tie), and pairs of any devices (GPUs, PCIe and NVLink switches).
+  struct Case {
+    std::string file;
+    std::vector<std::string> sets;
+    std::size_t stride;  // of the sources
+  };
+  const std::vector<Case> cases = {
+      {"h100-fat-tree-3tier", {"/fabric/radix=32", "/servers/0/count=64"}, 16},
+      {"h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"}, 1},
+      {"a100-superpod", {}, 509},
+      {"leafspine-oversub", {}, 1},
+      {"h100-leafspine-2to1", {}, 29},
+      {"a100-4node-ib", {}, 1},
+      {"dgx1-v100-4node", {}, 1},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.file);
+    const Cluster c = load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + k.file + ".json", k.sets);
+    const ServerSymmetry symmetry(c);
+    const auto twins = symmetry.twin_orbits();
+    std::vector<NodeId> nics, devices;
+    for (std::uint32_t v = 0; v < c.node_count(); ++v) {
+      if (c.node(NodeId{v}).server < 0) continue;
+      devices.push_back(NodeId{v});
+      if (c.node(NodeId{v}).kind == NodeKind::kNic) nics.push_back(NodeId{v});
+    }
+    for (const bool quotient : {false, true}) {
+      if (quotient && !twins) continue;
+      SCOPED_TRACE(quotient ? "quotient" : "full graph");
+      AdaptiveSpreader derived = quotient ? AdaptiveSpreader(c, twins->switch_twins()) : AdaptiveSpreader(c);
+      AdaptiveSpreader searched = quotient ? AdaptiveSpreader(c, twins->switch_twins()) : AdaptiveSpreader(c);
+      searched.derive_from_twin_servers(false);
+      std::size_t pairs = 0;
+      const auto check = [&](NodeId a, NodeId b) {
+        SCOPED_TRACE(c.node(a).name + " -> " + c.node(b).name);
+        const WeightedRoute& x = derived.spread(a, b);
+        const WeightedRoute& y = searched.spread(a, b);
+        ASSERT_EQ(x.scale, y.scale);
+        ASSERT_EQ(x.exact, y.exact);
+        ASSERT_EQ(x.links, y.links);
+        ++pairs;
+      };
+      for (std::size_t i = 0; i < nics.size(); i += k.stride) {
+        for (std::size_t j = 0; j < nics.size(); ++j) check(nics[i], nics[j]);
+      }
+      for (std::size_t i = 0; i < devices.size(); i += 7 * k.stride) {
+        for (std::size_t j = 3; j < devices.size(); j += 11) check(devices[i], devices[j]);
+      }
+      EXPECT_EQ(searched.derived_routes(), 0u);
+      // Every bundled fabric here has servers of one leaf block: most pairs are mapped.
+      EXPECT_GT(derived.derived_routes(), pairs / 2) << pairs;
+    }
+  }
+}
+
+TEST(AdaptiveSpread, MeanLatencyIsTheSharesWeightedSum) {
+  // A packet crosses each link with probability share(l). Three spines, each tier one latency:
+  // the mean is every shortest path's latency, the router's. The uplink leaf0 -> spine1 made
+  // 1.6 us: the third of the packets that cross it pay the difference, rounded to the ps.
+  const std::string fabric = R"("fabric": {"type": "leaf_spine", "endpoints_per_leaf": 2, "spines": 3})";
+  const Cluster even = load(single_servers(4) + fabric + "}");
+  Router router(even);
+  const NodeId src = node(even, "node0/nic0"), dst = node(even, "node2/nic0");
+  Duration path{0};
+  for (LinkId l : router.route(src, dst, 7)) path += even.link(l).latency;
+  EXPECT_EQ(mean_latency(even, adaptive_spread(even, src, dst)), path);
+  const Cluster slow = load(single_servers(4) + fabric +
+                            R"(, "link_overrides": [{"from": "leaf0", "to": "spine1", "latency": "1.6us", "direction": "one"}]})");
+  const WeightedRoute r = adaptive_spread(slow, src, dst);
+  const Duration hop = even.link(*even.find_link(node(even, "leaf0"), node(even, "spine1"))).latency;
+  EXPECT_EQ(weight(slow, r, "leaf0", "spine1"), 1u);
+  EXPECT_EQ(r.scale, 3u);
+  EXPECT_EQ(mean_latency(slow, r), path + Duration{std::llround((1.6e6 - static_cast<double>(hop.count())) / 3.0)});
 }
 
 TEST(AdaptiveSpread, TorusSplitsOverEveryMinimalDirection) {
