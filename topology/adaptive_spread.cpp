@@ -15,44 +15,62 @@ namespace {
 constexpr int kFwd = 0;  // the search from src, over out-links
 constexpr int kBwd = 1;  // the search from dst, over in-links
 
-// The weights of the items summed per link, in the order of each link's first item. A few
-// items (a path, a connection's parts): a linear scan; more: an open-addressing table of
-// positions (one allocation, no per-item node).
-std::vector<std::pair<LinkId, std::uint64_t>> sum_by_link(const std::vector<std::pair<LinkId, std::uint64_t>>& items) {
-  constexpr std::size_t kLinear = 32;
-  std::vector<std::pair<LinkId, std::uint64_t>> out;
-  out.reserve(items.size());
-  if (items.size() <= kLinear) {
-    for (const auto& [l, w] : items) {
-      const auto it = std::find_if(out.begin(), out.end(), [l](const auto& e) { return e.first == l; });
-      if (it == out.end()) out.emplace_back(l, w);
-      else it->second += w;
-    }
-    return out;
-  }
-  constexpr std::uint32_t kFree = UINT32_MAX;
-  std::size_t size = 64;
-  while (size < 2 * items.size()) size *= 2;
-  std::vector<std::uint32_t> position(size, kFree);  // slot -> index in out
-  for (const auto& [l, w] : items) {
-    for (std::size_t i = mix64(l.value) & (size - 1);; i = (i + 1) & (size - 1)) {
-      if (position[i] == kFree) {
-        position[i] = static_cast<std::uint32_t>(out.size());
-        out.emplace_back(l, w);
-        break;
+// Weights summed per link, in the order of each link's first addition: a linear scan while the
+// sums are few (a path, a connection's parts), then an open-addressing table of positions, grown
+// to keep it at most a quarter full. Memory grows with the distinct links, not the additions (a
+// pipeline of a whole cluster's members adds tens of millions over a few million links).
+class LinkSums {
+ public:
+  // `additions`: how many add() calls are expected (reserves for up to 4,096 sums).
+  explicit LinkSums(std::size_t additions) { sums_.reserve(std::min<std::size_t>(additions, 4096)); }
+  void add(LinkId l, std::uint64_t w) {
+    if (position_.empty()) {
+      for (auto& e : sums_) {
+        if (e.first == l) {
+          e.second += w;
+          return;
+        }
       }
-      if (out[position[i]].first == l) {
-        out[position[i]].second += w;
-        break;
+      sums_.emplace_back(l, w);
+      if (sums_.size() > kLinear) rehash();
+      return;
+    }
+    if (4 * (sums_.size() + 1) > position_.size()) rehash();
+    for (std::size_t i = slot(l);; i = (i + 1) & (position_.size() - 1)) {
+      if (position_[i] == kFree) {
+        position_[i] = static_cast<std::uint32_t>(sums_.size());
+        sums_.emplace_back(l, w);
+        return;
+      }
+      if (sums_[position_[i]].first == l) {
+        sums_[position_[i]].second += w;
+        return;
       }
     }
   }
-  return out;
-}
+  const std::vector<std::pair<LinkId, std::uint64_t>>& sums() const { return sums_; }
 
-// The summed items as a route's links, each weight at most 2^32.
-void set_links(WeightedRoute& r, const std::vector<std::pair<LinkId, std::uint64_t>>& items, const char* what) {
-  const std::vector<std::pair<LinkId, std::uint64_t>> sums = sum_by_link(items);
+ private:
+  static constexpr std::size_t kLinear = 32;
+  static constexpr std::uint32_t kFree = UINT32_MAX;
+  std::size_t slot(LinkId l) const { return mix64(l.value) & (position_.size() - 1); }
+  void rehash() {
+    std::size_t size = 128;
+    while (size < 8 * sums_.size()) size *= 2;
+    position_.assign(size, kFree);
+    for (std::size_t k = 0; k < sums_.size(); ++k) {
+      std::size_t i = slot(sums_[k].first);
+      while (position_[i] != kFree) i = (i + 1) & (size - 1);
+      position_[i] = static_cast<std::uint32_t>(k);
+    }
+  }
+  std::vector<std::pair<LinkId, std::uint64_t>> sums_;
+  std::vector<std::uint32_t> position_;  // slot -> index in sums_; empty while scanning
+};
+
+// The sums as a route's links, each weight at most 2^32.
+void set_links(WeightedRoute& r, const LinkSums& summed, const char* what) {
+  const std::vector<std::pair<LinkId, std::uint64_t>>& sums = summed.sums();
   r.links.clear();
   r.links.reserve(sums.size());
   for (const auto& [l, w] : sums) {
@@ -65,10 +83,9 @@ void set_links(WeightedRoute& r, const std::vector<std::pair<LinkId, std::uint64
 
 WeightedRoute weighted_path(std::span<const LinkId> path) {
   WeightedRoute r;
-  std::vector<std::pair<LinkId, std::uint64_t>> items;
-  items.reserve(path.size());
-  for (LinkId l : path) items.emplace_back(l, 1);
-  set_links(r, items, "weighted_path");
+  LinkSums sums(path.size());
+  for (LinkId l : path) sums.add(l, 1);
+  set_links(r, sums, "weighted_path");
   return r;
 }
 
@@ -81,15 +98,14 @@ void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t time
   const auto rescale = [&](std::uint32_t w, std::uint32_t from) -> std::uint64_t {
     return exact ? w * (scale / from) : (std::uint64_t{w} * scale + from - 1) / from;
   };
-  std::vector<std::pair<LinkId, std::uint64_t>> items;
-  items.reserve(sum.links.size() + part.links.size());
-  for (const auto& [l, w] : sum.links) items.emplace_back(l, rescale(w, sum.scale));
+  LinkSums sums(sum.links.size() + part.links.size());
+  for (const auto& [l, w] : sum.links) sums.add(l, rescale(w, sum.scale));
   for (const auto& [l, w] : part.links) {
     const std::uint64_t one = rescale(w, part.scale);
     if (one > UINT32_MAX / times) throw InternalError("add_route: a link's weight exceeds 2^32");
-    items.emplace_back(l, times * one);
+    sums.add(l, times * one);
   }
-  set_links(sum, items, "add_route");
+  set_links(sum, sums, "add_route");
   sum.scale = static_cast<std::uint32_t>(scale);
   sum.exact = sum.exact && part.exact && exact;
 }
@@ -116,18 +132,20 @@ void sum_routes(std::span<const RoutePart> parts, WeightedRoute& out) {
   }
   out.scale = static_cast<std::uint32_t>(lcm);
   out.exact = true;
-  std::vector<std::pair<LinkId, std::uint64_t>> items;
+  std::size_t additions = 0;
+  for (const RoutePart& p : parts) additions += p.route ? p.route->links.size() : p.path.size();
+  LinkSums sums(additions);
   for (const RoutePart& p : parts) {
     if (empty(p)) continue;
     if (!p.route) {
-      for (LinkId l : p.path) items.emplace_back(l, lcm * p.times);
+      for (LinkId l : p.path) sums.add(l, lcm * p.times);
       continue;
     }
     out.exact = out.exact && p.route->exact;
     const std::uint64_t factor = lcm / p.route->scale * p.times;
-    for (const auto& [l, w] : p.route->links) items.emplace_back(l, w * factor);
+    for (const auto& [l, w] : p.route->links) sums.add(l, w * factor);
   }
-  set_links(out, items, "sum_routes");
+  set_links(out, sums, "sum_routes");
 }
 
 // Per vertex: the marks of the two searches and, on the DAG, its share of the flow.
