@@ -15,14 +15,18 @@ namespace {
 constexpr int kFwd = 0;  // the search from src, over out-links
 constexpr int kBwd = 1;  // the search from dst, over in-links
 
-// Weights summed per link, in the order of each link's first addition: a linear scan while the
-// sums are few (a path, a connection's parts), then an open-addressing table of positions, grown
-// to keep it at most a quarter full. Memory grows with the distinct links, not the additions (a
+// Weights summed per link, in the order of each link's first addition: a linear scan when the
+// additions are few (a path, a connection's parts) and while the sums are, then an
+// open-addressing table of positions, at most half full (doubled when it would be more). Memory grows with the distinct links, not the additions (a
 // pipeline of a whole cluster's members adds tens of millions over a few million links).
 class LinkSums {
  public:
-  // `additions`: how many add() calls are expected (reserves for up to 4,096 sums).
-  explicit LinkSums(std::size_t additions) { sums_.reserve(std::min<std::size_t>(additions, 4096)); }
+  // `additions`: how many add() calls are expected: more than kLinear start with the table
+  // (a scan per addition would cost up to kLinear compares each); reserves up to 4,096 sums.
+  explicit LinkSums(std::size_t additions) {
+    sums_.reserve(std::min<std::size_t>(additions, 4096));
+    if (additions > kLinear) rehash(std::min<std::size_t>(additions, 4096));
+  }
   void add(LinkId l, std::uint64_t w) {
     if (position_.empty()) {
       for (auto& e : sums_) {
@@ -32,10 +36,10 @@ class LinkSums {
         }
       }
       sums_.emplace_back(l, w);
-      if (sums_.size() > kLinear) rehash();
+      if (sums_.size() > kLinear) rehash(2 * sums_.size());
       return;
     }
-    if (4 * (sums_.size() + 1) > position_.size()) rehash();
+    if (2 * (sums_.size() + 1) > position_.size()) rehash(2 * sums_.size());
     for (std::size_t i = slot(l);; i = (i + 1) & (position_.size() - 1)) {
       if (position_[i] == kFree) {
         position_[i] = static_cast<std::uint32_t>(sums_.size());
@@ -54,9 +58,10 @@ class LinkSums {
   static constexpr std::size_t kLinear = 32;
   static constexpr std::uint32_t kFree = UINT32_MAX;
   std::size_t slot(LinkId l) const { return mix64(l.value) & (position_.size() - 1); }
-  void rehash() {
-    std::size_t size = 128;
-    while (size < 8 * sums_.size()) size *= 2;
+  // A table of at least 64 slots and twice `entries`, refilled from the sums so far.
+  void rehash(std::size_t entries) {
+    std::size_t size = 64;
+    while (size < 2 * entries) size *= 2;
     position_.assign(size, kFree);
     for (std::size_t k = 0; k < sums_.size(); ++k) {
       std::size_t i = slot(sums_[k].first);
