@@ -17,8 +17,9 @@ constexpr int kBwd = 1;  // the search from dst, over in-links
 
 // Weights summed per link, in the order of each link's first addition: a linear scan when the
 // additions are few (a path, a connection's parts) and while the sums are, then an
-// open-addressing table of positions, at most half full (doubled when it would be more). Memory grows with the distinct links, not the additions (a
-// pipeline of a whole cluster's members adds tens of millions over a few million links).
+// open-addressing table of positions, at most half full (doubled when it would be more).
+// Memory grows with the distinct links, not the additions (a pipeline of a whole cluster's
+// members adds tens of millions over a few million links).
 class LinkSums {
  public:
   // `additions`: how many add() calls are expected: more than kLinear start with the table
