@@ -153,8 +153,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const auto segment = [&](NodeId a, NodeId b, std::uint64_t l) {
       segments[parts] = router_.route(a, b, l);
       links += segments[parts++].size();
-      // A folded run takes the fabric's part as the spread (its hashed path gives the latency
-      // only, the same on every shortest path: network_fold.h); the rest must be label-free.
+      // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
+      // spread, which is not routed here; the rest must be label-free.
       if (fold_ && a != nic->send_nic && !router_.unique_route(a, b)) fold_->label_dependent(segments[parts - 1]);
     };
     // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
