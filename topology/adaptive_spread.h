@@ -65,40 +65,9 @@
 #include "core/ids.h"
 #include "topology/cluster.h"
 #include "topology/server_orbits.h"
+#include "topology/weighted_route.h"
 
 namespace cs::topo {
-
-// Largest common denominator of a WeightedRoute before the rounded fallback.
-inline constexpr std::uint32_t kMaxSpreadScale = 1u << 20;
-
-// Link l carries weight/scale of the flow's rate. Links are distinct, weights positive.
-struct WeightedRoute {
-  std::vector<std::pair<LinkId, std::uint32_t>> links;
-  std::uint32_t scale = 1;  // K, the common denominator
-  bool exact = true;        // false after the rounded-up fallback (see the header)
-};
-
-// A single path as a WeightedRoute: scale 1, each link weighted by how often the path crosses it.
-WeightedRoute weighted_path(std::span<const LinkId> path);
-
-// Adds `times` x the load of `part` to `sum`, as for the segments of one flow (GPU -> NIC,
-// NIC -> NIC, NIC -> GPU) or the members of one pipeline (`times`: a member's copies): the shares
-// of a link add. The common scale is lcm(sum.scale, part.scale) and the weights are rescaled to
-// it; when that lcm exceeds kMaxSpreadScale, both are rounded up to kMaxSpreadScale (`exact`
-// false). Links keep first-use order. Cost O(|sum| + |part|).
-void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t times = 1);
-// The sum of many parts (the members of one pipeline, each `times` over): what add_route gives
-// adding them one by one, in O(total links of the parts) instead of O(parts x links of the sum).
-// A part is a WeightedRoute, or (route null) a single path, as weighted_path(path) would give
-// without building it.
-struct RoutePart {
-  const WeightedRoute* route = nullptr;
-  std::uint32_t times = 1;
-  std::span<const LinkId> path = {};
-};
-WeightedRoute sum_routes(std::span<const RoutePart> parts);
-// The same sum written into `out` (its links' buffer reused).
-void sum_routes(std::span<const RoutePart> parts, WeightedRoute& out);
 
 // The adaptive-routing spread of flows from src to dst, cached per pair. The Cluster must outlive
 // the spreader. Not thread-safe.

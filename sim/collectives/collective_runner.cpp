@@ -122,6 +122,29 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     }
     prepared.push_back({path.data(), static_cast<std::uint32_t>(path.size()), shared, latency, nullptr});
   };
+  // The flows of each pipeline (indices into prepared, < 2^32), in order. Under adaptive routing
+  // or a fold, a pipeline that starts as one weighted flow has its load summed as its members
+  // are prepared (RouteSum, in member order: the sum of the members' routes, with no route per
+  // member), each member's spread mapped onto the quotient in a folded run as
+  // NetworkFold::collapse maps it. Members that precede a pipeline's first spread join its sum
+  // then.
+  const bool adaptive = cluster.routing() == topo::Routing::kAdaptive;
+  std::map<std::uint32_t, std::vector<std::uint32_t>> pipelines;
+  struct PipelineLoad {
+    topo::RouteSum sum;
+    bool weighted = false;  // started as one weighted flow: it has a spread, or the run is folded
+  };
+  std::map<std::uint32_t, PipelineLoad> loads;
+  const auto fold_map = [this](LinkId l) { return fold_->map(l); };
+  // The pipeline of the flow just prepared: its index recorded; its load, where one is summed.
+  const auto join_pipeline = [&](const PlannedFlow& pf) -> PipelineLoad* {
+    const auto i = static_cast<std::uint32_t>(prepared.size() - 1);
+    pipelines[pf.pipeline].push_back(i);
+    if (!adaptive && !fold_) return nullptr;
+    PipelineLoad& load = loads[pf.pipeline];
+    if (fold_) load.weighted = true;
+    return &load;
+  };
   for (const PlannedFlow& pf : round.flows) {
     const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
     const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
@@ -137,6 +160,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         path = owned;
       }
       add(path, !pf.reduction_port.valid());
+      if (pf.pipeline != kNoPipeline) {
+        if (PipelineLoad* load = join_pipeline(pf); load && load->weighted) load->sum.add(path, pf.copies);
+      }
       continue;
     }
     // Between servers: through the rail's NICs (schedule.h, NicRoute). Only the fabric between
@@ -160,7 +186,6 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
     // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed
     // path is routed); the rest of its path is as under ECMP.
-    const bool adaptive = cluster.routing() == topo::Routing::kAdaptive;
     const topo::WeightedRoute* fabric = adaptive ? &spreader_.spread(nic->send_nic, nic->recv_nic) : nullptr;
     if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
     segment(owner, nic->send_nic, 0);
@@ -170,7 +195,26 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     auto out = path.begin();
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
     add(path, false, fabric);
-    if (adaptive) {
+    PipelineLoad* load = pf.pipeline != kNoPipeline ? join_pipeline(pf) : nullptr;
+    if (adaptive && load) {
+      if (!load->weighted) {  // its first spread: the members so far join the sum
+        load->weighted = true;
+        const std::vector<std::uint32_t>& members = pipelines[pf.pipeline];
+        for (std::size_t m = 0; m + 1 < members.size(); ++m) {
+          load->sum.add(prepared[members[m]].path(), round.flows[members[m]].copies);
+        }
+      }
+      // The member's route, segment by segment, in the order a route of its own lists them.
+      for (std::size_t k = 0; k < parts; ++k) {
+        if (k + 1 == parts) {
+          if (fold_) load->sum.add(*fabric, pf.copies, fold_map);
+          else load->sum.add(*fabric, pf.copies);
+        }
+        if (fold_) load->sum.add(segments[k], pf.copies, fold_map);
+        else load->sum.add(segments[k], pf.copies);
+      }
+      if (spreader_.cached_links() > kSpreadCacheLinks) spreader_.clear();
+    } else if (adaptive) {
       topo::WeightedRoute& w = new_spread();
       topo::RoutePart route[5];
       std::size_t n = 0;
@@ -186,13 +230,14 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       prepared.back().spread = &w;
     } else if (fold_) {
       fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's
+      if (load) load->sum.add(path, pf.copies);
     } else if (pf.connections > 1) {
       // Static ECMP with the member's NCCL channels on connections of their own (schedule.h,
       // PlannedFlow::connections): the fabric part is d hashed paths, each 1/d of the bytes.
       // Built in place (a few links, so a linear merge): the same route as add_route gives.
       topo::WeightedRoute& w = new_spread();
       w.scale = pf.connections;
-      const auto load = [&w](std::span<const LinkId> p, std::uint32_t weight) {
+      const auto put = [&w](std::span<const LinkId> p, std::uint32_t weight) {
         for (LinkId l : p) {
           const auto it = std::find_if(w.links.begin(), w.links.end(), [l](const auto& e) { return e.first == l; });
           if (it == w.links.end()) w.links.emplace_back(l, weight);
@@ -201,11 +246,11 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       };
       for (std::size_t k = 0; k < parts; ++k) {
         if (k + 2 != parts) {
-          load(segments[k], pf.connections);
+          put(segments[k], pf.connections);
           continue;
         }
         for (std::uint32_t j = 0; j < pf.connections; ++j) {
-          load(j == 0 ? segments[k] : router_.route(nic->send_nic, nic->recv_nic, hash_combine(salt, j)), 1);
+          put(j == 0 ? segments[k] : router_.route(nic->send_nic, nic->recv_nic, hash_combine(salt, j)), 1);
         }
       }
       prepared.back().spread = &w;
@@ -227,7 +272,6 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // delivery time it has alone: an all-to-all across servers then starts one flow per
   // connection instead of one per GPU pair.
   const Duration tail = step * round.steps + local_step * round.local_steps + launch;
-  std::map<std::uint32_t, std::vector<std::uint32_t>> pipelines;  // flow indices (< 2^32: prepared's)
   std::vector<std::size_t>& singles = singles_;  // the first flow of each group of identical ones
   singles.clear();
   std::map<std::tuple<const LinkId*, std::size_t, std::int64_t>, std::size_t> single_index;
@@ -243,10 +287,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     const Prepared& p = prepared[i];
     const PlannedFlow& f = round.flows[i];
-    if (f.pipeline != kNoPipeline) {
-      pipelines[f.pipeline].push_back(static_cast<std::uint32_t>(i));
-      continue;
-    }
+    if (f.pipeline != kNoPipeline) continue;  // in pipelines already
     if (weight.empty()) weight.assign(prepared.size(), 0);
     if (!f.handover) run->outcome.wire_bytes += Bytes{wire(f.bytes).value() * f.copies};
     std::size_t first = i;
@@ -280,7 +321,12 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     // server, whose links the twin exchanges fix (twin_foldable), so it is the unfolded run's.
     const Duration fill = round.latency == StepLatency::kNvls ? nvls_fill_time(run->spec, paths, copies, bytes) : Duration{0};
     run->round_tail = std::max(run->round_tail, tail + fill);
-    if (spread) {
+    if (const auto load = loads.find(id); load != loads.end()) {
+      if (load->second.weighted) {
+        start_weighted(load->second.sum.finish(), 1, bytes, tail + fill, run);
+        continue;
+      }
+    } else if (spread) {  // static ECMP, a member over several connections
       std::vector<topo::RoutePart> parts;
       parts.reserve(members.size());
       for (std::size_t i : members) parts.push_back({prepared[i].spread, round.flows[i].copies, prepared[i].path()});

@@ -1,0 +1,149 @@
+// Weighted routes: a flow's load per link as integer weights over a common denominator, and sums
+// of them. Adaptive routing's spreads (topology/adaptive_spread.h) are such routes; so is a flow
+// made of several parts (GPU -> NIC, NIC -> NIC, NIC -> GPU), a static-ECMP flow over d
+// connections, and the load of a pipeline's members together.
+//
+// A route's link l carries weight(l) / scale of the flow's rate. Sums are exact: the common
+// scale of a sum is the lcm of its parts' scales, and each part's weights are multiplied up to
+// it. When that lcm would exceed kMaxSpreadScale (2^20), the sum falls back to kMaxSpreadScale
+// with every weight rounded up, ceil(weight x kMaxSpreadScale / scale), so a link's load is
+// overestimated by less than 1/kMaxSpreadScale of the rate per part and never underestimated;
+// `exact` is then false. Links keep the order of their first addition, so a sum is a function
+// of its parts and their order alone.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/random.h"
+
+namespace cs::topo {
+
+// Largest common denominator of a WeightedRoute before the rounded fallback.
+inline constexpr std::uint32_t kMaxSpreadScale = 1u << 20;
+
+// Link l carries weight/scale of the flow's rate. Links are distinct, weights positive.
+struct WeightedRoute {
+  std::vector<std::pair<LinkId, std::uint32_t>> links;
+  std::uint32_t scale = 1;  // K, the common denominator
+  bool exact = true;        // false after the rounded-up fallback (see the header)
+};
+
+// Weights summed per link, in the order of each link's first addition: a linear scan while the
+// sums are few (a path, a connection's parts), then an open-addressing table of positions, at
+// most half full (doubled when it would be more). Memory grows with the distinct links, not the
+// additions (a pipeline of a whole cluster's members adds tens of millions over a few million
+// links).
+class LinkSums {
+ public:
+  // `additions`: how many add() calls are expected, when known: more than kLinear start with
+  // the table (a scan per addition would cost up to kLinear compares each); reserves up to
+  // 4,096 sums.
+  explicit LinkSums(std::size_t additions = 0);
+  void add(LinkId l, std::uint64_t w) {
+    if (position_.empty()) {
+      for (auto& e : sums_) {
+        if (e.first == l) {
+          e.second += w;
+          return;
+        }
+      }
+      sums_.emplace_back(l, w);
+      if (sums_.size() > kLinear) rehash(2 * sums_.size());
+      return;
+    }
+    if (2 * (sums_.size() + 1) > position_.size()) rehash(2 * sums_.size());
+    for (std::size_t i = slot(l);; i = (i + 1) & (position_.size() - 1)) {
+      if (position_[i] == kFree) {
+        position_[i] = static_cast<std::uint32_t>(sums_.size());
+        sums_.emplace_back(l, w);
+        return;
+      }
+      if (sums_[position_[i]].first == l) {
+        sums_[position_[i]].second += w;
+        return;
+      }
+    }
+  }
+  std::vector<std::pair<LinkId, std::uint64_t>>& sums() { return sums_; }
+  const std::vector<std::pair<LinkId, std::uint64_t>>& sums() const { return sums_; }
+
+ private:
+  static constexpr std::size_t kLinear = 32;
+  static constexpr std::uint32_t kFree = UINT32_MAX;
+  std::size_t slot(LinkId l) const { return mix64(l.value) & (position_.size() - 1); }
+  // A table of at least 64 slots and twice `entries`, refilled from the sums so far.
+  void rehash(std::size_t entries);
+  std::vector<std::pair<LinkId, std::uint64_t>> sums_;
+  std::vector<std::uint32_t> position_;  // slot -> index in sums_; empty while scanning
+};
+
+// A sum of routes built one part at a time (the segments of one flow, the members of one
+// pipeline, `times` its copies): the shares of a link add. Cost O(links added), plus a pass over
+// the sums each time the common scale grows (at most 20 times before the fallback). A link's
+// weight above 2^32 throws InternalError.
+class RouteSum {
+ public:
+  // `additions`: the links the parts will add, when known (LinkSums).
+  explicit RouteSum(std::size_t additions = 0) : sums_(additions) {}
+  // A single path: each link weighted by how often the path crosses it, scale 1.
+  void add(std::span<const LinkId> path, std::uint32_t times = 1) { add(path, times, [](LinkId l) { return l; }); }
+  void add(const WeightedRoute& part, std::uint32_t times = 1) { add(part, times, [](LinkId l) { return l; }); }
+  // The same with every link first replaced by map(link) (a folded run's orbit representatives:
+  // the links of one orbit then add into one).
+  template <class Map>
+  void add(std::span<const LinkId> path, std::uint32_t times, Map&& map) {
+    if (path.empty() || times == 0) return;
+    const std::uint64_t one = check(std::uint64_t{scale_}, times);
+    for (LinkId l : path) sums_.add(map(l), one);
+  }
+  template <class Map>
+  void add(const WeightedRoute& part, std::uint32_t times, Map&& map) {
+    if (part.links.empty() || times == 0) return;
+    if (rescale_to(part.scale)) {
+      const std::uint64_t factor = scale_ / part.scale;
+      for (const auto& [l, w] : part.links) sums_.add(map(l), check(w * factor, times));
+    } else {  // the rounded fallback: each weight rounded up to a multiple of 1 / kMaxSpreadScale
+      for (const auto& [l, w] : part.links) sums_.add(map(l), check(round_up(w, part.scale), times));
+    }
+    exact_ = exact_ && part.exact;
+  }
+  bool empty() const { return sums_.sums().empty(); }
+  // The sum so far.
+  void finish(WeightedRoute& out) const;
+  WeightedRoute finish() const;
+
+ private:
+  // Brings the sums to the common scale with `scale`: the lcm when it is at most
+  // kMaxSpreadScale (true), else kMaxSpreadScale with the sums rounded up (false; exact_ false).
+  bool rescale_to(std::uint32_t scale);
+  std::uint64_t round_up(std::uint64_t w, std::uint64_t from) const { return (w * scale_ + from - 1) / from; }
+  // w x times, which must fit 32 bits (a sum of such only grows).
+  static std::uint64_t check(std::uint64_t w, std::uint32_t times);
+  LinkSums sums_;
+  std::uint32_t scale_ = 1;
+  bool exact_ = true;
+};
+
+// A single path as a WeightedRoute: scale 1, each link weighted by how often the path crosses it.
+WeightedRoute weighted_path(std::span<const LinkId> path);
+
+// Adds `times` x the load of `part` to `sum`: RouteSum's sum of the two, written into `sum`.
+void add_route(WeightedRoute& sum, const WeightedRoute& part, std::uint32_t times = 1);
+
+// The sum of many parts (the members of one pipeline, each `times` over), as RouteSum gives adding
+// them in order, in O(total links of the parts). A part is a WeightedRoute, or (route null) a
+// single path.
+struct RoutePart {
+  const WeightedRoute* route = nullptr;
+  std::uint32_t times = 1;
+  std::span<const LinkId> path = {};
+};
+WeightedRoute sum_routes(std::span<const RoutePart> parts);
+// The same sum written into `out` (its links' buffer reused).
+void sum_routes(std::span<const RoutePart> parts, WeightedRoute& out);
+
+}  // namespace cs::topo
