@@ -198,7 +198,7 @@ LinkId ServerTwins::image(const Cluster& cluster, LinkId l, std::uint32_t a, std
   const LinkInfo& info = cluster.link(l);
   const auto moved = [&](NodeId v) {
     const std::uint32_t s = server_of[v.value];
-    return s != kNone && (s == a || s == b);
+    return s == a || s == b;  // a and b are servers, never kNone
   };
   const bool from = moved(info.src);
   if (!from && !moved(info.dst)) return l;

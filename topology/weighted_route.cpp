@@ -22,10 +22,7 @@ void LinkSums::rehash(std::size_t entries) {
   }
 }
 
-std::uint64_t RouteSum::check(std::uint64_t w, std::uint32_t times) {
-  if (w > UINT32_MAX / times) throw InternalError("a weighted route: a link's weight exceeds 2^32");
-  return w * times;
-}
+void RouteSum::overflow() { throw InternalError("a weighted route: a link's weight exceeds 2^32"); }
 
 bool RouteSum::rescale_to(std::uint32_t scale) {
   const std::uint64_t lcm = std::lcm<std::uint64_t>(scale_, scale);
@@ -33,7 +30,7 @@ bool RouteSum::rescale_to(std::uint32_t scale) {
   const bool exact = lcm <= kMaxSpreadScale;
   const std::uint64_t to = exact ? lcm : kMaxSpreadScale;
   for (auto& [l, w] : sums_.sums()) {
-    if (w > UINT32_MAX) throw InternalError("a weighted route: a link's weight exceeds 2^32");
+    if (w > UINT32_MAX) overflow();
     w = exact ? w * (to / scale_) : (w * to + scale_ - 1) / scale_;
   }
   scale_ = static_cast<std::uint32_t>(to);
@@ -45,7 +42,7 @@ void RouteSum::finish(WeightedRoute& out) const {
   out.links.clear();
   out.links.reserve(sums_.sums().size());
   for (const auto& [l, w] : sums_.sums()) {
-    if (w > UINT32_MAX) throw InternalError("a weighted route: a link's weight exceeds 2^32");
+    if (w > UINT32_MAX) overflow();
     out.links.emplace_back(l, static_cast<std::uint32_t>(w));
   }
   out.scale = scale_;

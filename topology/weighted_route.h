@@ -122,7 +122,11 @@ class RouteSum {
   bool rescale_to(std::uint32_t scale);
   std::uint64_t round_up(std::uint64_t w, std::uint64_t from) const { return (w * scale_ + from - 1) / from; }
   // w x times, which must fit 32 bits (a sum of such only grows).
-  static std::uint64_t check(std::uint64_t w, std::uint32_t times);
+  static std::uint64_t check(std::uint64_t w, std::uint32_t times) {
+    if (w > UINT32_MAX / times) overflow();
+    return w * times;
+  }
+  [[noreturn]] static void overflow();
   LinkSums sums_;
   std::uint32_t scale_ = 1;
   bool exact_ = true;

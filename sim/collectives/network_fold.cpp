@@ -50,14 +50,13 @@ NetworkFold::Unfolded NetworkFold::unfold(LinkId link, Bytes bytes) const {
   return u;
 }
 
-LinkId NetworkFold::map(LinkId link) {
+LinkId NetworkFold::map_first(LinkId link) {
   if (link.value >= cluster_.link_count()) {  // a virtual link (an NVLS reduction engine)
     // Inside a server: the switch exchanges fix it (an orbit of one); a group of servers moves
     // it to another server's engine, which the quotient does not hold.
     if (!orbits_.twins_only()) mark_broken();
     return link;
   }
-  if (scratch_.mapped_run[link.value] == scratch_.run) return LinkId{scratch_.mapped[link.value]};
   const LinkId root = orbits_.orbit(link);
   if (scratch_.mapped_run[root.value] != scratch_.run) {  // the orbit's first use: its quotient capacity
     const std::size_t size = orbits_.orbit_size(root);

@@ -65,7 +65,13 @@ class NetworkFold {
   NetworkFold(const topo::Cluster& cluster, const topo::ServerOrbits& orbits, net::FlowNetwork& net, Scratch& scratch);
   // The quotient's link for `link`: its orbit's representative, with capacity c |L| / N from its
   // first use on.
-  topo::LinkId map(topo::LinkId link);
+  topo::LinkId map(topo::LinkId link) {
+    // A link mapped before in this run: its stamp (the scratch is sized to the cluster's links).
+    if (link.value < scratch_.mapped_run.size() && scratch_.mapped_run[link.value] == scratch_.run) {
+      return topo::LinkId{scratch_.mapped[link.value]};
+    }
+    return map_first(link);
+  }
   // The same load on the quotient: every link mapped, the weights of links of one orbit added
   // (a spread over thousands of equal paths becomes a few orbits), in the order of first use.
   void collapse(topo::WeightedRoute& route);
@@ -96,6 +102,7 @@ class NetworkFold {
   Unfolded unfold(topo::LinkId link, Bytes bytes) const;
 
  private:
+  topo::LinkId map_first(topo::LinkId link);  // map() of a link not yet mapped in this run
   const topo::Cluster& cluster_;
   const topo::ServerOrbits& orbits_;
   net::FlowNetwork& net_;
