@@ -325,11 +325,23 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
       if (base.exact) {
         route.scale = base.scale;
         route.links.reserve(base.links.size());
+        // base lists its links in id order; the exchanges move only those touching the four
+        // servers: the others keep their order, and the moved ones, sorted, merge into them.
+        moved_.clear();
         for (const auto& [l, w] : base.links) {
           const LinkId back = a2 == b2 ? l : t.image(cluster_, l, a2, b2);
-          route.links.emplace_back(a1 == b1 ? back : t.image(cluster_, back, a1, b1), w);
+          const LinkId image = a1 == b1 ? back : t.image(cluster_, back, a1, b1);
+          if (image == l) route.links.emplace_back(l, w);
+          else moved_.emplace_back(image, w);
         }
-        std::sort(route.links.begin(), route.links.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        const auto by_id = [](const auto& x, const auto& y) { return x.first < y.first; };
+        std::sort(moved_.begin(), moved_.end(), by_id);
+        std::size_t kept = route.links.size(), k = kept + moved_.size(), m = moved_.size();
+        route.links.resize(k);
+        while (m > 0) {  // merged from the back, in place
+          if (kept > 0 && by_id(moved_[m - 1], route.links[kept - 1])) route.links[--k] = route.links[--kept];
+          else route.links[--k] = moved_[--m];
+        }
         ++derived_;
         cached_links_ += route.links.size();
         return cache_.emplace(key, std::move(route)).first->second;

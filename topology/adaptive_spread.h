@@ -139,6 +139,7 @@ class AdaptiveSpreader {
   std::vector<std::vector<std::uint32_t>> layers_;
   std::vector<std::vector<std::uint32_t>> levels_[2];  // the search's levels per side, by distance
   std::vector<std::pair<std::uint32_t, std::uint32_t>> dag_links_;  // compute's scratch
+  std::vector<std::pair<LinkId, std::uint32_t>> moved_;  // spread's scratch: a derived route's moved links
   // The twin servers (built on the first pair between servers), and whether to use them.
   std::shared_ptr<const ServerTwins> servers_;
   bool derive_ = true;
