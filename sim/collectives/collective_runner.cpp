@@ -205,13 +205,13 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         }
       }
       // The member's route, segment by segment, in the order a route of its own lists them.
+      const auto add_part = [&](const auto& part) {
+        if (fold_) load->sum.add(part, pf.copies, fold_map);
+        else load->sum.add(part, pf.copies);
+      };
       for (std::size_t k = 0; k < parts; ++k) {
-        if (k + 1 == parts) {
-          if (fold_) load->sum.add(*fabric, pf.copies, fold_map);
-          else load->sum.add(*fabric, pf.copies);
-        }
-        if (fold_) load->sum.add(segments[k], pf.copies, fold_map);
-        else load->sum.add(segments[k], pf.copies);
+        if (k + 1 == parts) add_part(*fabric);
+        add_part(segments[k]);
       }
       if (spreader_.cached_links() > kSpreadCacheLinks) spreader_.clear();
     } else if (adaptive) {
@@ -309,7 +309,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     std::vector<std::span<const LinkId>> paths;
     std::vector<std::uint32_t> copies;
     const Bytes bytes = wire(round.flows[members.front()].bytes);
-    bool spread = fold_ != nullptr;  // a folded run starts every flow weighted, on the quotient
+    // A pipeline with a load (adaptive routing or a fold) starts from its sum; `spread` marks
+    // the rest that start weighted: static-ECMP members over several connections.
+    bool spread = false;
     for (std::size_t i : members) {
       if (wire(round.flows[i].bytes) != bytes) throw InternalError("pipeline members carry different sizes");
       paths.push_back(prepared[i].path());
