@@ -7,31 +7,64 @@
 namespace cs::topo {
 
 LinkSums::LinkSums(std::size_t additions) {
-  sums_.reserve(std::min<std::size_t>(additions, 4096));
-  if (additions > kLinear) rehash(std::min<std::size_t>(additions, 4096));
-}
-
-void LinkSums::rehash(std::size_t entries) {
-  std::size_t size = 64;
-  while (size < 2 * entries) size *= 2;
-  position_.assign(size, kFree);
-  for (std::size_t k = 0; k < sums_.size(); ++k) {
-    std::size_t i = slot(sums_[k].first);
-    while (position_[i] != kFree) i = (i + 1) & (size - 1);
-    position_[i] = static_cast<std::uint32_t>(k);
+  if (additions > kLinear) {
+    grow(std::min<std::size_t>(additions, 4096));
+    order_.reserve(std::min<std::size_t>(additions, 4096));
+  } else {
+    small_.reserve(additions);
   }
 }
 
-void RouteSum::overflow() { throw InternalError("a weighted route: a link's weight exceeds 2^32"); }
+void weight_overflow() { throw InternalError("a weighted route: a link's weight exceeds 2^32"); }
+
+void LinkSums::grow(std::size_t entries) {
+  std::size_t size = 64;
+  while (size < 2 * entries) size *= 2;
+  std::vector<Slot> old(size);
+  old.swap(table_);
+  const auto put = [this](std::uint32_t link, std::uint32_t sum) {
+    std::size_t i = slot(LinkId{link});
+    while (table_[i].link != kFree) i = (i + 1) & (table_.size() - 1);
+    table_[i] = {link, sum};
+  };
+  if (old.empty()) {  // from the small list
+    order_.reserve(small_.size());
+    for (const auto& [l, w] : small_) {
+      put(l.value, w);
+      order_.push_back(l);
+    }
+    small_ = {};
+    return;
+  }
+  for (const Slot& s : old) {
+    if (s.link != kFree) put(s.link, s.sum);
+  }
+}
+
+void LinkSums::write(std::vector<std::pair<LinkId, std::uint32_t>>& out) const {
+  out.clear();
+  if (table_.empty()) {
+    out.assign(small_.begin(), small_.end());
+    return;
+  }
+  out.reserve(order_.size());
+  for (LinkId l : order_) {
+    std::size_t i = slot(l);
+    while (table_[i].link != l.value) i = (i + 1) & (table_.size() - 1);
+    out.emplace_back(l, table_[i].sum);
+  }
+}
 
 bool RouteSum::rescale_to(std::uint32_t scale) {
   const std::uint64_t lcm = std::lcm<std::uint64_t>(scale_, scale);
   if (lcm == scale_) return true;
   const bool exact = lcm <= kMaxSpreadScale;
   const std::uint64_t to = exact ? lcm : kMaxSpreadScale;
-  for (auto& [l, w] : sums_.sums()) {
-    if (w > UINT32_MAX) overflow();
-    w = exact ? w * (to / scale_) : (w * to + scale_ - 1) / scale_;
+  const std::uint64_t from = scale_;
+  if (exact) {
+    sums_.transform([factor = to / from](std::uint64_t w) { return w * factor; });
+  } else {
+    sums_.transform([to, from](std::uint64_t w) { return (w * to + from - 1) / from; });
   }
   scale_ = static_cast<std::uint32_t>(to);
   exact_ = exact_ && exact;
@@ -39,12 +72,7 @@ bool RouteSum::rescale_to(std::uint32_t scale) {
 }
 
 void RouteSum::finish(WeightedRoute& out) const {
-  out.links.clear();
-  out.links.reserve(sums_.sums().size());
-  for (const auto& [l, w] : sums_.sums()) {
-    if (w > UINT32_MAX) overflow();
-    out.links.emplace_back(l, static_cast<std::uint32_t>(w));
-  }
+  sums_.write(out.links);
   out.scale = scale_;
   out.exact = exact_;
 }

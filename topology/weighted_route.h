@@ -32,53 +32,79 @@ struct WeightedRoute {
   bool exact = true;        // false after the rounded-up fallback (see the header)
 };
 
+// Throws InternalError: a link's weight in a weighted route exceeds 2^32.
+[[noreturn]] void weight_overflow();
+
 // Weights summed per link, in the order of each link's first addition: a linear scan while the
-// sums are few (a path, a connection's parts), then an open-addressing table of positions, at
-// most half full (doubled when it would be more). Memory grows with the distinct links, not the
-// additions (a pipeline of a whole cluster's members adds tens of millions over a few million
-// links).
+// sums are few (a path, a connection's parts), then an open-addressing table whose slots hold
+// the link and its sum (one cache line touched per addition to a link already there), at most
+// half full (doubled when it would be more), and the links in order beside it. Memory grows with
+// the distinct links, not the additions (a pipeline of a whole cluster's members adds tens of
+// millions over a few million links): 20 to 36 bytes per link in the table. A sum above 2^32
+// throws InternalError.
 class LinkSums {
  public:
   // `additions`: how many add() calls are expected, when known: more than kLinear start with
   // the table (a scan per addition would cost up to kLinear compares each); reserves up to
   // 4,096 sums.
   explicit LinkSums(std::size_t additions = 0);
+  // Adds w (at most 2^32 - 1) to l's sum.
   void add(LinkId l, std::uint64_t w) {
-    if (position_.empty()) {
-      for (auto& e : sums_) {
+    if (table_.empty()) {
+      for (auto& e : small_) {
         if (e.first == l) {
-          e.second += w;
+          e.second = checked(e.second + w);
           return;
         }
       }
-      sums_.emplace_back(l, w);
-      if (sums_.size() > kLinear) rehash(2 * sums_.size());
+      small_.emplace_back(l, checked(w));
+      if (small_.size() > kLinear) grow(2 * small_.size());
       return;
     }
-    if (2 * (sums_.size() + 1) > position_.size()) rehash(2 * sums_.size());
-    for (std::size_t i = slot(l);; i = (i + 1) & (position_.size() - 1)) {
-      if (position_[i] == kFree) {
-        position_[i] = static_cast<std::uint32_t>(sums_.size());
-        sums_.emplace_back(l, w);
+    if (2 * (order_.size() + 1) > table_.size()) grow(2 * order_.size());
+    for (std::size_t i = slot(l);; i = (i + 1) & (table_.size() - 1)) {
+      Slot& s = table_[i];
+      if (s.link == l.value) {
+        s.sum = checked(s.sum + w);
         return;
       }
-      if (sums_[position_[i]].first == l) {
-        sums_[position_[i]].second += w;
+      if (s.link == kFree) {
+        s = {l.value, checked(w)};
+        order_.push_back(l);
         return;
       }
     }
   }
-  std::vector<std::pair<LinkId, std::uint64_t>>& sums() { return sums_; }
-  const std::vector<std::pair<LinkId, std::uint64_t>>& sums() const { return sums_; }
+  std::size_t size() const { return table_.empty() ? small_.size() : order_.size(); }
+  // Replaces every sum s by f(s) (a rescale), which must be at most 2^32 - 1.
+  template <class F>
+  void transform(F&& f) {
+    for (auto& e : small_) e.second = checked(f(std::uint64_t{e.second}));
+    for (Slot& s : table_) {
+      if (s.link != kFree) s.sum = checked(f(std::uint64_t{s.sum}));
+    }
+  }
+  // The sums in the order of their links' first addition.
+  void write(std::vector<std::pair<LinkId, std::uint32_t>>& out) const;
 
  private:
   static constexpr std::size_t kLinear = 32;
-  static constexpr std::uint32_t kFree = UINT32_MAX;
-  std::size_t slot(LinkId l) const { return mix64(l.value) & (position_.size() - 1); }
-  // A table of at least 64 slots and twice `entries`, refilled from the sums so far.
-  void rehash(std::size_t entries);
-  std::vector<std::pair<LinkId, std::uint64_t>> sums_;
-  std::vector<std::uint32_t> position_;  // slot -> index in sums_; empty while scanning
+  static constexpr std::uint32_t kFree = UINT32_MAX;  // the invalid LinkId's value: no link's
+  struct Slot {
+    std::uint32_t link = kFree;
+    std::uint32_t sum = 0;
+  };
+  std::size_t slot(LinkId l) const { return mix64(l.value) & (table_.size() - 1); }
+  static std::uint32_t checked(std::uint64_t sum) {
+    if (sum > UINT32_MAX) weight_overflow();
+    return static_cast<std::uint32_t>(sum);
+  }
+  // A table of at least 64 slots and twice `entries`, refilled from the sums so far (the small
+  // list's, moved into it the first time).
+  void grow(std::size_t entries);
+  std::vector<std::pair<LinkId, std::uint32_t>> small_;  // while scanning; empty after
+  std::vector<Slot> table_;                               // empty while scanning
+  std::vector<LinkId> order_;                             // the table's links, first added first
 };
 
 // A sum of routes built one part at a time (the segments of one flow, the members of one
@@ -111,7 +137,7 @@ class RouteSum {
     }
     exact_ = exact_ && part.exact;
   }
-  bool empty() const { return sums_.sums().empty(); }
+  bool empty() const { return sums_.size() == 0; }
   // The sum so far.
   void finish(WeightedRoute& out) const;
   WeightedRoute finish() const;
@@ -123,10 +149,9 @@ class RouteSum {
   std::uint64_t round_up(std::uint64_t w, std::uint64_t from) const { return (w * scale_ + from - 1) / from; }
   // w x times, which must fit 32 bits (a sum of such only grows).
   static std::uint64_t check(std::uint64_t w, std::uint32_t times) {
-    if (w > UINT32_MAX / times) overflow();
+    if (w > UINT32_MAX / times) weight_overflow();
     return w * times;
   }
-  [[noreturn]] static void overflow();
   LinkSums sums_;
   std::uint32_t scale_ = 1;
   bool exact_ = true;

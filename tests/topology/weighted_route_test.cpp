@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <vector>
 
 #include "core/errors.h"
@@ -152,11 +153,49 @@ TEST(RouteSum, MappedLinksAddIntoTheirImage) {
   EXPECT_EQ(out.links, expected);
 }
 
+// Thousands of links added in a scattered order, most several times: past the linear scan and
+// through several table growths (from no hint and from a hint), each link's sum is the sum of
+// its additions and the links come out in the order of their first addition.
+TEST(LinkSums, SumsInFirstAdditionOrderThroughTheTableGrowths) {
+  for (const std::size_t hint : {std::size_t{0}, std::size_t{100}}) {
+    LinkSums sums(hint);
+    std::vector<std::pair<LinkId, std::uint32_t>> expected;
+    std::map<std::uint32_t, std::size_t> at;  // link -> index in expected
+    for (std::uint32_t k = 0; k < 20'000; ++k) {
+      const std::uint32_t link = (k * 7'919u) % 5'003u;  // 5,003 is prime: every link, scattered
+      const std::uint32_t w = k % 5 + 1;
+      sums.add(LinkId{link}, w);
+      const auto [it, fresh] = at.try_emplace(link, expected.size());
+      if (fresh) expected.emplace_back(LinkId{link}, 0);
+      expected[it->second].second += w;
+    }
+    EXPECT_EQ(sums.size(), 5'003u);
+    std::vector<std::pair<LinkId, std::uint32_t>> out;
+    sums.write(out);
+    EXPECT_EQ(out, expected);
+    // A rescale multiplies every sum.
+    sums.transform([](std::uint64_t w) { return 3 * w; });
+    sums.write(out);
+    for (auto& e : expected) e.second *= 3;
+    EXPECT_EQ(out, expected);
+  }
+}
+
+TEST(LinkSums, ASumBeyond32BitsThrowsInTheScanAndInTheTable) {
+  LinkSums few;
+  few.add(LinkId{7}, UINT32_MAX);
+  EXPECT_THROW(few.add(LinkId{7}, 1), InternalError);
+  LinkSums many;
+  for (std::uint32_t l = 0; l < 100; ++l) many.add(LinkId{l}, UINT32_MAX - 1);
+  many.add(LinkId{42}, 1);
+  EXPECT_THROW(many.add(LinkId{42}, 1), InternalError);
+  EXPECT_THROW(many.transform([](std::uint64_t w) { return 2 * w; }), InternalError);
+}
+
 TEST(RouteSum, AWeightBeyond32BitsThrows) {
-  // 2^31 copies of a path crossing a link twice: 2^32 > UINT32_MAX.
+  // 2^31 copies of a path crossing a link twice: 2^32 > UINT32_MAX, as the second crossing adds.
   RouteSum twice;
-  twice.add(std::vector<LinkId>{LinkId{1}, LinkId{1}}, 1u << 31);
-  EXPECT_THROW((void)twice.finish(), InternalError);
+  EXPECT_THROW(twice.add(std::vector<LinkId>{LinkId{1}, LinkId{1}}, 1u << 31), InternalError);
   // One part whose weight times its copies exceeds 2^32 throws as it is added.
   WeightedRoute heavy;
   heavy.scale = 1;
