@@ -325,7 +325,11 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     run->round_tail = std::max(run->round_tail, tail + fill);
     if (const auto load = loads.find(id); load != loads.end()) {
       if (load->second.weighted) {
-        start_weighted(load->second.sum.finish(), 1, bytes, tail + fill, run);
+        // The sum's table is freed before the network takes the route, so the heap reuses it:
+        // every pipeline's table is alive at once only until the round starts.
+        const topo::WeightedRoute route = load->second.sum.finish();
+        loads.erase(load);
+        start_weighted(route, 1, bytes, tail + fill, run);
         continue;
       }
     } else if (spread) {  // static ECMP, a member over several connections
