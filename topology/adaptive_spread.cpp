@@ -28,7 +28,7 @@ struct AdaptiveSpreader::Mark {
 };
 
 AdaptiveSpreader::AdaptiveSpreader(const Cluster& cluster)
-    : cluster_(cluster), out_(&cluster.out_adjacency()), in_(&cluster.in_adjacency()), marks_(cluster.node_count()) {}
+    : cluster_(cluster), out_(&cluster.out_adjacency()), in_(&cluster.in_adjacency()) {}
 
 // The quotient (header): each vertex that is no twin, or the first of its class, keeps its out-row
 // grouped by (far end's class, orbit of the link), the group's first link standing for it with
@@ -93,6 +93,7 @@ AdaptiveSpreader::~AdaptiveSpreader() = default;
 // the distance D = depth_fwd + depth_bwd, and the vertices it so reaches are the shortest paths'
 // vertices at hop depth_fwd from src (left in meet_). Returns D, or -1 when dst is unreachable.
 int AdaptiveSpreader::search(std::uint32_t src, std::uint32_t dst) {
+  if (marks_.empty()) marks_.resize(cluster_.node_count());  // a spreader that never searches allocates none
   if (++generation_ == 0) {  // wrapped: forget every stale mark
     std::fill(marks_.begin(), marks_.end(), Mark{});
     generation_ = 1;
@@ -307,7 +308,7 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   WeightedRoute route;
   if (src != dst && derive_ && cluster_.node(src).server >= 0 && cluster_.node(dst).server >= 0) {
-    if (!servers_) servers_ = ServerSymmetry(cluster_).server_twins();
+    if (!servers_) servers_ = server_twins_source_ ? server_twins_source_() : ServerSymmetry(cluster_).server_twins();
     // The canonical pair (the header): exchange (a1 b1) moves src's server onto its class's
     // first, then (a2 b2) dst's onto the first of its class other than src's new server.
     const ServerTwins& t = *servers_;

@@ -57,6 +57,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -106,6 +107,12 @@ class AdaptiveSpreader {
   const WeightedRoute& spread(NodeId src, NodeId dst);
   // Every pair computed by its own search (for tests that compare the two).
   void derive_from_twin_servers(bool on) { derive_ = on; }
+  // Where the twin servers come from, asked on the first pair between servers: by default a
+  // ServerSymmetry of the spreader's own (O(devices)); an owner of many spreaders over one
+  // cluster (coll::NetworkLayout, one per collective simulated) hands out classes built once.
+  void set_server_twins_source(std::function<std::shared_ptr<const ServerTwins>()> source) {
+    server_twins_source_ = std::move(source);
+  }
   // The routes mapped from a canonical pair's so far.
   std::size_t derived_routes() const { return derived_; }
   std::size_t cached_routes() const { return cache_.size(); }
@@ -133,7 +140,7 @@ class AdaptiveSpreader {
   Adjacency quotient_out_, quotient_in_;
   std::vector<std::uint32_t> multiplicity_;  // per link: its group's links (0: no group's first)
   std::vector<std::uint32_t> class_size_;    // per device: the vertices of its twin class
-  std::vector<Mark> marks_;
+  std::vector<Mark> marks_;  // per device, sized by the first search
   std::uint32_t generation_ = 0;
   std::vector<std::uint32_t> front_[2], next_, meet_;
   std::vector<std::vector<std::uint32_t>> layers_;
@@ -142,6 +149,7 @@ class AdaptiveSpreader {
   std::vector<std::pair<LinkId, std::uint32_t>> moved_;  // spread's scratch: a derived route's moved links
   // The twin servers (built on the first pair between servers), and whether to use them.
   std::shared_ptr<const ServerTwins> servers_;
+  std::function<std::shared_ptr<const ServerTwins>()> server_twins_source_;  // empty: build own
   bool derive_ = true;
   std::size_t derived_ = 0;
   std::unordered_map<std::uint64_t, WeightedRoute> cache_;  // key src << 32 | dst; never iterated

@@ -50,7 +50,9 @@ CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, t
       spreader_(fold ? topo::AdaptiveSpreader(layout.cluster(), fold->orbits().switch_twins())
                      : topo::AdaptiveSpreader(layout.cluster())),
       merge_identical_(merge_identical),
-      fold_(fold) {}
+      fold_(fold) {
+  spreader_.set_server_twins_source([&layout] { return layout.server_twins(); });
+}
 
 CollectiveRunner::~CollectiveRunner() = default;
 

@@ -90,6 +90,11 @@ NetworkLayout::NetworkLayout(const Machine& machine)
   }
 }
 
+std::shared_ptr<const topo::ServerTwins> NetworkLayout::server_twins() const {
+  std::call_once(server_twins_->once, [this] { server_twins_->twins = topo::ServerSymmetry(cluster()).server_twins(); });
+  return server_twins_->twins;
+}
+
 Bandwidth NetworkLayout::usable_bandwidth(LinkId id) const {
   return scale(cluster().link(id).bandwidth, efficiency_.at(id.value));
 }

@@ -28,6 +28,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -35,6 +37,7 @@
 #include "sim/collectives/machine.h"
 #include "sim/collectives/schedule.h"
 #include "sim/network/flow_network.h"
+#include "topology/server_orbits.h"
 
 namespace cs::coll {
 
@@ -61,6 +64,10 @@ class NetworkLayout {
   // The (switch, GPU) port whose reduction engine is flow-network link `id`; nothing for a
   // cluster link.
   std::optional<std::pair<topo::NodeId, topo::NodeId>> engine_port(topo::LinkId id) const;
+  // The cluster's twin servers (topo::ServerTwins), built on the first call and then shared by
+  // the spreaders of every runner on this layout (a training iteration simulates dozens of
+  // collectives, each with a runner of its own). Safe to call from several threads.
+  std::shared_ptr<const topo::ServerTwins> server_twins() const;
 
  private:
   struct Engine {
@@ -72,6 +79,11 @@ class NetworkLayout {
   std::vector<double> efficiency_;  // per cluster link
   std::vector<Engine> engines_;  // LinkId = cluster links + index
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> engine_index_;  // (switch, GPU)
+  struct LazyTwins {
+    std::once_flag once;
+    std::shared_ptr<const topo::ServerTwins> twins;
+  };
+  std::unique_ptr<LazyTwins> server_twins_ = std::make_unique<LazyTwins>();
 };
 
 }  // namespace cs::coll

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "sim/network/flow_network.h"
 #include "topology/adaptive_spread.h"
 #include "topology/router.h"
+#include "topology/server_orbits.h"
 
 namespace cs::coll {
 namespace {
@@ -88,6 +90,21 @@ AllToAll all_to_all(const Machine& m, std::size_t count, Bytes size) {
     }
   }
   return out;
+}
+
+TEST(NetworkLayout, TwinServersAreBuiltOnceAndShared) {
+  // Every runner's spreader on a layout gets the same classes (NetworkLayout::server_twins), the
+  // ones the cluster's own ServerSymmetry gives.
+  const Machine m = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/leafspine-oversub.json",
+                                 {"/fabric/routing=adaptive"});
+  const NetworkLayout layout(m);
+  const std::shared_ptr<const topo::ServerTwins> a = layout.server_twins();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a.get(), layout.server_twins().get());
+  const std::shared_ptr<const topo::ServerTwins> own = topo::ServerSymmetry(m.cluster).server_twins();
+  EXPECT_EQ(a->server_of, own->server_of);
+  EXPECT_EQ(a->first, own->first);
+  EXPECT_EQ(a->second, own->second);
 }
 
 TEST(AdaptiveRouting, ReachesTheFluidBoundWhereEcmpShowsItsCollisions) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -247,6 +248,40 @@ TEST(AdaptiveSpread, TwinQuotientLoadsEveryOrbitAsTheFullSpread) {
     EXPECT_LE(longest, k.max_links);
     EXPECT_GT(full_longest, longest);
   }
+}
+
+TEST(AdaptiveSpread, TwinServersFromASourceAreAskedOnceAndGiveTheSameSpreads) {
+  // A spreader handed a source of twin servers asks it on its first pair between servers, once,
+  // and spreads as a spreader that builds its own classes.
+  const Cluster c = load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-fat-tree-3tier.json",
+                                 {"/fabric/radix=32", "/servers/0/count=64"});
+  const std::shared_ptr<const ServerTwins> classes = ServerSymmetry(c).server_twins();
+  int asked = 0;
+  AdaptiveSpreader shared(c);
+  shared.set_server_twins_source([&] {
+    ++asked;
+    return classes;
+  });
+  AdaptiveSpreader own(c);
+  std::vector<NodeId> nics;
+  for (std::uint32_t v = 0; v < c.node_count(); ++v) {
+    if (c.node(NodeId{v}).kind == NodeKind::kNic) nics.push_back(NodeId{v});
+  }
+  ASSERT_GT(nics.size(), 64u);
+  EXPECT_EQ(asked, 0);  // nothing asked before a pair between servers
+  std::size_t derived = 0;
+  for (std::size_t i = 0; i < nics.size(); i += 37) {
+    for (std::size_t j = 5; j < nics.size(); j += 53) {
+      const WeightedRoute& x = shared.spread(nics[i], nics[j]);
+      const WeightedRoute& y = own.spread(nics[i], nics[j]);
+      EXPECT_EQ(x.links, y.links);
+      EXPECT_EQ(x.scale, y.scale);
+    }
+    derived = shared.derived_routes();
+  }
+  EXPECT_EQ(asked, 1);
+  EXPECT_GT(derived, 0u);  // the classes were used: some pairs mapped from their canonical pair
+  EXPECT_EQ(derived, own.derived_routes());
 }
 
 TEST(AdaptiveSpread, TwinServersGiveEveryPairTheSpreadOfItsOwnSearch) {
