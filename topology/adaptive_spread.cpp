@@ -35,41 +35,42 @@ AdaptiveSpreader::AdaptiveSpreader(const Cluster& cluster)
 // the group's size; the other twins get empty rows (a search never reaches them: every link
 // into a class leads to its first). The in-rows are the out-rows transposed, so both directions
 // list the same entries with the same representative links and multiplicities.
-AdaptiveSpreader::AdaptiveSpreader(const Cluster& cluster, std::shared_ptr<const SwitchTwins> twins)
-    : AdaptiveSpreader(cluster) {
-  twins_ = std::move(twins);
+std::shared_ptr<const TwinQuotient> twin_quotient(const Cluster& cluster, std::shared_ptr<const SwitchTwins> twins) {
+  auto built = std::make_shared<TwinQuotient>();
+  TwinQuotient& tq = *built;
+  tq.twins = std::move(twins);
   const auto n = static_cast<std::uint32_t>(cluster.node_count());
-  const std::vector<std::uint32_t>& rep = twins_->vertex_rep;
+  const std::vector<std::uint32_t>& rep = tq.twins->vertex_rep;
   if (rep.size() != n) throw InternalError("AdaptiveSpreader: twin classes of another cluster");
-  class_size_.assign(n, 0);
-  for (std::uint32_t v = 0; v < n; ++v) ++class_size_[rep[v]];
-  for (std::uint32_t v = 0; v < n; ++v) class_size_[v] = class_size_[rep[v]];
-  multiplicity_.assign(cluster.link_count(), 0);
+  tq.class_size.assign(n, 0);
+  for (std::uint32_t v = 0; v < n; ++v) ++tq.class_size[rep[v]];
+  for (std::uint32_t v = 0; v < n; ++v) tq.class_size[v] = tq.class_size[rep[v]];
+  tq.multiplicity.assign(cluster.link_count(), 0);
   const Adjacency& out = cluster.out_adjacency();
-  Adjacency& q = quotient_out_;
+  Adjacency& q = tq.out;
   q.begin.assign(1, 0);
   std::vector<std::pair<std::uint64_t, std::uint32_t>> groups;  // (far class, orbit) -> entry
   for (std::uint32_t v = 0; v < n; ++v) {
     if (rep[v] == v) {
       groups.clear();
       for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1]; ++k) {
-        const std::uint32_t far = rep[out.node[k]], orbit = twins_->rep[out.link[k].value];
+        const std::uint32_t far = rep[out.node[k]], orbit = tq.twins->rep[out.link[k].value];
         const std::uint64_t key = std::uint64_t{far} << 32 | orbit;
         const auto it = std::find_if(groups.begin(), groups.end(), [key](const auto& g) { return g.first == key; });
         if (it != groups.end()) {
-          ++multiplicity_[q.link[it->second].value];
+          ++tq.multiplicity[q.link[it->second].value];
           continue;
         }
         groups.emplace_back(key, static_cast<std::uint32_t>(q.node.size()));
         q.node.push_back(far);
         q.link.push_back(out.link[k]);
-        multiplicity_[out.link[k].value] = 1;
+        tq.multiplicity[out.link[k].value] = 1;
       }
     }
     q.begin.push_back(static_cast<std::uint32_t>(q.node.size()));
   }
   // Transposed: in-row of u lists (v, link) for every entry v -> u, v ascending.
-  Adjacency& t = quotient_in_;
+  Adjacency& t = tq.in;
   t.begin.assign(n + 1, 0);
   for (const std::uint32_t u : q.node) ++t.begin[u + 1];
   for (std::uint32_t u = 0; u < n; ++u) t.begin[u + 1] += t.begin[u];
@@ -83,7 +84,19 @@ AdaptiveSpreader::AdaptiveSpreader(const Cluster& cluster, std::shared_ptr<const
       t.link[slot] = q.link[k];
     }
   }
+  return built;
 }
+
+AdaptiveSpreader::AdaptiveSpreader(const Cluster& cluster, std::shared_ptr<const TwinQuotient> quotient)
+    : AdaptiveSpreader(cluster) {
+  if (quotient->class_size.size() != cluster.node_count()) {
+    throw InternalError("AdaptiveSpreader: a twin quotient of another cluster");
+  }
+  quotient_ = std::move(quotient);
+}
+
+AdaptiveSpreader::AdaptiveSpreader(const Cluster& cluster, std::shared_ptr<const SwitchTwins> twins)
+    : AdaptiveSpreader(cluster, twin_quotient(cluster, std::move(twins))) {}
 
 AdaptiveSpreader::~AdaptiveSpreader() = default;
 
@@ -140,7 +153,7 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
   const Adjacency& in = *in_;
   // On the quotient, a link's weight counts its group's links and its share goes to its far end's
   // class (the header); on the cluster, 1 and the far end.
-  const auto multiplicity = [&](LinkId l) -> std::uint64_t { return rep_ ? multiplicity_[l.value] : 1; };
+  const auto multiplicity = [&](LinkId l) -> std::uint64_t { return rep_ ? quotient_->multiplicity[l.value] : 1; };
   const auto far_of = [&](LinkId l) {
     const std::uint32_t v = cluster_.link(l).dst.value;
     return rep_ ? rep_[v] : v;
@@ -257,7 +270,7 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
       // orbit (each twin's copies of v's m links: the exchanges map the orbit onto itself and
       // keep the class of each end), each with that share: what the full spread gives each of
       // them, over the same common denominator K.
-      const std::uint64_t size = rep_ ? class_size_[v] : 1;
+      const std::uint64_t size = rep_ ? quotient_->class_size[v] : 1;
       for (std::size_t j = first; j < last; ++j) {
         const LinkId link{dag_links_[j].second};
         if (cluster_.link(link).bandwidth != widest) continue;
@@ -351,10 +364,11 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
   }
   if (src != dst) {
     // The twin quotient when both ends are classes of one (the header), else the cluster.
-    const bool quotient = twins_ && class_size_[src.value] == 1 && class_size_[dst.value] == 1;
-    out_ = quotient ? &quotient_out_ : &cluster_.out_adjacency();
-    in_ = quotient ? &quotient_in_ : &cluster_.in_adjacency();
-    rep_ = quotient ? twins_->vertex_rep.data() : nullptr;
+    const bool quotient =
+        quotient_ && quotient_->class_size[src.value] == 1 && quotient_->class_size[dst.value] == 1;
+    out_ = quotient ? &quotient_->out : &cluster_.out_adjacency();
+    in_ = quotient ? &quotient_->in : &cluster_.in_adjacency();
+    rep_ = quotient ? quotient_->twins->vertex_rep.data() : nullptr;
     const int distance = search(src.value, dst.value);
     if (distance < 0) {
       throw TopologyError(

@@ -56,8 +56,8 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -69,6 +69,20 @@
 #include "topology/weighted_route.h"
 
 namespace cs::topo {
+
+// The quotient of a cluster's graph by its twin switches (SwitchTwins) that AdaptiveSpreader
+// searches and splits over (see its constructor): one row per vertex that is no twin or the first
+// of its class, grouped by (far end's class, orbit of the link). A function of the cluster and
+// the classes alone, so many spreaders share one (coll::NetworkLayout::twin_quotient): a
+// training iteration simulates dozens of collectives, each with a spreader of its own.
+struct TwinQuotient {
+  std::shared_ptr<const SwitchTwins> twins;
+  Adjacency out, in;                       // in: out transposed, the same entries
+  std::vector<std::uint32_t> multiplicity;  // per link: its group's links (0: no group's first)
+  std::vector<std::uint32_t> class_size;    // per device: the vertices of its twin class
+};
+// O(devices + links x group entries per row). The twins must be the cluster's.
+std::shared_ptr<const TwinQuotient> twin_quotient(const Cluster& cluster, std::shared_ptr<const SwitchTwins> twins);
 
 // The adaptive-routing spread of flows from src to dst, cached per pair. The Cluster must outlive
 // the spreader. Not thread-safe.
@@ -86,6 +100,8 @@ class AdaptiveSpreader {
   // an end in a class of several twins takes the full spread. For a folded run only: the
   // routes are not the per-link spread.
   AdaptiveSpreader(const Cluster& cluster, std::shared_ptr<const SwitchTwins> twins);
+  // The same on a quotient built before (twin_quotient), shared with other spreaders.
+  AdaptiveSpreader(const Cluster& cluster, std::shared_ptr<const TwinQuotient> quotient);
   ~AdaptiveSpreader();
   AdaptiveSpreader(const AdaptiveSpreader&) = delete;
   AdaptiveSpreader& operator=(const AdaptiveSpreader&) = delete;
@@ -136,10 +152,7 @@ class AdaptiveSpreader {
   const Adjacency* out_;
   const Adjacency* in_;
   const std::uint32_t* rep_ = nullptr;
-  std::shared_ptr<const SwitchTwins> twins_;
-  Adjacency quotient_out_, quotient_in_;
-  std::vector<std::uint32_t> multiplicity_;  // per link: its group's links (0: no group's first)
-  std::vector<std::uint32_t> class_size_;    // per device: the vertices of its twin class
+  std::shared_ptr<const TwinQuotient> quotient_;  // null: the full graph only
   std::vector<Mark> marks_;  // per device, sized by the first search
   std::uint32_t generation_ = 0;
   std::vector<std::uint32_t> front_[2], next_, meet_;

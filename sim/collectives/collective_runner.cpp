@@ -47,7 +47,7 @@ CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, t
       layout_(layout),
       // A folded run collapses every spread onto its orbits: the spreader works on the twin
       // switches' quotient, whose routes collapse to the same loads (adaptive_spread.h).
-      spreader_(fold ? topo::AdaptiveSpreader(layout.cluster(), fold->orbits().switch_twins())
+      spreader_(fold ? topo::AdaptiveSpreader(layout.cluster(), layout.twin_quotient(fold->orbits().switch_twins()))
                      : topo::AdaptiveSpreader(layout.cluster())),
       merge_identical_(merge_identical),
       fold_(fold) {

@@ -95,6 +95,15 @@ std::shared_ptr<const topo::ServerTwins> NetworkLayout::server_twins() const {
   return server_twins_->twins;
 }
 
+std::shared_ptr<const topo::TwinQuotient> NetworkLayout::twin_quotient(
+    const std::shared_ptr<const topo::SwitchTwins>& twins) const {
+  const std::lock_guard<std::mutex> lock(quotients_->mutex);
+  for (const auto& q : quotients_->built) {
+    if (q->twins == twins) return q;
+  }
+  return quotients_->built.emplace_back(topo::twin_quotient(cluster(), twins));
+}
+
 Bandwidth NetworkLayout::usable_bandwidth(LinkId id) const {
   return scale(cluster().link(id).bandwidth, efficiency_.at(id.value));
 }

@@ -37,6 +37,7 @@
 #include "sim/collectives/machine.h"
 #include "sim/collectives/schedule.h"
 #include "sim/network/flow_network.h"
+#include "topology/adaptive_spread.h"
 #include "topology/server_orbits.h"
 
 namespace cs::coll {
@@ -68,6 +69,9 @@ class NetworkLayout {
   // the spreaders of every runner on this layout (a training iteration simulates dozens of
   // collectives, each with a runner of its own). Safe to call from several threads.
   std::shared_ptr<const topo::ServerTwins> server_twins() const;
+  // The twin switches' quotient (topo::twin_quotient) of these classes, built on the first call
+  // for them and then shared: folded runs' spreaders search it. Safe from several threads.
+  std::shared_ptr<const topo::TwinQuotient> twin_quotient(const std::shared_ptr<const topo::SwitchTwins>& twins) const;
 
  private:
   struct Engine {
@@ -84,6 +88,12 @@ class NetworkLayout {
     std::shared_ptr<const topo::ServerTwins> twins;
   };
   std::unique_ptr<LazyTwins> server_twins_ = std::make_unique<LazyTwins>();
+  struct Quotients {
+    std::mutex mutex;
+    // Per classes seen (a handful: a simulator's symmetry, a training run's), kept alive here.
+    std::vector<std::shared_ptr<const topo::TwinQuotient>> built;
+  };
+  std::unique_ptr<Quotients> quotients_ = std::make_unique<Quotients>();
 };
 
 }  // namespace cs::coll

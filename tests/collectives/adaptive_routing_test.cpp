@@ -107,6 +107,28 @@ TEST(NetworkLayout, TwinServersAreBuiltOnceAndShared) {
   EXPECT_EQ(a->second, own->second);
 }
 
+TEST(NetworkLayout, TwinQuotientIsBuiltOncePerClassesAndShared) {
+  const Machine m = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-fat-tree-3tier.json",
+                                 {"/fabric/radix=32", "/servers/0/count=64"});
+  const NetworkLayout layout(m);
+  const auto orbits = topo::ServerSymmetry(m.cluster).twin_orbits();
+  ASSERT_TRUE(orbits.has_value());
+  const std::shared_ptr<const topo::SwitchTwins> twins = orbits->switch_twins();
+  const std::shared_ptr<const topo::TwinQuotient> q = layout.twin_quotient(twins);
+  EXPECT_EQ(q.get(), layout.twin_quotient(twins).get());
+  EXPECT_EQ(q->twins, twins);
+  const std::shared_ptr<const topo::TwinQuotient> own = topo::twin_quotient(m.cluster, twins);
+  EXPECT_EQ(q->out.begin, own->out.begin);
+  EXPECT_EQ(q->out.node, own->out.node);
+  EXPECT_EQ(q->in.node, own->in.node);
+  EXPECT_EQ(q->multiplicity, own->multiplicity);
+  EXPECT_EQ(q->class_size, own->class_size);
+  EXPECT_LT(q->out.node.size(), m.cluster.out_adjacency().node.size());  // a quotient: fewer entries
+  // Other classes (another symmetry's, equal but not the same object) get a quotient of their own.
+  const std::shared_ptr<const topo::SwitchTwins> other = topo::ServerSymmetry(m.cluster).twin_orbits()->switch_twins();
+  EXPECT_NE(layout.twin_quotient(other).get(), q.get());
+}
+
 TEST(AdaptiveRouting, ReachesTheFluidBoundWhereEcmpShowsItsCollisions) {
   // leafspine-oversub: 32 leaves x 8 single-GPU servers (one 400G NIC each), 4 spines. All-to-all
   // of S over the 64 GPUs of the first 8 leaves, S/64 per pair. B = 400 Gb/s x NDR's packet
