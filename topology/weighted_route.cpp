@@ -22,22 +22,17 @@ void LinkSums::grow(std::size_t entries) {
   while (size < 2 * entries) size *= 2;
   std::vector<Slot> old(size);
   old.swap(table_);
-  const auto put = [this](std::uint32_t link, std::uint32_t sum) {
-    std::size_t i = slot(LinkId{link});
-    while (table_[i].link != kFree) i = (i + 1) & (table_.size() - 1);
-    table_[i] = {link, sum};
-  };
   if (old.empty()) {  // from the small list
     order_.reserve(small_.size());
     for (const auto& [l, w] : small_) {
-      put(l.value, w);
+      probe(l.value) = {l.value, w};
       order_.push_back(l);
     }
     small_ = {};
     return;
   }
   for (const Slot& s : old) {
-    if (s.link != kFree) put(s.link, s.sum);
+    if (s.link != kFree) probe(s.link) = s;
   }
 }
 
@@ -48,11 +43,7 @@ void LinkSums::write(std::vector<std::pair<LinkId, std::uint32_t>>& out) const {
     return;
   }
   out.reserve(order_.size());
-  for (LinkId l : order_) {
-    std::size_t i = slot(l);
-    while (table_[i].link != l.value) i = (i + 1) & (table_.size() - 1);
-    out.emplace_back(l, table_[i].sum);
-  }
+  for (LinkId l : order_) out.emplace_back(l, probe(l.value).sum);
 }
 
 bool RouteSum::rescale_to(std::uint32_t scale) {

@@ -40,7 +40,7 @@ struct WeightedRoute {
 // the link and its sum (one cache line touched per addition to a link already there), at most
 // half full (doubled when it would be more), and the links in order beside it. Memory grows with
 // the distinct links, not the additions (a pipeline of a whole cluster's members adds tens of
-// millions over a few million links): 20 to 36 bytes per link in the table. A sum above 2^32
+// millions over a few million links): 20 to 36 bytes per link in the table. A sum past 2^32 - 1
 // throws InternalError.
 class LinkSums {
  public:
@@ -62,7 +62,9 @@ class LinkSums {
       return;
     }
     if (2 * (order_.size() + 1) > table_.size()) grow(2 * order_.size());
-    for (std::size_t i = slot(l);; i = (i + 1) & (table_.size() - 1)) {
+    // probe()'s walk, written out: the branch on what stopped it then falls away (1% of the
+    // 16,384-GPU tree's instructions through probe()).
+    for (std::size_t i = mix64(l.value) & (table_.size() - 1);; i = (i + 1) & (table_.size() - 1)) {
       Slot& s = table_[i];
       if (s.link == l.value) {
         s.sum = checked(s.sum + w);
@@ -94,7 +96,15 @@ class LinkSums {
     std::uint32_t link = kFree;
     std::uint32_t sum = 0;
   };
-  std::size_t slot(LinkId l) const { return mix64(l.value) & (table_.size() - 1); }
+  // The slot holding `link`, else the free slot where it goes (linear probing; the table is
+  // never full).
+  Slot& probe(std::uint32_t link) { return table_[probe_index(link)]; }
+  const Slot& probe(std::uint32_t link) const { return table_[probe_index(link)]; }
+  std::size_t probe_index(std::uint32_t link) const {
+    std::size_t i = mix64(link) & (table_.size() - 1);
+    while (table_[i].link != link && table_[i].link != kFree) i = (i + 1) & (table_.size() - 1);
+    return i;
+  }
   static std::uint32_t checked(std::uint64_t sum) {
     if (sum > UINT32_MAX) weight_overflow();
     return static_cast<std::uint32_t>(sum);
