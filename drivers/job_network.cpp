@@ -206,7 +206,7 @@ struct JobNetwork::Impl {
         if (!schedule)
           throw InternalError("job network: the alone run's algorithm does not apply together: " +
                               why);
-        runner.start(spec, std::move(*schedule), c.algorithm, c.protocol,
+        runner.start(spec, std::make_shared<const coll::Schedule>(std::move(*schedule)), c.algorithm, c.protocol,
                      [&times, k](const coll::CollectiveOutcome& o) {
                        times[k] = std::max(times[k], o.end - o.start);
                      });

@@ -588,7 +588,7 @@ class ServingSimulation {
       spec.ranks = {src[pair.first], dst[pair.second]};
       spec.label = hash_combine(static_cast<std::uint64_t>(id), pair.first * 1024 + pair.second);
       auto schedule = coll::build_schedule(layout_->schedules(), spec, CollectiveAlgorithm::kDirect, nullptr);
-      runners_.back()->start(spec, std::move(*schedule), CollectiveAlgorithm::kDirect, coll::Protocol::kSimple,
+      runners_.back()->start(spec, std::make_shared<const coll::Schedule>(std::move(*schedule)), CollectiveAlgorithm::kDirect, coll::Protocol::kSimple,
                      [this, id, attempt, remaining](const coll::CollectiveOutcome&) {
                        if (--*remaining == 0) end_transfer(id, attempt);
                      });

@@ -749,9 +749,10 @@ void Router::grow_table() {
   }
 }
 
-std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow_label) {
+std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow_label, bool* unique) {
   check_node(src, "source");
   check_node(dst, "destination");
+  if (unique) *unique = true;
   if (src == dst) return {};
   // Grown before the lookups, so the free slots they end on are where a new route goes.
   if ((size_ + 1) * 4 > slots_.size() * 3) grow_table();  // load factor at most 3/4
@@ -761,7 +762,10 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   if (any->src != kEmpty) return {any->path, any->length};
   if (flow_label == kAnyLabel) flow_label = kAnyLabel - 1;
   Slot* own = find_slot(src.value, dst.value, flow_label, key_hash(src.value, dst.value, flow_label));
-  if (own->src != kEmpty) return {own->path, own->length};
+  if (own->src != kEmpty) {
+    if (unique) *unique = false;  // a label of its own: the pair's paths tie
+    return {own->path, own->length};
+  }
   // The marks of the last search still hold when it was for this pair (other labels of one
   // connection's pair: a member's duplicated channels), so the walk needs no new search.
   const bool searched = searched_src_ == src.value && searched_dst_ == dst.value && searched_gen_ == generation_;
@@ -780,13 +784,14 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   *s = Slot{src.value, dst.value, walk_branched_ ? flow_label : kAnyLabel, stored,
             static_cast<std::uint32_t>(path_.size())};
   ++size_;
+  if (unique) *unique = !walk_branched_;
   return {stored, path_.size()};
 }
 
 bool Router::unique_route(NodeId src, NodeId dst) {
-  if (src == dst) return true;
-  (void)route(src, dst, 0);
-  return find_slot(src.value, dst.value, kAnyLabel, key_hash(src.value, dst.value, kAnyLabel))->src != kEmpty;
+  bool unique = true;
+  (void)route(src, dst, 0, &unique);
+  return unique;
 }
 
 int Router::hops(NodeId src, NodeId dst) {

@@ -92,8 +92,9 @@ class Router {
   // The links of a shortest path (in hops) from src to dst, in order. Among equal-cost shortest
   // paths the choice is a deterministic function of (src, dst, flow_label). Computed on demand
   // and cached; the returned span stays valid for the Router's lifetime. src == dst gives an
-  // empty span. No path: TopologyError naming both devices.
-  std::span<const LinkId> route(NodeId src, NodeId dst, std::uint64_t flow_label = 0);
+  // empty span. No path: TopologyError naming both devices. `unique`, if given, is set to
+  // unique_route(src, dst), found by the same lookup.
+  std::span<const LinkId> route(NodeId src, NodeId dst, std::uint64_t flow_label = 0, bool* unique = nullptr);
   // Length in hops of a shortest path from src to dst; 0 when src == dst; -1 if unreachable.
   int hops(NodeId src, NodeId dst);
   // Whether route(src, dst, label) is one path for every label (no tie among the widest

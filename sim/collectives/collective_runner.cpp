@@ -16,7 +16,7 @@ using topo::NodeId;
 
 struct CollectiveRunner::Run {
   CollectiveSpec spec;
-  Schedule schedule;
+  std::shared_ptr<const Schedule> schedule;  // shared with the caller's cache, if it keeps one
   Protocol protocol;
   std::function<void(const CollectiveOutcome&)> on_done;
   CollectiveOutcome outcome;
@@ -56,7 +56,7 @@ CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, t
 
 CollectiveRunner::~CollectiveRunner() = default;
 
-void CollectiveRunner::start(CollectiveSpec spec, Schedule schedule, CollectiveAlgorithm algorithm,
+void CollectiveRunner::start(CollectiveSpec spec, std::shared_ptr<const Schedule> schedule, CollectiveAlgorithm algorithm,
                              Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done) {
   auto run = std::make_shared<Run>();
   run->spec = std::move(spec);
@@ -66,15 +66,15 @@ void CollectiveRunner::start(CollectiveSpec spec, Schedule schedule, CollectiveA
   run->outcome.start = sim_.now();
   run->outcome.algorithm = algorithm;
   run->outcome.protocol = protocol;
-  run->outcome.flows = run->schedule.flow_count();
+  run->outcome.flows = run->schedule->flow_count();
   // A run folded by the switch exchanges alone folds only what they fix (network_fold.h).
-  if (fold_ && fold_->orbits().twins_only() && !twin_foldable(layout_.cluster(), run->schedule)) fold_->mark_broken();
+  if (fold_ && fold_->orbits().twins_only() && !twin_foldable(layout_.cluster(), *run->schedule)) fold_->mark_broken();
   start_round(run);
 }
 
 void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   const topo::Cluster& cluster = layout_.cluster();
-  if (run->round >= run->schedule.rounds.size()) {
+  if (run->round >= run->schedule->rounds.size()) {
     // Nothing left (or nothing at all: one rank): the collective ends now.
     sim_.schedule_after(Duration{0}, sim::Phase::kCompletion, [this, run] {
       run->outcome.end = sim_.now();
@@ -82,7 +82,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     });
     return;
   }
-  const Round& round = run->schedule.rounds[run->round];
+  const Round& round = run->schedule->rounds[run->round];
   const ProtocolParams& protocol = layout_.protocol();
   const bool ll = run->protocol == Protocol::kLowLatency;
 
@@ -151,8 +151,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
     const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
     if (!nic) {
-      std::span<const LinkId> path = router_.route(pf.src, pf.dst, label);
-      if (fold_ && !router_.unique_route(pf.src, pf.dst)) fold_->label_dependent(path);
+      bool unique = true;
+      std::span<const LinkId> path = router_.route(pf.src, pf.dst, label, &unique);
+      if (fold_ && !unique) fold_->label_dependent(path);
       if (pf.reduction_port.valid()) {
         const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
         if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
@@ -179,11 +180,12 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     std::span<const LinkId> segments[4];
     std::size_t links = 0, parts = 0;
     const auto segment = [&](NodeId a, NodeId b, std::uint64_t l) {
-      segments[parts] = router_.route(a, b, l);
+      bool unique = true;
+      segments[parts] = router_.route(a, b, l, &unique);
       links += segments[parts++].size();
       // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
       // spread, which is not routed here; the rest must be label-free.
-      if (fold_ && a != nic->send_nic && !router_.unique_route(a, b)) fold_->label_dependent(segments[parts - 1]);
+      if (fold_ && a != nic->send_nic && !unique) fold_->label_dependent(segments[parts - 1]);
     };
     // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
     // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed

@@ -59,8 +59,10 @@ class CollectiveRunner {
   CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
                    const NetworkLayout& layout, bool merge_identical = true, NetworkFold* fold = nullptr);
   ~CollectiveRunner();
-  void start(CollectiveSpec spec, Schedule schedule, CollectiveAlgorithm algorithm, Protocol protocol,
-             std::function<void(const CollectiveOutcome&)> on_done);
+  // The schedule is read, never changed, so a caller that runs the same collective again (a
+  // training iteration's every micro-batch) may keep it and pass it each time.
+  void start(CollectiveSpec spec, std::shared_ptr<const Schedule> schedule, CollectiveAlgorithm algorithm,
+             Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done);
 
  private:
   struct Run;

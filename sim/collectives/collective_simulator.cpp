@@ -233,7 +233,7 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
   CollectiveRunner runner(sim, net, router_, layout_, true, fold ? &*fold : nullptr);
   CollectiveOutcome outcome;
   bool done = false;
-  runner.start(spec, std::move(*schedule), algorithm, protocol, [&](const CollectiveOutcome& o) {
+  runner.start(spec, std::make_shared<const Schedule>(std::move(*schedule)), algorithm, protocol, [&](const CollectiveOutcome& o) {
     outcome = o;
     done = true;
   });

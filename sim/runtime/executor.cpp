@@ -42,6 +42,7 @@ Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& rou
   const std::size_t n = graph.size();
   records_.assign(n, tg::OpRecord{});
   waiting_deps_.assign(n, 0);
+  transfers_left_.assign(n, 0);
   arrived_.assign(n, false);
   // Dependents in CSR form.
   std::vector<std::uint32_t> count(n + 1, 0);
@@ -206,13 +207,14 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
   spec.label = first.instance;
   spec.ranks = gpus_of(group.ranks);
   const auto key = std::make_tuple(first.group, first.collective, first.bytes.value());
-  auto it = choices_.find(key);
-  if (it == choices_.end()) {
+  auto it = collectives_.find(key);
+  if (it == collectives_.end()) {
     spec.algorithm = first.algorithm;
-    it = choices_.emplace(key, tuner_.choose(spec, "/groups/" + std::to_string(first.group))).first;
+    it = collectives_.emplace(key, GroupCollective{tuner_.choose(spec, "/groups/" + std::to_string(first.group)), {}}).first;
   }
-  const CollectiveAlgorithm algo = it->second.algorithm;
-  const coll::Protocol proto = it->second.protocol;
+  GroupCollective& collective = it->second;
+  const CollectiveAlgorithm algo = collective.choice.algorithm;
+  const coll::Protocol proto = collective.choice.protocol;
   for (tg::OpId m : members) {
     records_[m].start = sim_.now();
     comm_changed(graph_.op(m).rank, +1);
@@ -241,13 +243,17 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
     return kept;
   });
   auto remaining = std::make_shared<std::size_t>(lists.size());
+  collective.schedules.resize(lists.size());
   for (std::size_t k = 0; k < lists.size(); ++k) {
     coll::CollectiveSpec s = spec;
     s.ranks = gpus_of(lists[k]);
     s.label = hash_combine(spec.label, k);
-    auto schedule = coll::build_schedule(layout_.schedules(), s, algo, nullptr);
-    if (!schedule) throw InternalError("Executor: the chosen collective algorithm does not apply");
-    runner_.start(std::move(s), std::move(*schedule), algo, proto, [this, members, remaining](const coll::CollectiveOutcome&) {
+    if (!collective.schedules[k]) {  // a schedule does not depend on the label
+      auto schedule = coll::build_schedule(layout_.schedules(), s, algo, nullptr);
+      if (!schedule) throw InternalError("Executor: the chosen collective algorithm does not apply");
+      collective.schedules[k] = std::make_shared<const coll::Schedule>(std::move(*schedule));
+    }
+    runner_.start(std::move(s), collective.schedules[k], algo, proto, [this, members, remaining](const coll::CollectiveOutcome&) {
       if (--*remaining > 0) return;
       for (tg::OpId m : members) comm_changed(graph_.op(m).rank, -1);
       for (tg::OpId m : members) complete(m);
@@ -256,15 +262,18 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
 }
 
 void Executor::start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, std::uint64_t label,
+                              std::shared_ptr<const coll::Schedule>& schedule,
                               std::function<void(const coll::CollectiveOutcome&)> done) {
   coll::CollectiveSpec spec;
   spec.op = CollectiveOp::kSendRecv;
   spec.size = bytes;
   spec.ranks = {from, to};
   spec.label = label;
-  auto schedule = coll::build_schedule(layout_.schedules(), spec, CollectiveAlgorithm::kDirect, nullptr);
-  runner_.start(std::move(spec), std::move(*schedule), CollectiveAlgorithm::kDirect, coll::Protocol::kSimple,
-                std::move(done));
+  if (!schedule) {
+    schedule = std::make_shared<const coll::Schedule>(
+        std::move(*coll::build_schedule(layout_.schedules(), spec, CollectiveAlgorithm::kDirect, nullptr)));
+  }
+  runner_.start(std::move(spec), schedule, CollectiveAlgorithm::kDirect, coll::Protocol::kSimple, std::move(done));
 }
 
 void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
@@ -272,16 +281,23 @@ void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
   records_[send].start = records_[recv].start = sim_.now();
   comm_changed(s.rank, +1);
   comm_changed(s.peer, +1);
-  const auto& pairs = cached(pair_images_, std::make_pair(s.rank, s.peer), [&] {
-    std::vector<std::array<std::uint32_t, 2>> list;
-    for (const auto& image : images({s.rank, s.peer}, false)) list.push_back({image[0], image[1]});
-    return list;
-  });
-  auto remaining = std::make_shared<std::size_t>(pairs.size());
-  for (std::size_t k = 0; k < pairs.size(); ++k) {
-    start_transfer(rank_gpus_[pairs[k][0]], rank_gpus_[pairs[k][1]], s.bytes, hash_combine(s.tag, k),
-                   [this, send, recv, remaining](const coll::CollectiveOutcome&) {
-                     if (--*remaining > 0) return;
+  auto it = pair_images_.find(std::make_pair(s.rank, s.peer));
+  if (it == pair_images_.end()) {
+    PairImages entry;
+    for (const auto& image : images({s.rank, s.peer}, false)) entry.pairs.push_back({image[0], image[1]});
+    it = pair_images_.emplace(std::make_pair(s.rank, s.peer), std::move(entry)).first;
+  }
+  PairImages& pair = it->second;
+  if (pair.bytes != s.bytes) {  // the schedules are of the transfer's size
+    pair.bytes = s.bytes;
+    pair.schedules.assign(pair.pairs.size(), nullptr);
+  }
+  transfers_left_[send] = static_cast<std::uint32_t>(pair.pairs.size());
+  for (std::size_t k = 0; k < pair.pairs.size(); ++k) {
+    // Two op ids and `this`: the callback fits std::function's own storage, no allocation.
+    start_transfer(rank_gpus_[pair.pairs[k][0]], rank_gpus_[pair.pairs[k][1]], s.bytes, hash_combine(s.tag, k),
+                   pair.schedules[k], [this, send, recv](const coll::CollectiveOutcome&) {
+                     if (--transfers_left_[send] > 0) return;
                      comm_changed(graph_.op(send).rank, -1);
                      comm_changed(graph_.op(send).peer, -1);
                      complete(send);
@@ -331,11 +347,12 @@ void Executor::start_load(tg::OpId id) {
   if (storage_.empty()) throw InternalError("Executor: a load op but no storage device");
   // The rank and its images under the symmetries each read their own share.
   const auto readers = images({op.rank}, false);
-  auto remaining = std::make_shared<std::size_t>(readers.size());
+  transfers_left_[id] = static_cast<std::uint32_t>(readers.size());
   for (const auto& reader : readers) {
     const std::uint32_t r = reader[0];
-    start_transfer(storage_[r % storage_.size()], rank_gpus_[r], op.bytes, hash_combine(id, r), [this, id, remaining](const coll::CollectiveOutcome&) {
-      if (--*remaining == 0) complete(id);
+    std::shared_ptr<const coll::Schedule> schedule;  // a load runs once: not kept
+    start_transfer(storage_[r % storage_.size()], rank_gpus_[r], op.bytes, hash_combine(id, r), schedule, [this, id](const coll::CollectiveOutcome&) {
+      if (--transfers_left_[id] == 0) complete(id);
     });
   }
 }

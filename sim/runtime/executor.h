@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -76,9 +77,11 @@ class Executor {
   void comm_changed(std::uint32_t rank, int delta);
   void schedule_compute(tg::OpId id);
   double overlap_stretch(std::uint32_t rank) const;
-  // One point-to-point transfer (a send/recv or a storage read) on the network; `done` is the
-  // runner's completion callback itself (no wrapper to allocate per transfer).
+  // One point-to-point transfer (a send/recv or a storage read) on the network; `schedule` is
+  // its schedule, built here when null; `done` is the runner's completion callback itself (no
+  // wrapper to allocate per transfer).
   void start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, std::uint64_t label,
+                      std::shared_ptr<const coll::Schedule>& schedule,
                       std::function<void(const coll::CollectiveOutcome&)> done);
   // The rank lists the graph's symmetries map `ranks` onto, `ranks` first, without repeats:
   // compared as sets for a collective's group (a group in another order is the same
@@ -101,6 +104,7 @@ class Executor {
 
   tg::Timeline records_;
   std::vector<std::uint32_t> waiting_deps_;
+  std::vector<std::uint32_t> transfers_left_;  // per send or load op: its and its images' transfers in flight
   std::vector<std::uint32_t> dependents_begin_;
   std::vector<tg::OpId> dependents_;
   std::vector<std::vector<tg::OpId>> queues_;  // per (rank, stream), in graph order
@@ -125,11 +129,24 @@ class Executor {
   std::vector<topo::NodeId> storage_;
   std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> group_images_;  // cache
   // Cache of a sender-receiver pair's images (every micro-batch's transfer between two stages
-  // has the same pair): the images as (sender, receiver), in images()' order.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::array<std::uint32_t, 2>>> pair_images_;
+  // has the same pair): the images as (sender, receiver), in images()' order, and the schedule
+  // of each image's transfer of `bytes` (the pair's last size), built at its first run.
+  struct PairImages {
+    std::vector<std::array<std::uint32_t, 2>> pairs;
+    Bytes bytes{-1};
+    std::vector<std::shared_ptr<const coll::Schedule>> schedules;
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, PairImages> pair_images_;
   std::map<std::uint64_t, std::vector<tg::OpId>> collective_arrivals_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, std::vector<tg::OpId>> sends_, recvs_;
-  std::map<std::tuple<std::uint32_t, CollectiveOp, std::int64_t>, coll::TunedChoice> choices_;  // per (group, op, size), as NCCL tunes per communicator
+  // Per (group, op, size): the algorithm and protocol, as NCCL tunes per communicator, and the
+  // schedule of each of the collective's images (group_images_' order), built at its first run
+  // and shared by every later one (every micro-batch's and layer's of the same size).
+  struct GroupCollective {
+    coll::TunedChoice choice;
+    std::vector<std::shared_ptr<const coll::Schedule>> schedules;
+  };
+  std::map<std::tuple<std::uint32_t, CollectiveOp, std::int64_t>, GroupCollective> collectives_;
   std::size_t completed_ = 0;
   SimTime end_ = kTimeZero;
 };

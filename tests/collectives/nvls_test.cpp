@@ -67,7 +67,7 @@ std::vector<double> nvls_together(const Machine& m, const std::vector<Collective
     auto schedule = build_schedule(layout.schedules(), specs[i], CollectiveAlgorithm::kNvls, &why);
     EXPECT_TRUE(schedule.has_value()) << why;
     if (!schedule) return took;
-    runner.start(specs[i], std::move(*schedule), CollectiveAlgorithm::kNvls, Protocol::kSimple,
+    runner.start(specs[i], std::make_shared<const Schedule>(std::move(*schedule)), CollectiveAlgorithm::kNvls, Protocol::kSimple,
                  [&took, i](const CollectiveOutcome& o) { took[i] = secs(o.end - o.start); });
   }
   sim.run();

@@ -311,7 +311,7 @@ AllToAllRun all_to_all(const Machine& m, std::size_t ranks, bool merge) {
   s.ranks.resize(ranks);
   auto schedule = build_schedule(layout.schedules(), s, CollectiveAlgorithm::kDirect, nullptr);
   AllToAllRun out;
-  runner.start(s, std::move(*schedule), CollectiveAlgorithm::kDirect, Protocol::kSimple,
+  runner.start(s, std::make_shared<const Schedule>(std::move(*schedule)), CollectiveAlgorithm::kDirect, Protocol::kSimple,
                [&](const CollectiveOutcome& o) { out.seconds = to_seconds(o.end - o.start); });
   sim.run();
   out.flows = net.flows_started();

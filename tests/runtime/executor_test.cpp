@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <span>
+
 #include "tests/collectives/test_clusters.h"
 
 namespace cs::rt {
@@ -182,6 +185,43 @@ TEST(Executor, ComputeBesideCommunicationIsSlowedForTheOverlapOnly) {
   Harness h(c);
   h.run(g);
   EXPECT_NEAR(ms(h.records[a].end), 5.0 + 20.0 + T * (1 - 1 / 1.5), 1e-6) << "T = " << T << " ms";
+}
+
+// The executor keeps each point-to-point transfer's and each group collective's schedule for its
+// later runs (executor.h); a later run of another size must still take its own time. Rank 0
+// sends A, then B, then A again to rank 1, each after the last has arrived; the four ranks
+// all-reduce A, B and A in turn. Each sequence takes 2 t(A) + t(B), with t the size's time in a
+// graph of that one transfer.
+TEST(Executor, RepeatedTransfersOfAnotherSizeTakeTheirOwnTime) {
+  const coll::Machine c = star(4, false);
+  const Bytes sizes[] = {mebibytes(64), mebibytes(512), mebibytes(64)};
+  const auto p2p = [](std::span<const Bytes> list) {
+    tg::TaskGraph g(2);
+    std::vector<tg::OpId> last;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      g.add_send(0, tg::Stream::kPp, 1, list[k], k, "send", last);
+      last = {g.add_recv(1, tg::Stream::kPp, 0, list[k], k, "recv", last)};
+    }
+    return g;
+  };
+  const auto all_reduce = [](std::span<const Bytes> list) {
+    tg::TaskGraph g(4);
+    const std::uint32_t dp = g.add_group({"dp0", tg::Stream::kDp, {0, 1, 2, 3}});
+    std::vector<std::vector<tg::OpId>> last(4);
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      for (std::uint32_t r = 0; r < 4; ++r) {
+        last[r] = {g.add_collective(r, dp, "all-reduce", CollectiveOp::kAllReduce, list[k], k + 1, last[r])};
+      }
+    }
+    return g;
+  };
+  for (const auto& build : {std::function<tg::TaskGraph(std::span<const Bytes>)>(p2p),
+                            std::function<tg::TaskGraph(std::span<const Bytes>)>(all_reduce)}) {
+    const double a = ms(Harness(c).run(build(std::span(sizes, 1))));
+    const double b = ms(Harness(c).run(build(std::span(sizes + 1, 1))));
+    ASSERT_GT(b, 4 * a);  // the sizes take distinct times
+    EXPECT_NEAR(ms(Harness(c).run(build(sizes))), 2 * a + b, 1e-9);
+  }
 }
 
 }  // namespace

@@ -279,6 +279,34 @@ TEST(Router, PathsNoLabelCanChangeAreCachedOncePerPair) {
   EXPECT_EQ(r.cached_routes(), 101u);
 }
 
+TEST(Router, UniqueRoutesAreThoseNoLabelCanChange) {
+  // Inside a leaf one path serves every label: unique. Across leaves four spines tie: not
+  // unique. route()'s `unique` says the same as unique_route(), whether the route was walked,
+  // found under its own label, or found as the pair's one path; src == dst is unique.
+  Cluster c = fixtures::leaf_spine(2, 2, 4, gigabytes_per_second(50), gigabytes_per_second(50));
+  const auto g = c.gpus();
+  for (bool ask_first : {false, true}) {
+    Router r(c);
+    if (ask_first) {
+      EXPECT_TRUE(r.unique_route(g[0], g[1]));
+      EXPECT_FALSE(r.unique_route(g[0], g[3]));
+    }
+    for (std::uint64_t label : {0, 7, 7}) {  // a new label, then one cached under its own entry
+      bool unique = false;
+      r.route(g[0], g[1], label, &unique);
+      EXPECT_TRUE(unique) << "label " << label;
+      unique = true;
+      r.route(g[0], g[3], label, &unique);
+      EXPECT_FALSE(unique) << "label " << label;
+    }
+    bool unique = false;
+    EXPECT_TRUE(r.route(g[2], g[2], 5, &unique).empty());
+    EXPECT_TRUE(unique);
+    EXPECT_TRUE(r.unique_route(g[0], g[1]));
+    EXPECT_FALSE(r.unique_route(g[0], g[3]));
+  }
+}
+
 // The compressed search (router.h, "Cost") is exact: on every query it gives the generic
 // search's route, link for link, and its hop count. Both routers answer the same seeded random
 // queries: half between NICs (the fabric's routes, where the quotient matters), the rest between
