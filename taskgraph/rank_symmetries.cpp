@@ -61,6 +61,43 @@ std::uint32_t RankSymmetries::image(std::size_t k, std::uint32_t rank) const {
   return rank_at_[static_cast<std::size_t>(out)];
 }
 
+std::vector<std::size_t> RankSymmetries::set_image_representatives(const std::vector<std::uint32_t>& ranks) const {
+  std::vector<std::size_t> out;
+  if (explicit_form()) {
+    out.resize(size());
+    std::iota(out.begin(), out.end(), std::size_t{0});
+    return out;
+  }
+  std::vector<std::uint32_t> sorted(ranks);
+  std::sort(sorted.begin(), sorted.end());
+  // Axis i is invariant when the unit shift along it maps every rank of the set into the set.
+  std::vector<bool> invariant(axes_.size());
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const std::int64_t radix = axes_[i].radix, stride = axes_[i].stride;
+    invariant[i] = std::all_of(ranks.begin(), ranks.end(), [&](std::uint32_t r) {
+      const std::int64_t g = grid_index_[r];
+      const std::int64_t digit = g / stride % radix;
+      const std::int64_t moved = g + (digit + 1 == radix ? -(radix - 1) : 1) * stride;
+      return std::binary_search(sorted.begin(), sorted.end(), rank_at_[static_cast<std::size_t>(moved)]);
+    });
+  }
+  // A class of shifts: its shift off the invariant axes, as a grid offset below n (the axes'
+  // digits are distinct). Offset 0 is the identity's class, which maps the set onto itself.
+  std::vector<bool> seen(grid_index_.size(), false);
+  seen[0] = true;
+  for (std::size_t k = 0; k < size(); ++k) {
+    const std::uint32_t* shift = shifts_.data() + k * axes_.size();
+    std::size_t offset = 0;
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      if (!invariant[i]) offset += std::size_t{shift[i]} * axes_[i].stride;
+    }
+    if (seen[offset]) continue;
+    seen[offset] = true;
+    out.push_back(k);
+  }
+  return out;
+}
+
 RankSymmetries::Problem RankSymmetries::check(std::uint32_t all_ranks) const {
   const std::string range = "ranks 0.." + std::to_string(all_ranks - 1);
   if (explicit_form()) {

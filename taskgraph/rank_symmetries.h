@@ -57,6 +57,15 @@ class RankSymmetries {
   const std::vector<std::uint32_t>& grid_index() const { return grid_index_; }
   // The image of rank r under symmetry k < size(). O(axes).
   std::uint32_t image(std::size_t k, std::uint32_t rank) const;
+  // Symmetries whose images of the rank set `ranks` include every image other than the set
+  // itself: in order, the first of each class of shifts that agree off the axes along which the
+  // set is invariant, the identity's class left out. A unit shift along such an axis maps the
+  // set onto itself, so every shift along it does, and two shifts that differ only there map the
+  // set onto the same set. The explicit form: every symmetry.
+  // A data-parallel group spans the dp axis, so its dp shifts fall into one class: replaying
+  // its images asks n / |group| symmetries, not |symmetries| (O(n) per group, not O(n^2 / tp pp)).
+  // O(axes x |ranks| log |ranks| + axes x |shifts| + n).
+  std::vector<std::size_t> set_image_representatives(const std::vector<std::uint32_t>& ranks) const;
 
   // The first reason the description does not stand for permutations of `all_ranks` ranks: a
   // JSON path below "/symmetries" and a message; an empty message when all is well. O(n + m x

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <set>
 
 namespace cs::rt {
@@ -182,7 +183,16 @@ std::vector<std::vector<std::uint32_t>> Executor::images(const std::vector<std::
   std::vector<std::vector<std::uint32_t>> out{ranks};
   std::set<std::vector<std::uint32_t>> seen{key(ranks)};
   const tg::RankSymmetries& symmetries = graph_.symmetries();
-  for (std::size_t k = 0; k < symmetries.size(); ++k) {
+  // A set's images: those of the symmetries that stand for them all, in order (the others
+  // repeat one of theirs); a sequence's: every symmetry's.
+  std::vector<std::size_t> asked;
+  if (as_set) {
+    asked = symmetries.set_image_representatives(ranks);
+  } else {
+    asked.resize(symmetries.size());
+    std::iota(asked.begin(), asked.end(), std::size_t{0});
+  }
+  for (const std::size_t k : asked) {
     std::vector<std::uint32_t> image;
     image.reserve(ranks.size());
     for (std::uint32_t r : ranks) image.push_back(symmetries.image(k, r));

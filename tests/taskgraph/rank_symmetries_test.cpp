@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/errors.h"
 #include "taskgraph/task_graph.h"
 
@@ -31,6 +33,63 @@ TEST(RankSymmetries, ShiftsMoveTheirDigitsCyclically) {
   EXPECT_EQ(permutation(s, 0, 12), (std::vector<std::uint32_t>{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10}));
   // Shift 1 also moves c: g 11 (a 1, b 2, c 1) -> a 0, b 2, c 0 = g 4 = rank 7; g 0 -> g 7 = rank 4.
   EXPECT_EQ(permutation(s, 1, 12), (std::vector<std::uint32_t>{7, 6, 9, 8, 11, 10, 1, 0, 3, 2, 5, 4}));
+}
+
+// The image sets of a rank set under the representatives are its image sets under every
+// symmetry, first occurrences in the same order. Grid g = dp + 4 pp + 8 tp (radices 4, 2, 2),
+// ranks a permutation of the grid, every non-identity shift listed.
+TEST(RankSymmetries, SetImageRepresentativesGiveEveryImageOfTheSet) {
+  std::vector<std::uint32_t> grid_index(16);
+  for (std::uint32_t r = 0; r < 16; ++r) grid_index[r] = (r * 7 + 3) % 16;  // 7 is odd: a permutation
+  RankSymmetries s({{4, 1}, {2, 4}, {2, 8}}, grid_index);
+  for (std::uint32_t d = 0; d < 4; ++d) {
+    for (std::uint32_t p = 0; p < 2; ++p) {
+      for (std::uint32_t t = 0; t < 2; ++t) {
+        if (d + p + t > 0) s.add_shift({d, p, t});
+      }
+    }
+  }
+  ASSERT_TRUE(s.check(16).message.empty());
+  std::vector<std::uint32_t> rank_at(16);
+  for (std::uint32_t r = 0; r < 16; ++r) rank_at[grid_index[r]] = r;
+  const auto ranks_of = [&](std::initializer_list<std::uint32_t> grid) {
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t g : grid) out.push_back(rank_at[g]);
+    return out;
+  };
+  // The set and its distinct images, as sorted sets, in order of their first symmetry among
+  // `asked` (as the executor replays them).
+  const auto images = [&](const std::vector<std::uint32_t>& set, const std::vector<std::size_t>& asked) {
+    std::vector<std::vector<std::uint32_t>> out{set};
+    std::sort(out[0].begin(), out[0].end());
+    for (std::size_t k : asked) {
+      std::vector<std::uint32_t> image;
+      for (std::uint32_t r : set) image.push_back(s.image(k, r));
+      std::sort(image.begin(), image.end());
+      if (std::find(out.begin(), out.end(), image) == out.end()) out.push_back(image);
+    }
+    return out;
+  };
+  std::vector<std::size_t> all(s.size());
+  for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+  struct Case {
+    std::vector<std::uint32_t> set;
+    std::size_t representatives;
+  };
+  const Case cases[] = {
+      {ranks_of({4, 5, 6, 7}), 3},    // a dp group (pp 1): invariant along dp; 3 other (pp, tp)
+      {ranks_of({1, 9}), 7},          // a tp group: invariant along tp; 4 x 2 - 1 others
+      {ranks_of({0, 1, 2, 3, 8, 9, 10, 11}), 1},  // dp x tp: only the pp shift moves it
+      {ranks_of({0, 2}), 15},         // dp 0 and 2: a shift by 2 fixes it, a unit shift does not
+      {ranks_of({0, 5, 14}), 15},     // no structure
+      {ranks_of({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}), 0},  // every rank
+  };
+  for (const Case& c : cases) {
+    const std::vector<std::size_t> asked = s.set_image_representatives(c.set);
+    EXPECT_EQ(asked.size(), c.representatives);
+    EXPECT_TRUE(std::is_sorted(asked.begin(), asked.end()));
+    EXPECT_EQ(images(c.set, asked), images(c.set, all));
+  }
 }
 
 TEST(RankSymmetries, ChecksNameWhatIsWrong) {
