@@ -171,35 +171,39 @@ class FlowNetwork {
     std::uint32_t slot;    // index of this flow in the link's flow list
     double weight;         // the flow's load on the link per unit of its rate (crossings / scale)
   };
-  struct Link {
-    double capacity = 0;            // bytes/s
-    Duration latency{0};
+  // 128 bytes, aligned to a cache line: the solver's filling (per hop of a freezing flow: the
+  // residual, the unfrozen weight and count, the flow's entry, `stale`) and update_busy read
+  // the first line only; the accounting and the walk's candidates are in the second.
+  struct alignas(64) Link {
     std::vector<FlowRef> flows;     // active flows through this link
-    // accounting
-    double rate_sum = 0;            // bytes/s of the flows on it since `since`
-    SimTime since = kTimeZero;
-    double bytes = 0;
-    Duration busy{0};
-    // Sum over its flows of weight x the flow's rate bound: a link whose sum stays below its
-    // capacity can never saturate, so progressive filling skips it.
-    double bound_sum = 0;
     // solver scratch
     double residual = 0;
     double unfrozen = 0;            // weight of the unfrozen flows
     std::uint32_t unfrozen_flows = 0;  // how many (exact, where the weights' sum rounds)
     std::uint32_t mark = 0;
+    // Its flows are not kept in heap order (never walked yet, or a solve scanned it or changed
+    // most of its flows): the next walk restores it.
+    bool stale = true;
+    bool walked = false;
+    bool busy_now = false;
+    bool used = false;              // a flow or a caller changed it since the last reset (in used_)
+    bool capacity_set = false;      // set_capacity changed it (its original is in original_capacity_)
+    double capacity = 0;            // bytes/s
+    // accounting
+    double rate_sum = 0;            // bytes/s of the flows on it since `since`
+    // Sum over its flows of weight x the flow's rate bound: a link whose sum stays below its
+    // capacity can never saturate, so progressive filling skips it.
+    double bound_sum = 0;
+    SimTime since = kTimeZero;
+    double bytes = 0;
+    Duration busy{0};
+    Duration latency{0};
     // A link the current solve walked: the flows it may change are cand_[cand_begin, +cand_count)
     // (valid while mark == epoch_).
     std::uint32_t cand_begin = 0;
     std::uint32_t cand_count = 0;
-    bool walked = false;
-    // Its flows are not kept in heap order (never walked yet, or a solve scanned it or changed
-    // most of its flows): the next walk restores it.
-    bool stale = true;
-    bool busy_now = false;
-    bool used = false;              // a flow or a caller changed it since the last reset (in used_)
-    bool capacity_set = false;      // set_capacity changed it (its original is in original_capacity_)
   };
+  static_assert(sizeof(Link) == 128);
   // The busy interval a link has open, while recording.
   struct OpenInterval {
     SimTime since = kTimeZero;
