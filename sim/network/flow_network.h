@@ -172,8 +172,9 @@ class FlowNetwork {
     double weight;         // the flow's load on the link per unit of its rate (crossings / scale)
   };
   // 128 bytes, aligned to a cache line: the solver's filling (per hop of a freezing flow: the
-  // residual, the unfrozen weight and count, the flow's entry, `stale`) and update_busy read
-  // the first line only; the accounting and the walk's candidates are in the second.
+  // residual, the unfrozen weight and count, the flow's entry, `stale`) reads the first line
+  // only; the accounting (rate_sum, which update_busy also reads, since, bytes, busy), the
+  // saturation bound and the walk's candidates are in the second.
   struct alignas(64) Link {
     std::vector<FlowRef> flows;     // active flows through this link
     // solver scratch
