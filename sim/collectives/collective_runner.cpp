@@ -100,19 +100,23 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   };
   // A flow's path (and under adaptive routing its spread between the NICs, which the path then
   // leaves out): its latency and the class of its slowest link set the round's step.
-  const auto add = [&](std::span<const LinkId> path, bool shared, const topo::WeightedRoute* fabric = nullptr) {
-    Duration latency{0};
-    int worst = 0;
+  // Its latency and slowest class first (measure), then its entry (push).
+  const auto measure = [&](std::span<const LinkId> path, const topo::WeightedRoute* fabric) {
+    PathTiming t;
     for (LinkId l : path) {
       if (l.value < cluster.link_count()) {
-        latency += cluster.link(l).latency;
-        worst = std::max(worst, static_cast<int>(cluster.link(l).link_class));
+        t.latency += cluster.link(l).latency;
+        t.worst = std::max(t.worst, static_cast<int>(cluster.link(l).link_class));
       }
     }
     if (fabric) {
-      latency += topo::mean_latency(cluster, *fabric);
-      for (const auto& [l, w] : fabric->links) worst = std::max(worst, static_cast<int>(cluster.link(l).link_class));
+      t.latency += topo::mean_latency(cluster, *fabric);
+      for (const auto& [l, w] : fabric->links) t.worst = std::max(t.worst, static_cast<int>(cluster.link(l).link_class));
     }
+    return t;
+  };
+  const auto push = [&](std::span<const LinkId> path, bool shared, PathTiming timing) {
+    const auto [latency, worst] = timing;
     const LinkClassProtocol& cls = protocol.of(static_cast<hw::LinkClass>(worst));
     const Duration own_class = ll ? cls.ll_step_latency : cls.step_latency;
     const Duration own = round.latency == StepLatency::kNvls ? protocol.nvls_step_latency : own_class;
@@ -123,6 +127,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       throw InternalError("a round of 2^32 flows or a path of 2^32 links");
     }
     prepared.push_back({path.data(), static_cast<std::uint32_t>(path.size()), shared, latency, nullptr});
+  };
+  const auto add = [&](std::span<const LinkId> path, bool shared, const topo::WeightedRoute* fabric = nullptr) {
+    push(path, shared, measure(path, fabric));
   };
   // The flows of each pipeline (indices into prepared, < 2^32), in order. Under adaptive routing
   // or a fold, a pipeline that starts as one weighted flow has its load summed as its members
@@ -147,7 +154,22 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     if (fold_) load.weighted = true;
     return &load;
   };
+  // A flow between servers outside pipelines under adaptive routing, whose ends and rail were
+  // prepared before: the same path, timing and load (the header, cached_flows_).
+  if (cached_flow_links_ > kCachedFlowLinks) {
+    cached_flows_.clear();
+    cached_flow_links_ = 0;
+  }
+  const bool keep = adaptive && round.flows.size() <= kKeptScratch;
+  const bool reuse = keep && !cached_flows_.empty();
   for (const PlannedFlow& pf : round.flows) {
+    if (reuse && pf.pipeline == kNoPipeline) {
+      if (const auto it = cached_flows_.find(FlowKey{pf.src.value, pf.dst.value, pf.rail}); it != cached_flows_.end()) {
+        push(it->second.path, false, it->second.timing);
+        prepared.back().spread = &it->second.spread;
+        continue;
+      }
+    }
     const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
     const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
     if (!nic) {
@@ -198,7 +220,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::span<LinkId> path = owned_path(links);
     auto out = path.begin();
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
-    add(path, false, fabric);
+    const PathTiming timing = measure(path, fabric);
+    push(path, false, timing);
     PipelineLoad* load = pf.pipeline != kNoPipeline ? join_pipeline(pf) : nullptr;
     if (adaptive && load) {
       if (!load->weighted) {  // its first spread: the members so far join the sum
@@ -232,6 +255,14 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       // servers, thousands of links each on a three-tier fat-tree).
       if (spreader_.cached_links() > kSpreadCacheLinks) spreader_.clear();
       prepared.back().spread = &w;
+      // Kept for the next flow of the same ends and rail (the header, cached_flows_).
+      if (keep && cached_flow_links_ <= kCachedFlowLinks) {
+        CachedFlow& kept = cached_flows_[FlowKey{pf.src.value, pf.dst.value, pf.rail}];
+        kept.path.assign(path.begin(), path.end());
+        kept.spread = w;
+        kept.timing = timing;
+        cached_flow_links_ += kept.path.size() + kept.spread.links.size();
+      }
     } else if (fold_) {
       fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's
       if (load) load->sum.add(path, pf.copies);

@@ -419,5 +419,65 @@ TEST(GpuNicAffinity, EachGpuTakesTheNicOfItsPcieSwitchInTurn) {
   }
 }
 
+
+// Point-to-point transfers between two servers, one after another on one runner: each a round of
+// one flow from GPU 0 of the first server to GPU 8 of the second, over rail `rail`. Returns each
+// transfer's time and the bytes every link carried, over all of them.
+struct SequentialRun {
+  std::vector<double> seconds;
+  std::vector<double> link_bytes;
+};
+SequentialRun transfers(const Machine& m, const std::vector<std::int32_t>& rails) {
+  const NetworkLayout layout(m);
+  topo::Router router(m.cluster);
+  sim::Simulator sim;
+  net::FlowNetwork net(sim, layout.capacities());
+  CollectiveRunner runner(sim, net, router, layout);
+  SequentialRun out;
+  for (std::int32_t rail : rails) {
+    Schedule schedule;
+    PlannedFlow f;
+    f.src = m.cluster.gpus()[0];
+    f.dst = m.cluster.gpus()[8];
+    f.bytes = mebibytes(64);
+    f.rail = rail;
+    schedule.rounds.push_back(Round{{f}});
+    CollectiveSpec s = spec_of(m, CollectiveOp::kSendRecv, f.bytes);
+    s.ranks = {f.src, f.dst};
+    runner.start(s, std::make_shared<const Schedule>(std::move(schedule)), CollectiveAlgorithm::kDirect, Protocol::kSimple,
+                 [&](const CollectiveOutcome& o) { out.seconds.push_back(to_seconds(o.end - o.start)); });
+    sim.run();
+  }
+  for (std::uint32_t l = 0; l < net.link_count(); ++l) out.link_bytes.push_back(static_cast<double>(net.link_stats(topo::LinkId{l}).bytes.value()));
+  return out;
+}
+
+TEST(CollectiveRunner, FlowsBetweenServersAreKeptPerEndsAndRail) {
+  // Under adaptive routing the runner prepares a flow between servers once per (src, dst, rail)
+  // and reuses it (collective_runner.h, cached_flows_). The same ends over rails 0 and 3 leave by
+  // different NICs, so a runner that kept the first for the second would put both on NIC 0: the
+  // sequence on one runner must give each transfer the time it takes on a runner of its own, and
+  // the links the sum of their bytes.
+  const Machine m = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json", {"/servers/0/count=2"});
+  ASSERT_EQ(m.cluster.routing(), topo::Routing::kAdaptive);
+  const std::vector<std::int32_t> rails = {0, 3, 0, PlannedFlow::kDestinationRail, 3};
+  const SequentialRun together = transfers(m, rails);
+  ASSERT_EQ(together.seconds.size(), rails.size());
+  std::vector<double> bytes(together.link_bytes.size(), 0.0);
+  for (std::size_t i = 0; i < rails.size(); ++i) {
+    const SequentialRun alone = transfers(m, {rails[i]});
+    EXPECT_EQ(together.seconds[i], alone.seconds[0]) << i;
+    for (std::size_t l = 0; l < bytes.size(); ++l) bytes[l] += alone.link_bytes[l];
+  }
+  int nics = 0;
+  for (std::size_t l = 0; l < bytes.size(); ++l) {
+    EXPECT_NEAR(together.link_bytes[l], bytes[l], 1.0) << l;
+    if (l >= m.cluster.link_count()) continue;  // the network's own (reduction engines)
+    const auto& link = m.cluster.link(topo::LinkId{static_cast<std::uint32_t>(l)});
+    if (is_kind(m.cluster, link.src, topo::NodeKind::kNic) && bytes[l] > 0 && link.tier == 1) ++nics;
+  }
+  EXPECT_GE(nics, 2);  // rails 0 and 3 leave by NICs of their own
+}
+
 }  // namespace
 }  // namespace cs::coll
