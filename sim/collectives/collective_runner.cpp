@@ -157,16 +157,16 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // A flow between servers outside pipelines under adaptive routing, whose ends and rail were
   // prepared before: the same path, timing and load (the header, cached_flows_).
   if (cached_flow_links_ > kCachedFlowLinks) {
-    cached_flows_.clear();
+    flow_slots_.clear();
+    kept_flows_.clear();
     cached_flow_links_ = 0;
   }
   const bool keep = adaptive && round.flows.size() <= kKeptScratch;
-  const bool reuse = keep && !cached_flows_.empty();
   for (const PlannedFlow& pf : round.flows) {
-    if (reuse && pf.pipeline == kNoPipeline) {
-      if (const auto it = cached_flows_.find(FlowKey{pf.src.value, pf.dst.value, pf.rail}); it != cached_flows_.end()) {
-        push(it->second.path, false, it->second.timing);
-        prepared.back().spread = &it->second.spread;
+    if (keep && pf.pipeline == kNoPipeline && !flow_slots_.empty()) {
+      if (const FlowSlot& kept = flow_slot(pf.src.value, pf.dst.value, pf.rail); kept.src != FlowSlot::kFree) {
+        push({kept.path, kept.path_size}, false, kept.timing);
+        prepared.back().spread = kept.spread;
         continue;
       }
     }
@@ -256,13 +256,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       if (spreader_.cached_links() > kSpreadCacheLinks) spreader_.clear();
       prepared.back().spread = &w;
       // Kept for the next flow of the same ends and rail (the header, cached_flows_).
-      if (keep && cached_flow_links_ <= kCachedFlowLinks) {
-        CachedFlow& kept = cached_flows_[FlowKey{pf.src.value, pf.dst.value, pf.rail}];
-        kept.path.assign(path.begin(), path.end());
-        kept.spread = w;
-        kept.timing = timing;
-        cached_flow_links_ += kept.path.size() + kept.spread.links.size();
-      }
+      if (keep && cached_flow_links_ <= kCachedFlowLinks) keep_flow(pf.src.value, pf.dst.value, pf.rail, path, timing, w);
     } else if (fold_) {
       fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's
       if (load) load->sum.add(path, pf.copies);
@@ -427,6 +421,31 @@ std::span<LinkId> CollectiveRunner::owned_path(std::size_t links) {
   std::vector<LinkId>& chunk = path_chunks_[chunks_used_ - 1];
   chunk.resize(chunk.size() + links);  // within its capacity: the chunk's buffer stays put
   return {chunk.data() + chunk.size() - links, links};
+}
+
+CollectiveRunner::FlowSlot& CollectiveRunner::flow_slot(std::uint32_t src, std::uint32_t dst, std::int32_t rail) {
+  const std::size_t mask = flow_slots_.size() - 1;
+  for (std::size_t i = hash_combine(std::uint64_t{src} << 32 | dst, static_cast<std::uint32_t>(rail)) & mask;;
+       i = (i + 1) & mask) {
+    FlowSlot& slot = flow_slots_[i];
+    if (slot.src == FlowSlot::kFree || (slot.src == src && slot.dst == dst && slot.rail == rail)) return slot;
+  }
+}
+
+void CollectiveRunner::keep_flow(std::uint32_t src, std::uint32_t dst, std::int32_t rail,
+                                 std::span<const LinkId> path, PathTiming timing, const topo::WeightedRoute& spread) {
+  if (2 * (kept_flows_.size() + 1) > flow_slots_.size()) {  // at most half full: doubled, refilled
+    std::vector<FlowSlot> old(std::max<std::size_t>(64, 2 * flow_slots_.size()));
+    old.swap(flow_slots_);
+    for (const FlowSlot& s : old) {
+      if (s.src != FlowSlot::kFree) flow_slot(s.src, s.dst, s.rail) = s;
+    }
+  }
+  FlowSlot& slot = flow_slot(src, dst, rail);
+  if (slot.src != FlowSlot::kFree) return;  // kept already
+  CachedFlow& kept = kept_flows_.emplace_back(CachedFlow{{path.begin(), path.end()}, spread});
+  slot = {src, dst, rail, static_cast<std::uint32_t>(kept.path.size()), kept.path.data(), &kept.spread, timing};
+  cached_flow_links_ += kept.path.size() + kept.spread.links.size();
 }
 
 topo::WeightedRoute& CollectiveRunner::new_spread() {
