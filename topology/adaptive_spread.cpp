@@ -318,9 +318,14 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
     }
   }
   const std::uint64_t key = std::uint64_t{src.value} << 32 | dst.value;
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  if (auto it = derived_cache_.routes.find(key); it != derived_cache_.routes.end()) return it->second;
+  if (auto it = searched_.routes.find(key); it != searched_.routes.end()) return it->second;
   WeightedRoute route;
   if (src != dst && derive_ && cluster_.node(src).server >= 0 && cluster_.node(dst).server >= 0) {
+    if (from_leaves(src, dst, route)) {
+      ++derived_;
+      return derived_cache_.put(key, std::move(route));
+    }
     if (!servers_) servers_ = server_twins_source_ ? server_twins_source_() : ServerSymmetry(cluster_).server_twins();
     // The canonical pair (the header): exchange (a1 b1) moves src's server onto its class's
     // first, then (a2 b2) dst's onto the first of its class other than src's new server.
@@ -357,8 +362,7 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
           else route.links[--k] = moved_[--m];
         }
         ++derived_;
-        cached_links_ += route.links.size();
-        return cache_.emplace(key, std::move(route)).first->second;
+        return derived_cache_.put(key, std::move(route));
       }
     }
   }
@@ -377,13 +381,68 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
     }
     route = compute(src.value, distance);
   }
-  cached_links_ += route.links.size();
-  return cache_.emplace(key, std::move(route)).first->second;
+  return searched_.put(key, std::move(route));
+}
+
+bool AdaptiveSpreader::from_leaves(NodeId src, NodeId dst, WeightedRoute& route) {
+  const auto a = cluster_.node(src).server, b = cluster_.node(dst).server;
+  if (a == b) return false;
+  if (leaf_out_.empty()) {  // O(links), once
+    std::int32_t servers = 0;
+    for (std::uint32_t v = 0; v < cluster_.node_count(); ++v) servers = std::max(servers, cluster_.node(NodeId{v}).server + 1);
+    constexpr std::uint32_t kUnset = kNoLeaf - 1;
+    leaf_out_.assign(static_cast<std::size_t>(servers), kUnset);
+    leaf_in_.assign(static_cast<std::size_t>(servers), kUnset);
+    const auto note = [](std::uint32_t& leaf, std::uint32_t v) { leaf = leaf == kUnset || leaf == v ? v : kNoLeaf; };
+    for (std::uint32_t l = 0; l < cluster_.link_count(); ++l) {
+      const LinkInfo& link = cluster_.link(LinkId{l});
+      const std::int32_t from = cluster_.node(link.src).server, to = cluster_.node(link.dst).server;
+      if (from == to) continue;
+      // A link between two servers is no leaf's: neither server qualifies.
+      if (from >= 0) note(leaf_out_[static_cast<std::size_t>(from)], to >= 0 ? kNoLeaf : link.dst.value);
+      if (to >= 0) note(leaf_in_[static_cast<std::size_t>(to)], from >= 0 ? kNoLeaf : link.src.value);
+    }
+    for (auto* v : {&leaf_out_, &leaf_in_}) std::replace(v->begin(), v->end(), kUnset, kNoLeaf);
+  }
+  const std::uint32_t l1 = leaf_out_[static_cast<std::size_t>(a)], l2 = leaf_in_[static_cast<std::size_t>(b)];
+  if (l1 == kNoLeaf || l2 == kNoLeaf || on_quotient(src.value, dst.value) != on_quotient(l1, l2)) return false;
+  // The one link of each end (a second, parallel one: its own search, whose split over the
+  // parallel links, and on the quotient their grouping, this does not repeat).
+  const auto only_link = [](const Adjacency& adjacency, std::uint32_t v, std::uint32_t far) {
+    LinkId found{};
+    for (std::uint32_t k = adjacency.begin[v]; k < adjacency.begin[v + 1]; ++k) {
+      if (adjacency.node[k] != far) continue;
+      if (found.valid()) return LinkId{};
+      found = adjacency.link[k];
+    }
+    return found;
+  };
+  const LinkId first = only_link(cluster_.out_adjacency(), src.value, l1);
+  const LinkId last = only_link(cluster_.in_adjacency(), dst.value, l2);
+  if (!first.valid() || !last.valid()) return false;
+  const WeightedRoute& middle = spread(NodeId{l1}, NodeId{l2});
+  if (!middle.exact) return false;
+  // The middle lists its links in id order (compute()); the two end links go in at theirs.
+  route.scale = middle.scale;
+  route.links.reserve(middle.links.size() + 2);
+  route.links = middle.links;
+  for (const LinkId end : {first, last}) {
+    const auto at = std::lower_bound(route.links.begin(), route.links.end(), end,
+                                     [](const auto& entry, LinkId l) { return entry.first < l; });
+    route.links.emplace(at, end, middle.scale);
+  }
+  return true;
+}
+
+void AdaptiveSpreader::trim(std::size_t max_links) {
+  if (cached_links() <= max_links) return;
+  derived_cache_.clear();
+  if (searched_.links > max_links) searched_.clear();
 }
 
 void AdaptiveSpreader::clear() {
-  cache_.clear();
-  cached_links_ = 0;
+  searched_.clear();
+  derived_cache_.clear();
 }
 
 Duration mean_latency(const Cluster& cluster, const WeightedRoute& route) {

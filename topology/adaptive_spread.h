@@ -116,13 +116,28 @@ class AdaptiveSpreader {
   // server (the second when src's class is dst's). An exchange is an automorphism, so the spread
   // of (src, dst) is the canonical pair's with every link mapped back through the exchanges:
   // the same links and weights, the same K, as computing it (tested on every NIC pair of the
-  // bundled fabrics). One search and split per canonical pair instead of per pair of NICs: the
-  // 131,072-GPU tree on the three-tier fat-tree takes 98,246 searches for 507,856 mapped routes
-  // (98,208 canonical pairs of 2,048 classes of 8 servers; every NIC of a server is on its
-  // class's leaf, so the NIC's index splits each of the 12,276 leaf pairs 8 ways). Only exact
+  // bundled fabrics). One search and split per canonical pair instead of per pair of NICs: on
+  // the three-tier fat-tree the 131,072-GPU tree's pairs fall on 98,208 canonical pairs (2,048
+  // classes of 8 servers; every NIC of a server is on its class's leaf, so the NIC's index
+  // splits each of the 12,276 leaf pairs 8 ways; below, they take one search per leaf pair
+  // instead). Only exact
   // spreads are mapped (the rounded fallback sums doubles in vertex order) and compute()'s
   // routes list their links in id order, so the mapped route, sorted, is the computed one.
   const WeightedRoute& spread(NodeId src, NodeId dst);
+  //
+  // Servers of one leaf: a pair between two servers A and B, where every link from A to a device
+  // outside it goes to one switch L1, every link into B from outside comes from one switch L2,
+  // src has exactly one link to L1 and dst exactly one from L2, takes the spread of (L1, L2)
+  // with those two links added, each carrying the whole flow. Exact: a path that leaves src by
+  // any other link stays in A for at least two hops before a NIC of A's takes it to L1 (A's only
+  // exit), so it reaches L1 at least two hops late; every path into B enters by L2, and one
+  // that does not end L2 -> dst goes on inside B for two hops or more. So every shortest path is
+  // src -> L1, a shortest path from L1 to L2, L2 -> dst, and each vertex of the middle receives
+  // and splits the same share as in the spread of (L1, L2). Taken when that spread is exact and
+  // on the same graph (the twin quotient for both pairs or neither), so the links, weights and K
+  // are those of the pair's own search (tested on every NIC pair of the bundled fabrics). One
+  // search per pair of leaves: where a server's NICs share a leaf (h100-fat-tree-3tier), the
+  // 131,072-GPU tree's 98,208 canonical pairs are 12,276 leaf pairs.
   // Every pair computed by its own search (for tests that compare the two).
   void derive_from_twin_servers(bool on) { derive_ = on; }
   // Where the twin servers come from, asked on the first pair between servers: by default a
@@ -131,14 +146,20 @@ class AdaptiveSpreader {
   void set_server_twins_source(std::function<std::shared_ptr<const ServerTwins>()> source) {
     server_twins_source_ = std::move(source);
   }
-  // The routes mapped from a canonical pair's so far.
+  // The routes mapped from a canonical pair's, or built from their leaves', so far.
   std::size_t derived_routes() const { return derived_; }
-  std::size_t cached_routes() const { return cache_.size(); }
+  std::size_t cached_routes() const { return searched_.routes.size() + derived_cache_.routes.size(); }
   // Links held by the cached routes (8 bytes each). A cache of every NIC pair of one rail grows
   // with servers^2 x rails: on h100-rail-512 (64 spines, 130 links a route) an all-to-all of
   // all 4,096 GPUs would hold 2 million routes, about 2 GiB; an owner that runs such traffic
   // bounds it with clear() between rounds.
-  std::size_t cached_links() const { return cached_links_; }
+  std::size_t cached_links() const { return searched_.links + derived_cache_.links; }
+  // Keeps the cache within max_links: when it holds more, forgets the routes derived from
+  // others' (mapped from a canonical pair's, built from a leaf pair's), then, if the searched
+  // ones alone still hold more, these too. References returned by spread() may be invalidated.
+  // The searched go last since each cost a search and the others a pass over their links: the
+  // 131,072-GPU tree derives 524,244 routes of up to 258 links from 12,276 searched ones.
+  void trim(std::size_t max_links);
   // Forgets every cached route: references returned by spread() are invalidated.
   void clear();
 
@@ -147,6 +168,12 @@ class AdaptiveSpreader {
   int search(std::uint32_t src, std::uint32_t dst);
   // The spread over the DAG of the last search (distance d(src, dst) > 0).
   WeightedRoute compute(std::uint32_t src, int distance);
+  // The pair's spread from its servers' leaves (spread()), when they qualify; else false.
+  bool from_leaves(NodeId src, NodeId dst, WeightedRoute& route);
+  // Whether spread(a, b) runs on the twin quotient.
+  bool on_quotient(std::uint32_t a, std::uint32_t b) const {
+    return quotient_ && quotient_->class_size[a] == 1 && quotient_->class_size[b] == 1;
+  }
 
   const Cluster& cluster_;
   // The adjacency the last search ran on (the cluster's, or the twin quotient's), the quotient's
@@ -162,13 +189,30 @@ class AdaptiveSpreader {
   std::vector<std::vector<std::uint32_t>> levels_[2];  // the search's levels per side, by distance
   std::vector<std::pair<std::uint32_t, std::uint32_t>> dag_links_;  // compute's scratch
   std::vector<std::pair<LinkId, std::uint32_t>> moved_;  // spread's scratch: a derived route's moved links
+  // Per server: the one switch every link leaving it goes to, and the one every link entering it
+  // comes from (kNoLeaf: none, or several); built on the first pair between servers.
+  static constexpr std::uint32_t kNoLeaf = UINT32_MAX;
+  std::vector<std::uint32_t> leaf_out_, leaf_in_;
   // The twin servers (built on the first pair between servers), and whether to use them.
   std::shared_ptr<const ServerTwins> servers_;
   std::function<std::shared_ptr<const ServerTwins>()> server_twins_source_;  // empty: build own
   bool derive_ = true;
   std::size_t derived_ = 0;
-  std::unordered_map<std::uint64_t, WeightedRoute> cache_;  // key src << 32 | dst; never iterated
-  std::size_t cached_links_ = 0;
+  // The routes cached per (src, dst), key src << 32 | dst, never iterated: those a search
+  // computed and those derived from them, apart so that trim() can keep the first.
+  struct Cache {
+    std::unordered_map<std::uint64_t, WeightedRoute> routes;
+    std::size_t links = 0;
+    const WeightedRoute& put(std::uint64_t key, WeightedRoute route) {
+      links += route.links.size();
+      return routes.emplace(key, std::move(route)).first->second;
+    }
+    void clear() {
+      routes.clear();
+      links = 0;
+    }
+  };
+  Cache searched_, derived_cache_;
 };
 
 // The mean latency of a flow's packets over a spread: sum over its links of share x latency,

@@ -240,7 +240,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         if (k + 1 == parts) add_part(*fabric);
         add_part(segments[k]);
       }
-      if (spreader_.cached_links() > kSpreadCacheLinks) spreader_.clear();
+      spreader_.trim(kSpreadCacheLinks);
     } else if (adaptive) {
       topo::WeightedRoute& w = new_spread();
       topo::RoutePart route[5];
@@ -253,7 +253,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       if (fold_) fold_->collapse(w);  // held until the round starts: a few orbits, not every path
       // Copied into w: the spreader's cache is bounded (a spread per NIC pair of thousands of
       // servers, thousands of links each on a three-tier fat-tree).
-      if (spreader_.cached_links() > kSpreadCacheLinks) spreader_.clear();
+      spreader_.trim(kSpreadCacheLinks);
       prepared.back().spread = &w;
       // Kept for the next flow of the same ends and rail (the header, cached_flows_).
       if (keep && cached_flow_links_ <= kCachedFlowLinks) keep_flow(pf.src.value, pf.dst.value, pf.rail, path, timing, w);

@@ -84,7 +84,7 @@ class CollectiveRunner {
   topo::Router& router_;
   const NetworkLayout& layout_;
   topo::AdaptiveSpreader spreader_;  // adaptive routing's spreads, cached per NIC pair
-  // Links the spreader's cache may hold after a round before it is emptied (8 bytes each).
+  // Links the spreader's cache may hold after a flow is prepared (8 bytes each; AdaptiveSpreader::trim).
   static constexpr std::size_t kSpreadCacheLinks = std::size_t{1} << 24;
   bool merge_identical_ = true;
   NetworkFold* fold_ = nullptr;

@@ -132,12 +132,13 @@ TEST(AdaptiveSpread, CoversExactlyTheLinksEcmpCanHashOnto) {
   EXPECT_EQ(spread, ecmp);
   EXPECT_EQ(r.scale, 4u);
   expect_flow_invariants(c, src, dst, r);
-  // Cached per pair: the same object; two entries, the pair's and the canonical pair's it was
-  // mapped from (node3 and node200 have twin servers on their leaves).
+  // Cached per pair: the same object; two entries, the pair's and that of the leaves it was
+  // built from (node3 and node200 each hang off one leaf by one link: the header, "Servers of
+  // one leaf").
   EXPECT_EQ(&spreader.spread(src, dst), &r);
   EXPECT_EQ(spreader.derived_routes(), 1u);
   EXPECT_EQ(spreader.cached_routes(), 2u);
-  EXPECT_EQ(spreader.cached_links(), 20u);  // 2 x (2 x 4 spines + 2)
+  EXPECT_EQ(spreader.cached_links(), 18u);  // (2 x 4 spines + 2) + 2 x 4 spines
   const std::vector<std::pair<LinkId, std::uint32_t>> before = r.links;
   spreader.clear();
   EXPECT_EQ(spreader.cached_routes(), 0u);
@@ -285,10 +286,13 @@ TEST(AdaptiveSpread, TwinServersFromASourceAreAskedOnceAndGiveTheSameSpreads) {
 }
 
 TEST(AdaptiveSpread, TwinServersGiveEveryPairTheSpreadOfItsOwnSearch) {
-  // A pair mapped from its canonical pair's spread through exchanges of twin servers has the
-  // links, weights and K its own search gives, on the full graph and on the twin switches'
-  // quotient: NIC pairs of every rail (same-rail and cross-rail, where paths through a third
-  // server's NICs can tie), and pairs of any devices (GPUs, PCIe and NVLink switches).
+  // A pair mapped from its canonical pair's spread through exchanges of twin servers, or built
+  // from its servers' leaves' spread (h100-fat-tree-3tier, leafspine-oversub: every NIC of a server
+  // on one leaf), has the links, weights and K its own search gives, on the full graph and on
+  // the twin switches' quotient: NIC pairs of every rail (same-rail and cross-rail, where paths
+  // through a third server's NICs, or the sender's own NIC of another rail, can tie: taking a
+  // NIC's own leaf for its server's fails here), and pairs of any devices (GPUs, PCIe and
+  // NVLink switches).
   struct Case {
     std::string file;
     std::vector<std::string> sets;
