@@ -120,19 +120,20 @@ class AdaptiveSpreader {
   // the three-tier fat-tree the 131,072-GPU tree's pairs fall on 98,208 canonical pairs (2,048
   // classes of 8 servers; every NIC of a server is on its class's leaf, so the NIC's index
   // splits each of the 12,276 leaf pairs 8 ways; below, they take one search per leaf pair
-  // instead). Only exact
-  // spreads are mapped (the rounded fallback sums doubles in vertex order) and compute()'s
-  // routes list their links in id order, so the mapped route, sorted, is the computed one.
+  // instead). Only exact spreads are mapped (the rounded fallback sums doubles in vertex order)
+  // and compute()'s routes list their links in id order, so the mapped route, sorted, is the
+  // computed one.
   const WeightedRoute& spread(NodeId src, NodeId dst);
   //
   // Servers of one leaf: a pair between two servers A and B, where every link from A to a device
   // outside it goes to one switch L1, every link into B from outside comes from one switch L2,
   // src has exactly one link to L1 and dst exactly one from L2, takes the spread of (L1, L2)
-  // with those two links added, each carrying the whole flow. Exact: a path that leaves src by
-  // any other link stays in A for at least two hops before a NIC of A's takes it to L1 (A's only
-  // exit), so it reaches L1 at least two hops late; every path into B enters by L2, and one
-  // that does not end L2 -> dst goes on inside B for two hops or more. So every shortest path is
-  // src -> L1, a shortest path from L1 to L2, L2 -> dst, and each vertex of the middle receives
+  // with those two links added, each carrying the whole flow. Exact: every path from src leaves
+  // A through L1 (A's only exit) and enters B through L2 (B's only entry); the one link is the
+  // only way from src to L1 in one hop (any other reaches L1 after two or more), and likewise
+  // from L2 to dst. So every shortest path is src -> L1, a shortest path from L1 to L2 (which
+  // never enters A or B: it would have to come back out through L1, or pass L2 before its
+  // end), then L2 -> dst, and each vertex of the middle receives
   // and splits the same share as in the spread of (L1, L2). Taken when that spread is exact and
   // on the same graph (the twin quotient for both pairs or neither), so the links, weights and K
   // are those of the pair's own search (tested on every NIC pair of the bundled fabrics). One
@@ -152,7 +153,7 @@ class AdaptiveSpreader {
   // Links held by the cached routes (8 bytes each). A cache of every NIC pair of one rail grows
   // with servers^2 x rails: on h100-rail-512 (64 spines, 130 links a route) an all-to-all of
   // all 4,096 GPUs would hold 2 million routes, about 2 GiB; an owner that runs such traffic
-  // bounds it with clear() between rounds.
+  // bounds it with trim() or clear().
   std::size_t cached_links() const { return searched_.links + derived_cache_.links; }
   // Keeps the cache within max_links: when it holds more, forgets the routes derived from
   // others' (mapped from a canonical pair's, built from a leaf pair's), then, if the searched

@@ -25,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "core/random.h"
 #include "sim/collectives/collective.h"
 #include "sim/collectives/network_fold.h"
 #include "sim/collectives/network_layout.h"
