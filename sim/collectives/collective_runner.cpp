@@ -155,7 +155,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     return &load;
   };
   // A flow between servers outside pipelines under adaptive routing, whose ends and rail were
-  // prepared before: the same path, timing and load (the header, cached_flows_).
+  // prepared before: the same path, timing and load (the header, flow_slots_).
   if (cached_flow_links_ > kCachedFlowLinks) {
     flow_slots_.clear();
     kept_flows_.clear();
@@ -255,7 +255,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       // servers, thousands of links each on a three-tier fat-tree).
       spreader_.trim(kSpreadCacheLinks);
       prepared.back().spread = &w;
-      // Kept for the next flow of the same ends and rail (the header, cached_flows_).
+      // Kept for the next flow of the same ends and rail (the header, flow_slots_).
       if (keep && cached_flow_links_ <= kCachedFlowLinks) keep_flow(pf.src.value, pf.dst.value, pf.rail, path, timing, w);
     } else if (fold_) {
       fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's

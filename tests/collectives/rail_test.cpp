@@ -419,7 +419,6 @@ TEST(GpuNicAffinity, EachGpuTakesTheNicOfItsPcieSwitchInTurn) {
   }
 }
 
-
 // Point-to-point transfers between two servers, one after another on one runner: each a round of
 // one flow from GPU 0 of the first server to GPU 8 of the second, over rail `rail`. Returns each
 // transfer's time and the bytes every link carried, over all of them.
@@ -454,7 +453,7 @@ SequentialRun transfers(const Machine& m, const std::vector<std::int32_t>& rails
 
 TEST(CollectiveRunner, FlowsBetweenServersAreKeptPerEndsAndRail) {
   // Under adaptive routing the runner prepares a flow between servers once per (src, dst, rail)
-  // and reuses it (collective_runner.h, cached_flows_). The same ends over rails 0 and 3 leave by
+  // and reuses it (collective_runner.h, flow_slots_). The same ends over rails 0 and 3 leave by
   // different NICs, so a runner that kept the first for the second would put both on NIC 0: the
   // sequence on one runner must give each transfer the time it takes on a runner of its own, and
   // the links the sum of their bytes.
