@@ -322,7 +322,8 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
   if (auto it = searched_.routes.find(key); it != searched_.routes.end()) return it->second;
   WeightedRoute route;
   if (src != dst && derive_ && cluster_.node(src).server >= 0 && cluster_.node(dst).server >= 0) {
-    if (from_leaves(src, dst, route)) {
+    if (const std::optional<LeafPair> leaves = leaf_pair(src, dst)) {
+      leaf_route(*leaves, route);
       ++derived_;
       return derived_cache_.put(key, std::move(route));
     }
@@ -384,9 +385,10 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
   return searched_.put(key, std::move(route));
 }
 
-bool AdaptiveSpreader::from_leaves(NodeId src, NodeId dst, WeightedRoute& route) {
+std::optional<AdaptiveSpreader::LeafPair> AdaptiveSpreader::leaf_pair(NodeId src, NodeId dst) {
+  if (!derive_ || src == dst) return std::nullopt;
   const auto a = cluster_.node(src).server, b = cluster_.node(dst).server;
-  if (a == b) return false;
+  if (a < 0 || b < 0 || a == b) return std::nullopt;
   if (leaf_out_.empty()) {  // O(links), once
     std::int32_t servers = 0;
     for (std::uint32_t v = 0; v < cluster_.node_count(); ++v) servers = std::max(servers, cluster_.node(NodeId{v}).server + 1);
@@ -405,7 +407,7 @@ bool AdaptiveSpreader::from_leaves(NodeId src, NodeId dst, WeightedRoute& route)
     for (auto* v : {&leaf_out_, &leaf_in_}) std::replace(v->begin(), v->end(), kUnset, kNoLeaf);
   }
   const std::uint32_t l1 = leaf_out_[static_cast<std::size_t>(a)], l2 = leaf_in_[static_cast<std::size_t>(b)];
-  if (l1 == kNoLeaf || l2 == kNoLeaf || on_quotient(src.value, dst.value) != on_quotient(l1, l2)) return false;
+  if (l1 == kNoLeaf || l2 == kNoLeaf || on_quotient(src.value, dst.value) != on_quotient(l1, l2)) return std::nullopt;
   // The one link of each end (a second, parallel one: its own search, whose split over the
   // parallel links, and on the quotient their grouping, this does not repeat).
   const auto only_link = [](const Adjacency& adjacency, std::uint32_t v, std::uint32_t far) {
@@ -419,19 +421,23 @@ bool AdaptiveSpreader::from_leaves(NodeId src, NodeId dst, WeightedRoute& route)
   };
   const LinkId first = only_link(cluster_.out_adjacency(), src.value, l1);
   const LinkId last = only_link(cluster_.in_adjacency(), dst.value, l2);
-  if (!first.valid() || !last.valid()) return false;
-  const WeightedRoute& middle = spread(NodeId{l1}, NodeId{l2});
-  if (!middle.exact) return false;
+  if (!first.valid() || !last.valid()) return std::nullopt;
+  if (!spread(NodeId{l1}, NodeId{l2}).exact) return std::nullopt;
+  return LeafPair{NodeId{l1}, NodeId{l2}, first, last};
+}
+
+void AdaptiveSpreader::leaf_route(const LeafPair& pair, WeightedRoute& route) {
+  const WeightedRoute& middle = spread(pair.from, pair.to);
   // The middle lists its links in id order (compute()); the two end links go in at theirs.
   route.scale = middle.scale;
+  route.exact = true;
   route.links.reserve(middle.links.size() + 2);
   route.links = middle.links;
-  for (const LinkId end : {first, last}) {
+  for (const LinkId end : {pair.first, pair.last}) {
     const auto at = std::lower_bound(route.links.begin(), route.links.end(), end,
                                      [](const auto& entry, LinkId l) { return entry.first < l; });
     route.links.emplace(at, end, middle.scale);
   }
-  return true;
 }
 
 void AdaptiveSpreader::trim(std::size_t max_links) {

@@ -58,6 +58,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -139,6 +140,19 @@ class AdaptiveSpreader {
   // are those of the pair's own search (tested on every NIC pair of the bundled fabrics). One
   // search per pair of leaves: where a server's NICs share a leaf (h100-fat-tree-3tier), the
   // 131,072-GPU tree's 98,208 canonical pairs are 12,276 leaf pairs.
+  //
+  // Such a pair, as its parts (leaf_pair): a caller that sums many pairs' loads (a pipeline's
+  // members) adds each pair of leaves' middle once, times its pairs, and each pair's two links.
+  struct LeafPair {
+    NodeId from, to;   // the leaves L1 and L2: spread(from, to) is the middle
+    LinkId first, last;  // src -> L1 and L2 -> dst, each carrying the whole flow
+  };
+  // The parts of a pair that spread() builds from its servers' leaves; nullopt for any other
+  // pair (and with derive_from_twin_servers(false)). Searches the middle if not cached.
+  std::optional<LeafPair> leaf_pair(NodeId src, NodeId dst);
+  // Such a pair's route, as spread() returns it, written into `out` (not cached): the middle
+  // with the two links merged in at their ids, each of weight K.
+  void leaf_route(const LeafPair& pair, WeightedRoute& out);
   // Every pair computed by its own search (for tests that compare the two).
   void derive_from_twin_servers(bool on) { derive_ = on; }
   // Where the twin servers come from, asked on the first pair between servers: by default a
@@ -169,8 +183,6 @@ class AdaptiveSpreader {
   int search(std::uint32_t src, std::uint32_t dst);
   // The spread over the DAG of the last search (distance d(src, dst) > 0).
   WeightedRoute compute(std::uint32_t src, int distance);
-  // The pair's spread from its servers' leaves (spread()), when they qualify; else false.
-  bool from_leaves(NodeId src, NodeId dst, WeightedRoute& route);
   // Whether spread(a, b) runs on the twin quotient.
   bool on_quotient(std::uint32_t a, std::uint32_t b) const {
     return quotient_ && quotient_->class_size[a] == 1 && quotient_->class_size[b] == 1;

@@ -148,6 +148,9 @@ class RouteSum {
     exact_ = exact_ && part.exact;
   }
   bool empty() const { return sums_.size() == 0; }
+  // The common scale so far: a multiple of every exact part's added while the sum is exact, so
+  // adding a part whose scale divides it rescales nothing.
+  std::uint32_t scale() const { return scale_; }
   // The sum so far.
   void finish(WeightedRoute& out) const;
   WeightedRoute finish() const;

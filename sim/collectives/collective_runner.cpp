@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "core/errors.h"
 #include "core/random.h"
@@ -139,12 +140,33 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // then.
   const bool adaptive = cluster.routing() == topo::Routing::kAdaptive;
   std::map<std::uint32_t, std::vector<std::uint32_t>> pipelines;
+  // Members between servers of one leaf each (AdaptiveSpreader::leaf_pair) add their two end
+  // links at once and their leaves' middle, the same for every member between the same two
+  // leaves, once per pair of leaves: a count of its copies, added when the sum's scale is about
+  // to change and at the end. The sums are integers, so the result is the one adding each
+  // member's whole route gives, bit for bit: each middle's links are in the sum from its first
+  // member on (the order of first additions is kept), and every rescale, exact or rounded,
+  // sees the same sums. The 131,072-GPU tree's 524,256 members between servers fall on 98,256
+  // (pipeline, pair of leaves): at most 50 million weights added instead of 132 million.
   struct PipelineLoad {
     topo::RouteSum sum;
     bool weighted = false;  // started as one weighted flow: it has a spread, or the run is folded
+    std::unordered_map<std::uint64_t, std::uint32_t> middles;  // leaves' key -> copies not yet added
   };
   std::map<std::uint32_t, PipelineLoad> loads;
   const auto fold_map = [this](LinkId l) { return fold_->map(l); };
+  const auto add_to = [&](PipelineLoad& load, const auto& part, std::uint32_t copies) {
+    if (fold_) load.sum.add(part, copies, fold_map);
+    else load.sum.add(part, copies);
+  };
+  const auto add_middles = [&](PipelineLoad& load) {
+    for (auto& [key, copies] : load.middles) {
+      if (copies == 0) continue;
+      add_to(load, spreader_.spread(NodeId{static_cast<std::uint32_t>(key >> 32)}, NodeId{static_cast<std::uint32_t>(key)}),
+             copies);
+      copies = 0;
+    }
+  };
   // The pipeline of the flow just prepared: its index recorded; its load, where one is summed.
   const auto join_pipeline = [&](const PlannedFlow& pf) -> PipelineLoad* {
     const auto i = static_cast<std::uint32_t>(prepared.size() - 1);
@@ -212,7 +234,10 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
     // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed
     // path is routed); the rest of its path is as under ECMP.
-    const topo::WeightedRoute* fabric = adaptive ? &spreader_.spread(nic->send_nic, nic->recv_nic) : nullptr;
+    // A pipeline's member between servers of one leaf each takes its route in parts (loads).
+    const std::optional<topo::AdaptiveSpreader::LeafPair> leaves =
+        adaptive && share_leaf_middles_ && pf.pipeline != kNoPipeline ? spreader_.leaf_pair(nic->send_nic, nic->recv_nic) : std::nullopt;
+    const topo::WeightedRoute* fabric = adaptive && !leaves ? &spreader_.spread(nic->send_nic, nic->recv_nic) : nullptr;
     if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
     segment(owner, nic->send_nic, 0);
     if (!adaptive) segment(nic->send_nic, nic->recv_nic, salt);
@@ -220,7 +245,12 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::span<LinkId> path = owned_path(links);
     auto out = path.begin();
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
-    const PathTiming timing = measure(path, fabric);
+    PathTiming timing = measure(path, fabric);
+    if (leaves) {
+      const PathTiming ends = leaf_timing(*leaves);
+      timing.latency += ends.latency;
+      timing.worst = std::max(timing.worst, ends.worst);
+    }
     push(path, false, timing);
     PipelineLoad* load = pf.pipeline != kNoPipeline ? join_pipeline(pf) : nullptr;
     if (adaptive && load) {
@@ -231,14 +261,26 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
           load->sum.add(prepared[members[m]].path(), round.flows[members[m]].copies);
         }
       }
-      // The member's route, segment by segment, in the order a route of its own lists them.
-      const auto add_part = [&](const auto& part) {
-        if (fold_) load->sum.add(part, pf.copies, fold_map);
-        else load->sum.add(part, pf.copies);
+      // The member's route, segment by segment, in the order a route of its own lists them;
+      // between servers of one leaf each, its middle once per pair of leaves (PipelineLoad).
+      const auto add_fabric = [&] {
+        if (!leaves) return add_to(*load, *fabric, pf.copies);
+        const std::uint64_t key = std::uint64_t{leaves->from.value} << 32 | leaves->to.value;
+        const auto [middle, first] = load->middles.try_emplace(key, 0);
+        if (first) {
+          spreader_.leaf_route(*leaves, leaf_route_);
+          if (load->sum.scale() % leaf_route_.scale != 0) add_middles(*load);  // before the rescale
+          return add_to(*load, leaf_route_, pf.copies);
+        }
+        // The middle's links are in the sum: the two end links are the new ones, in id order.
+        const LinkId ends[2] = {std::min(leaves->first, leaves->last), std::max(leaves->first, leaves->last)};
+        add_to(*load, std::span<const LinkId>(ends), pf.copies);
+        if (middle->second > UINT32_MAX - pf.copies) topo::weight_overflow();
+        middle->second += pf.copies;
       };
       for (std::size_t k = 0; k < parts; ++k) {
-        if (k + 1 == parts) add_part(*fabric);
-        add_part(segments[k]);
+        if (k + 1 == parts) add_fabric();
+        add_to(*load, segments[k], pf.copies);
       }
       spreader_.trim(kSpreadCacheLinks);
     } else if (adaptive) {
@@ -354,6 +396,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     run->round_tail = std::max(run->round_tail, tail + fill);
     if (const auto load = loads.find(id); load != loads.end()) {
       if (load->second.weighted) {
+        add_middles(load->second);
         // The sum's table is freed before the network takes the route, so the heap reuses it:
         // every pipeline's table is alive at once only until the round starts.
         const topo::WeightedRoute route = load->second.sum.finish();
@@ -405,6 +448,33 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     path_chunks_ = {};
     spreads_ = decltype(spreads_){};
   }
+}
+
+CollectiveRunner::PathTiming CollectiveRunner::leaf_timing(const topo::AdaptiveSpreader::LeafPair& pair) {
+  const topo::Cluster& cluster = layout_.cluster();
+  // Bounded: a pair of leaves costs one pass over its middle to measure again.
+  if (middle_timings_.size() >= kMiddleTimings) middle_timings_.clear();
+  const std::uint64_t key = std::uint64_t{pair.from.value} << 32 | pair.to.value;
+  auto [it, fresh] = middle_timings_.try_emplace(key);
+  MiddleTiming& middle = it->second;
+  if (fresh) {
+    const topo::WeightedRoute& route = spreader_.spread(pair.from, pair.to);
+    middle.scale = route.scale;
+    for (const auto& [l, w] : route.links) {
+      middle.weighted_ps += static_cast<double>(w) * static_cast<double>(cluster.link(l).latency.count());
+      middle.worst = std::max(middle.worst, static_cast<int>(cluster.link(l).link_class));
+    }
+  }
+  // topo::mean_latency over the whole route: the end links carry weight K each.
+  double sum = middle.weighted_ps;
+  PathTiming t;
+  t.worst = middle.worst;
+  for (const LinkId end : {pair.first, pair.last}) {
+    sum += static_cast<double>(middle.scale) * static_cast<double>(cluster.link(end).latency.count());
+    t.worst = std::max(t.worst, static_cast<int>(cluster.link(end).link_class));
+  }
+  t.latency = Duration{std::llround(sum / middle.scale)};
+  return t;
 }
 
 std::span<LinkId> CollectiveRunner::owned_path(std::size_t links) {

@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/collectives/collective.h"
@@ -64,6 +65,10 @@ class CollectiveRunner {
   // training iteration's every micro-batch) may keep it and pass it each time.
   void start(CollectiveSpec spec, std::shared_ptr<const Schedule> schedule, CollectiveAlgorithm algorithm,
              Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done);
+  // Off: a pipeline's every member adds its whole route to the pipeline's load, also between
+  // servers of one leaf each, whose shared middles are otherwise added once per pair of leaves
+  // (start_round, PipelineLoad): the same loads either way (tests compare the two).
+  void share_leaf_middles(bool on) { share_leaf_middles_ = on; }
 
  private:
   struct Run;
@@ -86,6 +91,7 @@ class CollectiveRunner {
   // Links the spreader's cache may hold after a flow is prepared (8 bytes each; AdaptiveSpreader::trim).
   static constexpr std::size_t kSpreadCacheLinks = std::size_t{1} << 24;
   bool merge_identical_ = true;
+  bool share_leaf_middles_ = true;
   NetworkFold* fold_ = nullptr;
   // start_round's scratch, kept between rounds of up to kKeptScratch flows (every
   // point-to-point transfer is a run of one such round), released after a larger one.
@@ -144,6 +150,18 @@ class CollectiveRunner {
   // Keeps a flow's path, timing and spread (not yet kept).
   void keep_flow(std::uint32_t src, std::uint32_t dst, std::int32_t rail, std::span<const topo::LinkId> path,
                  PathTiming timing, const topo::WeightedRoute& spread);
+  // The latency and slowest class of a pair between servers of one leaf each over its route
+  // (AdaptiveSpreader::leaf_pair): its middle's, kept per pair of leaves (a sum of integers in
+  // picoseconds, so the mean is mean_latency's of the whole route exactly), and its two links'.
+  PathTiming leaf_timing(const topo::AdaptiveSpreader::LeafPair& pair);
+  struct MiddleTiming {
+    double weighted_ps = 0;  // sum over the middle's links of weight x latency (an integer)
+    std::uint32_t scale = 1;
+    int worst = 0;
+  };
+  std::unordered_map<std::uint64_t, MiddleTiming> middle_timings_;  // by leaves, from << 32 | to
+  static constexpr std::size_t kMiddleTimings = std::size_t{1} << 20;  // then cleared
+  topo::WeightedRoute leaf_route_;  // start_round's scratch: a pipeline member's whole route
   static constexpr std::size_t kCachedFlowLinks = std::size_t{1} << 22;
   std::vector<FlowSlot> flow_slots_;  // empty, or a power of two
   std::deque<CachedFlow> kept_flows_;
