@@ -68,6 +68,7 @@ std::vector<std::size_t> RankSymmetries::set_image_representatives(const std::ve
     std::iota(out.begin(), out.end(), std::size_t{0});
     return out;
   }
+  if (grid_index_.empty()) return out;  // no rank: the identity alone, which is no image
   std::vector<std::uint32_t> sorted(ranks);
   std::sort(sorted.begin(), sorted.end());
   // Axis i is invariant when the unit shift along it maps every rank of the set into the set.

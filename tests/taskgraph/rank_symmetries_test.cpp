@@ -92,6 +92,11 @@ TEST(RankSymmetries, SetImageRepresentativesGiveEveryImageOfTheSet) {
   }
 }
 
+TEST(RankSymmetries, AGridOfNoRankHasNoImageToAsk) {
+  RankSymmetries none({{1, 1}}, {});
+  EXPECT_TRUE(none.set_image_representatives({}).empty());
+}
+
 TEST(RankSymmetries, ChecksNameWhatIsWrong) {
   RankSymmetries overlapping({{4, 1}, {2, 2}}, {0, 1, 2, 3, 4, 5, 6, 7});  // digit of stride 2 inside the radix-4 one
   overlapping.add_shift({1, 0});
