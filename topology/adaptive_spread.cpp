@@ -311,12 +311,16 @@ WeightedRoute AdaptiveSpreader::compute(std::uint32_t src, int distance) {
   return route;
 }
 
-const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
+void AdaptiveSpreader::check_nodes(NodeId src, NodeId dst) const {
   for (NodeId id : {src, dst}) {
     if (id.value >= cluster_.node_count()) {
       throw InternalError("AdaptiveSpreader: unknown node " + std::to_string(id.value));
     }
   }
+}
+
+const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
+  check_nodes(src, dst);
   const std::uint64_t key = std::uint64_t{src.value} << 32 | dst.value;
   if (auto it = derived_cache_.routes.find(key); it != derived_cache_.routes.end()) return it->second;
   if (auto it = searched_.routes.find(key); it != searched_.routes.end()) return it->second;
@@ -386,6 +390,7 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
 }
 
 std::optional<AdaptiveSpreader::LeafPair> AdaptiveSpreader::leaf_pair(NodeId src, NodeId dst) {
+  check_nodes(src, dst);
   if (!derive_ || src == dst) return std::nullopt;
   const auto a = cluster_.node(src).server, b = cluster_.node(dst).server;
   if (a < 0 || b < 0 || a == b) return std::nullopt;

@@ -180,6 +180,8 @@ class AdaptiveSpreader {
 
  private:
   struct Mark;
+  // Throws InternalError naming a device outside the cluster.
+  void check_nodes(NodeId src, NodeId dst) const;
   int search(std::uint32_t src, std::uint32_t dst);
   // The spread over the DAG of the last search (distance d(src, dst) > 0).
   WeightedRoute compute(std::uint32_t src, int distance);

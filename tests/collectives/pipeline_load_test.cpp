@@ -5,7 +5,9 @@
 // switches' quotient (the production path at scale) or not.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
