@@ -456,10 +456,14 @@ void AdaptiveSpreader::clear() {
   derived_cache_.clear();
 }
 
-Duration mean_latency(const Cluster& cluster, const WeightedRoute& route) {
-  double sum = 0;  // of weight x latency in ps
+double weighted_latency_ps(const Cluster& cluster, const WeightedRoute& route) {
+  double sum = 0;
   for (const auto& [l, w] : route.links) sum += static_cast<double>(w) * static_cast<double>(cluster.link(l).latency.count());
-  return Duration{std::llround(sum / route.scale)};
+  return sum;
+}
+
+Duration mean_latency(const Cluster& cluster, const WeightedRoute& route) {
+  return Duration{std::llround(weighted_latency_ps(cluster, route) / route.scale)};
 }
 
 WeightedRoute adaptive_spread(const Cluster& cluster, NodeId src, NodeId dst) {

@@ -236,6 +236,10 @@ class AdaptiveSpreader {
 // twin switches too (twins' links have one latency). Rounded to the nearest picosecond (exact
 // while sum of weight x latency stays below 2^53: K L with K <= 2^20 and L below 8 ms).
 Duration mean_latency(const Cluster& cluster, const WeightedRoute& route);
+// Its numerator: the sum over the route's links of weight x latency in picoseconds, an integer
+// held exactly in a double below 2^53, so a caller may add other links' to it (the same links
+// listed elsewhere) and divide once, as mean_latency does.
+double weighted_latency_ps(const Cluster& cluster, const WeightedRoute& route);
 
 // One query without a cache (allocates O(vertices) of marks): AdaptiveSpreader for many.
 WeightedRoute adaptive_spread(const Cluster& cluster, NodeId src, NodeId dst);

@@ -460,10 +460,8 @@ CollectiveRunner::PathTiming CollectiveRunner::leaf_timing(const topo::AdaptiveS
   if (fresh) {
     const topo::WeightedRoute& route = spreader_.spread(pair.from, pair.to);
     middle.scale = route.scale;
-    for (const auto& [l, w] : route.links) {
-      middle.weighted_ps += static_cast<double>(w) * static_cast<double>(cluster.link(l).latency.count());
-      middle.worst = std::max(middle.worst, static_cast<int>(cluster.link(l).link_class));
-    }
+    middle.weighted_ps = topo::weighted_latency_ps(cluster, route);
+    for (const auto& [l, w] : route.links) middle.worst = std::max(middle.worst, static_cast<int>(cluster.link(l).link_class));
   }
   // topo::mean_latency over the whole route: the end links carry weight K each.
   double sum = middle.weighted_ps;

@@ -155,7 +155,7 @@ class CollectiveRunner {
   // picoseconds, so the mean is mean_latency's of the whole route exactly), and its two links'.
   PathTiming leaf_timing(const topo::AdaptiveSpreader::LeafPair& pair);
   struct MiddleTiming {
-    double weighted_ps = 0;  // sum over the middle's links of weight x latency (an integer)
+    double weighted_ps = 0;  // topo::weighted_latency_ps of the middle
     std::uint32_t scale = 1;
     int worst = 0;
   };

@@ -56,9 +56,10 @@ LoadRun all_reduce(const Machine& m, CollectiveAlgorithm algorithm, Bytes size, 
 }
 
 TEST(PipelineLoad, MembersBetweenLeavesGiveTheLoadOfTheirWholeRoutes) {
-  // Radix 16: a leaf holds one DGX H100's 8 NICs, a pod 8 servers; 24 servers in 3 pods, so the
-  // tree's and the ring's edges between servers run between leaves of one pod (middle K = 8)
-  // and of two (K = 64): the sum's scale grows while middles wait to be added.
+  // Radix 16: a leaf holds 8 NICs, the 2 of each of 4 servers, a pod 8 leaves (32 servers); 40
+  // servers fill one pod and part of a second. The tree's edges between servers then repeat
+  // pairs of leaves (the counted middles), within one pod (middle K = 8) and across two
+  // (K = 64): the sum's scale grows while middles wait to be added.
   const Machine m = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-fat-tree-3tier.json",
                                  {"/fabric/radix=16", "/servers/0/count=40", "/servers/0/gpus=2", "/servers/0/nics=2", "/servers/0/pcie_switches=1"});
   ASSERT_EQ(m.cluster.routing(), topo::Routing::kAdaptive);
