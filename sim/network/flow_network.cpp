@@ -31,6 +31,12 @@ FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> li
   }
 }
 
+// The links' lists that grew past one flow hold heap blocks (pooled_lists.h); every such link is
+// in used_.
+FlowNetwork::~FlowNetwork() {
+  for (std::uint32_t l : used_) flow_refs_.release(links_[l].flows);
+}
+
 void FlowNetwork::reset(sim::Simulator& simulator) {
   sim_ = &simulator;
   // Capacity and latency are all a new link holds; only set_capacity changes a capacity.
@@ -40,11 +46,13 @@ void FlowNetwork::reset(sim::Simulator& simulator) {
     if (l < intervals_.size()) intervals_[l].clear();
     const double capacity = links_[l].capacity;
     const Duration latency = links_[l].latency;
+    flow_refs_.release(links_[l].flows);
     links_[l] = Link{};
     links_[l].capacity = capacity;
     links_[l].latency = latency;
   }
   used_.clear();
+  flow_refs_.clear();  // the used links' lists, released above, were all it held
   record_intervals_ = false;
   flows_.clear();
   free_flows_.clear();
@@ -183,7 +191,7 @@ void FlowNetwork::attach(std::uint32_t f) {
     Link& link = use(h.link);
     const auto pos = static_cast<std::uint32_t>(link.flows.size());
     h.slot = pos;
-    link.flows.push_back(FlowRef{f, i, h.weight, flow.rate});
+    flow_refs_.push_back(link.flows, FlowRef{f, i, h.weight, flow.rate});
     if (!link.stale) sift(link, pos);
     link.bound_sum += flow.bound * h.weight;
     dirty_links_.push_back(h.link);
@@ -412,7 +420,12 @@ void FlowNetwork::solve() {
     if (link.unfrozen_flows > 0) heap.emplace_back(link.residual / link.unfrozen, l);
   }
   std::make_heap(heap.begin(), heap.end(), later);
-  while (!heap.empty()) {
+  // Once every flow of the component is frozen, each link left on the heap has no unfrozen flow
+  // and would only be popped and skipped: the filling stops there. On a tree across 131,072 GPUs
+  // (16 weighted flows over 5 million links) the last flow freezes at one of the first links
+  // popped, and the pops of the rest were most of the solve.
+  std::size_t unfrozen = comp_flows_.size();
+  while (!heap.empty() && unfrozen > 0) {
     std::pop_heap(heap.begin(), heap.end(), later);
     const auto [share, l] = heap.back();
     heap.pop_back();
@@ -430,6 +443,7 @@ void FlowNetwork::solve() {
       if (flow.frozen || flow.mark != epoch_) return;
       flow.frozen = true;
       flow.rate = rate;
+      --unfrozen;
       for (const Hop& h : flow.hops) {
         Link& m = links_[h.link];
         m.residual -= rate * h.weight;

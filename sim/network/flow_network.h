@@ -65,6 +65,7 @@
 
 #include "core/ids.h"
 #include "core/units.h"
+#include "sim/network/pooled_lists.h"
 #include "sim/engine/simulator.h"
 
 namespace cs::net {
@@ -96,6 +97,7 @@ struct BusyInterval {
 class FlowNetwork {
  public:
   FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> links);
+  ~FlowNetwork();
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
@@ -176,7 +178,7 @@ class FlowNetwork {
   // only; the accounting (rate_sum, which update_busy also reads, since, bytes, busy), the
   // saturation bound and the walk's candidates are in the second.
   struct alignas(64) Link {
-    std::vector<FlowRef> flows;     // active flows through this link
+    PooledLists<FlowRef>::List flows;  // active flows through this link (storage: flow_refs_)
     // solver scratch
     double residual = 0;
     double unfrozen = 0;            // weight of the unfrozen flows
@@ -271,6 +273,7 @@ class FlowNetwork {
   std::vector<std::vector<BusyInterval>> intervals_;  // per link once recording; reset empties the used ones
   std::vector<OpenInterval> open_;                    // per link once recording
   std::vector<Flow> flows_;
+  PooledLists<FlowRef> flow_refs_;  // the storage of the links' flow lists
   std::vector<std::uint32_t> free_flows_;
   std::vector<std::uint32_t> dirty_links_;
   bool solve_pending_ = false;
