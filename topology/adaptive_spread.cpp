@@ -1,7 +1,9 @@
 #include "topology/adaptive_spread.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <string>
 
@@ -358,18 +360,16 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
           if (image == l) route.links.emplace_back(l, w);
           else moved_.emplace_back(image, w);
         }
-        const auto by_id = [](const auto& x, const auto& y) { return x.first < y.first; };
-        std::sort(moved_.begin(), moved_.end(), by_id);
-        std::size_t kept = route.links.size(), k = kept + moved_.size(), m = moved_.size();
-        route.links.resize(k);
-        while (m > 0) {  // merged from the back, in place
-          if (kept > 0 && by_id(moved_[m - 1], route.links[kept - 1])) route.links[--k] = route.links[--kept];
-          else route.links[--k] = moved_[--m];
-        }
+        merge_moved(route);
         ++derived_;
         return derived_cache_.put(key, std::move(route));
       }
     }
+  }
+  if (src != dst && derive_ && cluster_.node(src).server < 0 && cluster_.node(dst).server < 0 &&
+      derive_from_like_switches(src.value, dst.value, route)) {
+    ++derived_;
+    return derived_cache_.put(key, std::move(route));
   }
   if (src != dst) {
     // The twin quotient when both ends are classes of one (the header), else the cluster.
@@ -389,28 +389,159 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
   return searched_.put(key, std::move(route));
 }
 
+void AdaptiveSpreader::merge_moved(WeightedRoute& route) {
+  const auto by_id = [](const auto& x, const auto& y) { return x.first < y.first; };
+  std::sort(moved_.begin(), moved_.end(), by_id);
+  std::size_t kept = route.links.size(), k = kept + moved_.size(), m = moved_.size();
+  route.links.resize(k);
+  while (m > 0) {  // merged from the back, in place
+    if (kept > 0 && by_id(moved_[m - 1], route.links[kept - 1])) route.links[--k] = route.links[--kept];
+    else route.links[--k] = moved_[--m];
+  }
+}
+
+// Switches of like neighbours (the header): per switch, its row of neighbours outside its own
+// servers (those it is the only way into and out of), each with exactly one link each way, keyed
+// by (neighbour, the two links' bandwidths); switches with equal keys form a class. O(links +
+// switches' rows log), once.
+void AdaptiveSpreader::find_like_switches() {
+  if (leaf_out_.empty()) find_leaves();
+  const auto n = static_cast<std::uint32_t>(cluster_.node_count());
+  const Adjacency& out = cluster_.out_adjacency();
+  const Adjacency& in = cluster_.in_adjacency();
+  std::vector<std::vector<LikeNeighbour>> rows(n);
+  std::vector<std::uint32_t> first(n, kNoLeaf), members(n, 0);
+  std::map<std::vector<std::uint64_t>, std::uint32_t> classes;
+  std::vector<std::uint64_t> key;
+  for (std::uint32_t v = 0; v < n; ++v) {
+    if (cluster_.node(NodeId{v}).server >= 0) continue;
+    // A neighbour in a server: fine when v is that server's only way in and out.
+    const auto own_server = [&](std::uint32_t u) {
+      const std::int32_t su = cluster_.node(NodeId{u}).server;
+      return su >= 0 && leaf_out_[static_cast<std::size_t>(su)] == v && leaf_in_[static_cast<std::size_t>(su)] == v;
+    };
+    const auto in_server = [&](std::uint32_t u) { return cluster_.node(NodeId{u}).server >= 0; };
+    std::vector<LikeNeighbour>& row = rows[v];
+    bool ok = true;
+    for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1] && ok; ++k) {
+      if (in_server(out.node[k])) ok = own_server(out.node[k]);
+      else row.push_back({out.node[k], out.link[k], LinkId{}});
+    }
+    std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+    for (std::size_t i = 1; i < row.size() && ok; ++i) ok = row[i].node != row[i - 1].node;  // parallel cables
+    for (std::uint32_t k = in.begin[v]; k < in.begin[v + 1] && ok; ++k) {
+      if (in_server(in.node[k])) {
+        ok = own_server(in.node[k]);
+        continue;
+      }
+      const auto it = std::lower_bound(row.begin(), row.end(), in.node[k], [](const auto& e, std::uint32_t u) { return e.node < u; });
+      ok = it != row.end() && it->node == in.node[k] && !it->in.valid();
+      if (ok) it->in = in.link[k];
+    }
+    for (const LikeNeighbour& e : row) ok = ok && e.in.valid();
+    if (!ok || row.empty()) {
+      row.clear();
+      continue;
+    }
+    key.clear();
+    for (const LikeNeighbour& e : row) {
+      key.push_back(e.node);
+      key.push_back(std::bit_cast<std::uint64_t>(cluster_.link(e.out).bandwidth.value()));
+      key.push_back(std::bit_cast<std::uint64_t>(cluster_.link(e.in).bandwidth.value()));
+    }
+    first[v] = classes.try_emplace(key, v).first->second;
+    ++members[first[v]];
+  }
+  like_first_.assign(n, kNoLeaf);
+  like_second_.assign(n, kNoLeaf);
+  like_begin_.assign(std::size_t{n} + 1, 0);
+  like_rows_.clear();
+  for (std::uint32_t v = 0; v < n; ++v) {
+    if (first[v] != kNoLeaf && members[first[v]] > 1) {
+      like_first_[v] = first[v];
+      if (v != first[v] && like_second_[first[v]] == kNoLeaf) like_second_[first[v]] = v;
+      like_rows_.insert(like_rows_.end(), rows[v].begin(), rows[v].end());
+    }
+    like_begin_[v + 1] = static_cast<std::uint32_t>(like_rows_.size());
+  }
+}
+
+bool AdaptiveSpreader::derive_from_like_switches(std::uint32_t src, std::uint32_t dst, WeightedRoute& route) {
+  if (like_first_.empty()) find_like_switches();
+  std::uint32_t s1 = like_first_[src] == kNoLeaf ? src : like_first_[src];
+  std::uint32_t t1 = like_first_[dst] == kNoLeaf ? dst : like_first_[dst];
+  if (s1 == t1 && like_first_[src] != kNoLeaf) {  // one class: its first two, in the order that fits
+    const std::uint32_t second = like_second_[s1];
+    if (dst == s1) s1 = second;
+    else t1 = second;
+  }
+  // Replacing s1 by src needs dst outside {s1, src}; t1 by dst, s1 outside {t1, dst} (the header).
+  if ((s1 == src && t1 == dst) || s1 == dst || s1 == t1 || on_quotient(src, dst) != on_quotient(s1, t1)) return false;
+  const WeightedRoute& base = spread(NodeId{s1}, NodeId{t1});
+  if (!base.exact) return false;
+  const bool quotient = on_quotient(src, dst);
+  // v's link to (from) neighbour u: v's row, by neighbour id.
+  const auto row_link = [&](std::uint32_t v, std::uint32_t u, bool to) {
+    const LikeNeighbour* b = like_rows_.data() + like_begin_[v];
+    const LikeNeighbour* e = like_rows_.data() + like_begin_[v + 1];
+    const LikeNeighbour* it = std::lower_bound(b, e, u, [](const LikeNeighbour& x, std::uint32_t y) { return x.node < y; });
+    if (it == e || it->node != u) throw InternalError("AdaptiveSpreader: a like switch without its class's neighbour");
+    return to ? it->out : it->in;
+  };
+  route.scale = base.scale;
+  route.exact = true;
+  route.links.clear();
+  route.links.reserve(base.links.size());
+  moved_.clear();
+  for (const auto& [l, w] : base.links) {
+    const LinkInfo& link = cluster_.link(l);
+    LinkId image = l;
+    std::uint32_t from = link.src.value, to = link.dst.value;
+    if (to == t1 && t1 != dst) {  // into t1: into dst from the same neighbour
+      if (from == s1) from = src;  // s1 -> t1 directly: src -> dst
+      image = row_link(dst, from, false);
+    } else if (from == s1 && s1 != src) {  // out of s1: out of src to the same neighbour
+      image = row_link(src, to, true);
+      // On the quotient a link to a class of twins stands for its group, by the first of them
+      // in the row's order; src's first may lead to another twin than s1's: then its own search.
+      if (quotient && quotient_->class_size[to] > 1) {
+        const Adjacency& q = quotient_->out;
+        if (std::find(q.link.begin() + q.begin[src], q.link.begin() + q.begin[src + 1], image) == q.link.begin() + q.begin[src + 1]) {
+          return false;
+        }
+      }
+    }
+    if (image == l) route.links.emplace_back(l, w);
+    else moved_.emplace_back(image, w);
+  }
+  merge_moved(route);
+  return true;
+}
+
+void AdaptiveSpreader::find_leaves() {  // O(links), once
+  std::int32_t servers = 0;
+  for (std::uint32_t v = 0; v < cluster_.node_count(); ++v) servers = std::max(servers, cluster_.node(NodeId{v}).server + 1);
+  constexpr std::uint32_t kUnset = kNoLeaf - 1;
+  leaf_out_.assign(static_cast<std::size_t>(servers), kUnset);
+  leaf_in_.assign(static_cast<std::size_t>(servers), kUnset);
+  const auto note = [](std::uint32_t& leaf, std::uint32_t v) { leaf = leaf == kUnset || leaf == v ? v : kNoLeaf; };
+  for (std::uint32_t l = 0; l < cluster_.link_count(); ++l) {
+    const LinkInfo& link = cluster_.link(LinkId{l});
+    const std::int32_t from = cluster_.node(link.src).server, to = cluster_.node(link.dst).server;
+    if (from == to) continue;
+    // A link between two servers is no leaf's: neither server qualifies.
+    if (from >= 0) note(leaf_out_[static_cast<std::size_t>(from)], to >= 0 ? kNoLeaf : link.dst.value);
+    if (to >= 0) note(leaf_in_[static_cast<std::size_t>(to)], from >= 0 ? kNoLeaf : link.src.value);
+  }
+  for (auto* v : {&leaf_out_, &leaf_in_}) std::replace(v->begin(), v->end(), kUnset, kNoLeaf);
+}
+
 std::optional<AdaptiveSpreader::LeafPair> AdaptiveSpreader::leaf_pair(NodeId src, NodeId dst) {
   check_nodes(src, dst);
   if (!derive_ || src == dst) return std::nullopt;
   const auto a = cluster_.node(src).server, b = cluster_.node(dst).server;
   if (a < 0 || b < 0 || a == b) return std::nullopt;
-  if (leaf_out_.empty()) {  // O(links), once
-    std::int32_t servers = 0;
-    for (std::uint32_t v = 0; v < cluster_.node_count(); ++v) servers = std::max(servers, cluster_.node(NodeId{v}).server + 1);
-    constexpr std::uint32_t kUnset = kNoLeaf - 1;
-    leaf_out_.assign(static_cast<std::size_t>(servers), kUnset);
-    leaf_in_.assign(static_cast<std::size_t>(servers), kUnset);
-    const auto note = [](std::uint32_t& leaf, std::uint32_t v) { leaf = leaf == kUnset || leaf == v ? v : kNoLeaf; };
-    for (std::uint32_t l = 0; l < cluster_.link_count(); ++l) {
-      const LinkInfo& link = cluster_.link(LinkId{l});
-      const std::int32_t from = cluster_.node(link.src).server, to = cluster_.node(link.dst).server;
-      if (from == to) continue;
-      // A link between two servers is no leaf's: neither server qualifies.
-      if (from >= 0) note(leaf_out_[static_cast<std::size_t>(from)], to >= 0 ? kNoLeaf : link.dst.value);
-      if (to >= 0) note(leaf_in_[static_cast<std::size_t>(to)], from >= 0 ? kNoLeaf : link.src.value);
-    }
-    for (auto* v : {&leaf_out_, &leaf_in_}) std::replace(v->begin(), v->end(), kUnset, kNoLeaf);
-  }
+  if (leaf_out_.empty()) find_leaves();
   const std::uint32_t l1 = leaf_out_[static_cast<std::size_t>(a)], l2 = leaf_in_[static_cast<std::size_t>(b)];
   if (l1 == kNoLeaf || l2 == kNoLeaf || on_quotient(src.value, dst.value) != on_quotient(l1, l2)) return std::nullopt;
   // The one link of each end (a second, parallel one: its own search, whose split over the

@@ -132,13 +132,14 @@ TEST(AdaptiveSpread, CoversExactlyTheLinksEcmpCanHashOnto) {
   EXPECT_EQ(spread, ecmp);
   EXPECT_EQ(r.scale, 4u);
   expect_flow_invariants(c, src, dst, r);
-  // Cached per pair: the same object; two entries, the pair's and that of the leaves it was
+  // Cached per pair: the same object; three entries, the pair's, that of the leaves it was
   // built from (node3 and node200 each hang off one leaf by one link: the header, "Servers of
-  // one leaf").
+  // one leaf"), and that of the first two leaves, whose spread the leaves' was derived from (all
+  // 32 leaves have the same 4 spines: "Switches of like neighbours").
   EXPECT_EQ(&spreader.spread(src, dst), &r);
-  EXPECT_EQ(spreader.derived_routes(), 1u);
-  EXPECT_EQ(spreader.cached_routes(), 2u);
-  EXPECT_EQ(spreader.cached_links(), 18u);  // (2 x 4 spines + 2) + 2 x 4 spines
+  EXPECT_EQ(spreader.derived_routes(), 2u);
+  EXPECT_EQ(spreader.cached_routes(), 3u);
+  EXPECT_EQ(spreader.cached_links(), 26u);  // (2 x 4 spines + 2) + 2 x (2 x 4 spines)
   const std::vector<std::pair<LinkId, std::uint32_t>> before = r.links;
   spreader.clear();
   EXPECT_EQ(spreader.cached_routes(), 0u);
@@ -291,8 +292,8 @@ TEST(AdaptiveSpread, TwinServersGiveEveryPairTheSpreadOfItsOwnSearch) {
   // on one leaf), has the links, weights and K its own search gives, on the full graph and on
   // the twin switches' quotient: NIC pairs of every rail (same-rail and cross-rail, where paths
   // through a third server's NICs, or the sender's own NIC of another rail, can tie: taking a
-  // NIC's own leaf for its server's fails here), and pairs of any devices (GPUs, PCIe and
-  // NVLink switches).
+  // NIC's own leaf for its server's fails here), pairs of any devices (GPUs, PCIe and
+  // NVLink switches), and pairs of the fabric's switches (from switches of like neighbours).
   struct Case {
     std::string file;
     std::vector<std::string> sets;
@@ -312,9 +313,12 @@ TEST(AdaptiveSpread, TwinServersGiveEveryPairTheSpreadOfItsOwnSearch) {
     const Cluster c = load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + k.file + ".json", k.sets);
     const ServerSymmetry symmetry(c);
     const auto twins = symmetry.twin_orbits();
-    std::vector<NodeId> nics, devices;
+    std::vector<NodeId> nics, devices, switches;
     for (std::uint32_t v = 0; v < c.node_count(); ++v) {
-      if (c.node(NodeId{v}).server < 0) continue;
+      if (c.node(NodeId{v}).server < 0) {
+        switches.push_back(NodeId{v});
+        continue;
+      }
       devices.push_back(NodeId{v});
       if (c.node(NodeId{v}).kind == NodeKind::kNic) nics.push_back(NodeId{v});
     }
@@ -343,6 +347,26 @@ TEST(AdaptiveSpread, TwinServersGiveEveryPairTheSpreadOfItsOwnSearch) {
       EXPECT_EQ(searched.derived_routes(), 0u);
       // Every bundled fabric here has servers of one leaf block: most pairs are mapped.
       EXPECT_GT(derived.derived_routes(), pairs / 2) << pairs;
+      // Pairs of switches, on a spreader of their own (the pairs above cached some): from the
+      // first switches of their classes of like neighbours (the leaves of one pod, of one
+      // leaf-spine; twin spines or cores), or their own search.
+      AdaptiveSpreader fresh = quotient ? AdaptiveSpreader(c, twins->switch_twins()) : AdaptiveSpreader(c);
+      std::size_t switch_pairs = 0;
+      for (std::size_t i = 0; i < switches.size(); i += 3) {
+        for (std::size_t j = 0; j < switches.size(); ++j) {
+          SCOPED_TRACE(c.node(switches[i]).name + " -> " + c.node(switches[j]).name);
+          const WeightedRoute& x = fresh.spread(switches[i], switches[j]);
+          const WeightedRoute& y = searched.spread(switches[i], switches[j]);
+          ASSERT_EQ(x.scale, y.scale);
+          ASSERT_EQ(x.exact, y.exact);
+          ASSERT_EQ(x.links, y.links);
+          ++switch_pairs;
+        }
+      }
+      EXPECT_EQ(searched.derived_routes(), 0u);
+      if (k.file == "h100-fat-tree-3tier" || k.file == "leafspine-oversub") {
+        EXPECT_GT(fresh.derived_routes(), switch_pairs / 2) << switch_pairs;
+      }
     }
   }
 }
