@@ -402,32 +402,33 @@ void AdaptiveSpreader::merge_moved(WeightedRoute& route) {
 
 // Switches of like neighbours (the header): per switch, its row of neighbours outside its own
 // servers (those it is the only way into and out of), each with exactly one link each way, keyed
-// by (neighbour, the two links' bandwidths); switches with equal keys form a class. O(links +
-// switches' rows log), once.
-void AdaptiveSpreader::find_like_switches() {
-  if (leaf_out_.empty()) find_leaves();
-  const auto n = static_cast<std::uint32_t>(cluster_.node_count());
-  const Adjacency& out = cluster_.out_adjacency();
-  const Adjacency& in = cluster_.in_adjacency();
-  std::vector<std::vector<LikeNeighbour>> rows(n);
-  std::vector<std::uint32_t> first(n, kNoLeaf), members(n, 0);
+// by (neighbour, the two links' bandwidths); switches with equal keys form a class.
+std::shared_ptr<const LikeSwitches> like_switches(const Cluster& cluster) {
+  const ServerLeaves leaves = server_leaves(cluster);
+  constexpr std::uint32_t kNone = LikeSwitches::kNone;
+  const auto n = static_cast<std::uint32_t>(cluster.node_count());
+  const Adjacency& out = cluster.out_adjacency();
+  const Adjacency& in = cluster.in_adjacency();
+  using Neighbour = LikeSwitches::Neighbour;
+  std::vector<std::vector<Neighbour>> rows(n);
+  std::vector<std::uint32_t> first(n, kNone), members(n, 0);
   std::map<std::vector<std::uint64_t>, std::uint32_t> classes;
   std::vector<std::uint64_t> key;
   for (std::uint32_t v = 0; v < n; ++v) {
-    if (cluster_.node(NodeId{v}).server >= 0) continue;
+    if (cluster.node(NodeId{v}).server >= 0) continue;
+    const auto in_server = [&](std::uint32_t u) { return cluster.node(NodeId{u}).server >= 0; };
     // A neighbour in a server: fine when v is that server's only way in and out.
     const auto own_server = [&](std::uint32_t u) {
-      const std::int32_t su = cluster_.node(NodeId{u}).server;
-      return su >= 0 && leaf_out_[static_cast<std::size_t>(su)] == v && leaf_in_[static_cast<std::size_t>(su)] == v;
+      const auto su = static_cast<std::size_t>(cluster.node(NodeId{u}).server);
+      return leaves.out[su] == v && leaves.in[su] == v;
     };
-    const auto in_server = [&](std::uint32_t u) { return cluster_.node(NodeId{u}).server >= 0; };
-    std::vector<LikeNeighbour>& row = rows[v];
+    std::vector<Neighbour>& row = rows[v];
     bool ok = true;
     for (std::uint32_t k = out.begin[v]; k < out.begin[v + 1] && ok; ++k) {
       if (in_server(out.node[k])) ok = own_server(out.node[k]);
       else row.push_back({out.node[k], out.link[k], LinkId{}});
     }
-    std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+    std::sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.node < y.node; });
     for (std::size_t i = 1; i < row.size() && ok; ++i) ok = row[i].node != row[i - 1].node;  // parallel cables
     for (std::uint32_t k = in.begin[v]; k < in.begin[v + 1] && ok; ++k) {
       if (in_server(in.node[k])) {
@@ -438,40 +439,43 @@ void AdaptiveSpreader::find_like_switches() {
       ok = it != row.end() && it->node == in.node[k] && !it->in.valid();
       if (ok) it->in = in.link[k];
     }
-    for (const LikeNeighbour& e : row) ok = ok && e.in.valid();
+    for (const Neighbour& e : row) ok = ok && e.in.valid();
     if (!ok || row.empty()) {
       row.clear();
       continue;
     }
     key.clear();
-    for (const LikeNeighbour& e : row) {
+    for (const Neighbour& e : row) {
       key.push_back(e.node);
-      key.push_back(std::bit_cast<std::uint64_t>(cluster_.link(e.out).bandwidth.value()));
-      key.push_back(std::bit_cast<std::uint64_t>(cluster_.link(e.in).bandwidth.value()));
+      key.push_back(std::bit_cast<std::uint64_t>(cluster.link(e.out).bandwidth.value()));
+      key.push_back(std::bit_cast<std::uint64_t>(cluster.link(e.in).bandwidth.value()));
     }
     first[v] = classes.try_emplace(key, v).first->second;
     ++members[first[v]];
   }
-  like_first_.assign(n, kNoLeaf);
-  like_second_.assign(n, kNoLeaf);
-  like_begin_.assign(std::size_t{n} + 1, 0);
-  like_rows_.clear();
+  auto built = std::make_shared<LikeSwitches>();
+  LikeSwitches& like = *built;
+  like.first.assign(n, kNone);
+  like.second.assign(n, kNone);
+  like.begin.assign(std::size_t{n} + 1, 0);
   for (std::uint32_t v = 0; v < n; ++v) {
-    if (first[v] != kNoLeaf && members[first[v]] > 1) {
-      like_first_[v] = first[v];
-      if (v != first[v] && like_second_[first[v]] == kNoLeaf) like_second_[first[v]] = v;
-      like_rows_.insert(like_rows_.end(), rows[v].begin(), rows[v].end());
+    if (first[v] != kNone && members[first[v]] > 1) {
+      like.first[v] = first[v];
+      if (v != first[v] && like.second[first[v]] == kNone) like.second[first[v]] = v;
+      like.rows.insert(like.rows.end(), rows[v].begin(), rows[v].end());
     }
-    like_begin_[v + 1] = static_cast<std::uint32_t>(like_rows_.size());
+    like.begin[v + 1] = static_cast<std::uint32_t>(like.rows.size());
   }
+  return built;
 }
 
 bool AdaptiveSpreader::derive_from_like_switches(std::uint32_t src, std::uint32_t dst, WeightedRoute& route) {
-  if (like_first_.empty()) find_like_switches();
-  std::uint32_t s1 = like_first_[src] == kNoLeaf ? src : like_first_[src];
-  std::uint32_t t1 = like_first_[dst] == kNoLeaf ? dst : like_first_[dst];
-  if (s1 == t1 && like_first_[src] != kNoLeaf) {  // one class: its first two, in the order that fits
-    const std::uint32_t second = like_second_[s1];
+  if (!like_) like_ = like_switches_source_ ? like_switches_source_() : like_switches(cluster_);
+  const LikeSwitches& like = *like_;
+  std::uint32_t s1 = like.first[src] == LikeSwitches::kNone ? src : like.first[src];
+  std::uint32_t t1 = like.first[dst] == LikeSwitches::kNone ? dst : like.first[dst];
+  if (s1 == t1 && like.first[src] != LikeSwitches::kNone) {  // one class: its first two, in the order that fits
+    const std::uint32_t second = like.second[s1];
     if (dst == s1) s1 = second;
     else t1 = second;
   }
@@ -482,9 +486,9 @@ bool AdaptiveSpreader::derive_from_like_switches(std::uint32_t src, std::uint32_
   const bool quotient = on_quotient(src, dst);
   // v's link to (from) neighbour u: v's row, by neighbour id.
   const auto row_link = [&](std::uint32_t v, std::uint32_t u, bool to) {
-    const LikeNeighbour* b = like_rows_.data() + like_begin_[v];
-    const LikeNeighbour* e = like_rows_.data() + like_begin_[v + 1];
-    const LikeNeighbour* it = std::lower_bound(b, e, u, [](const LikeNeighbour& x, std::uint32_t y) { return x.node < y; });
+    const LikeSwitches::Neighbour* b = like.rows.data() + like.begin[v];
+    const LikeSwitches::Neighbour* e = like.rows.data() + like.begin[v + 1];
+    const auto* it = std::lower_bound(b, e, u, [](const LikeSwitches::Neighbour& x, std::uint32_t y) { return x.node < y; });
     if (it == e || it->node != u) throw InternalError("AdaptiveSpreader: a like switch without its class's neighbour");
     return to ? it->out : it->in;
   };
@@ -518,22 +522,25 @@ bool AdaptiveSpreader::derive_from_like_switches(std::uint32_t src, std::uint32_
   return true;
 }
 
-void AdaptiveSpreader::find_leaves() {  // O(links), once
+ServerLeaves server_leaves(const Cluster& cluster) {
   std::int32_t servers = 0;
-  for (std::uint32_t v = 0; v < cluster_.node_count(); ++v) servers = std::max(servers, cluster_.node(NodeId{v}).server + 1);
+  for (std::uint32_t v = 0; v < cluster.node_count(); ++v) servers = std::max(servers, cluster.node(NodeId{v}).server + 1);
+  constexpr std::uint32_t kNoLeaf = ServerLeaves::kNone;
   constexpr std::uint32_t kUnset = kNoLeaf - 1;
-  leaf_out_.assign(static_cast<std::size_t>(servers), kUnset);
-  leaf_in_.assign(static_cast<std::size_t>(servers), kUnset);
+  ServerLeaves leaves;
+  leaves.out.assign(static_cast<std::size_t>(servers), kUnset);
+  leaves.in.assign(static_cast<std::size_t>(servers), kUnset);
   const auto note = [](std::uint32_t& leaf, std::uint32_t v) { leaf = leaf == kUnset || leaf == v ? v : kNoLeaf; };
-  for (std::uint32_t l = 0; l < cluster_.link_count(); ++l) {
-    const LinkInfo& link = cluster_.link(LinkId{l});
-    const std::int32_t from = cluster_.node(link.src).server, to = cluster_.node(link.dst).server;
+  for (std::uint32_t l = 0; l < cluster.link_count(); ++l) {
+    const LinkInfo& link = cluster.link(LinkId{l});
+    const std::int32_t from = cluster.node(link.src).server, to = cluster.node(link.dst).server;
     if (from == to) continue;
     // A link between two servers is no leaf's: neither server qualifies.
-    if (from >= 0) note(leaf_out_[static_cast<std::size_t>(from)], to >= 0 ? kNoLeaf : link.dst.value);
-    if (to >= 0) note(leaf_in_[static_cast<std::size_t>(to)], from >= 0 ? kNoLeaf : link.src.value);
+    if (from >= 0) note(leaves.out[static_cast<std::size_t>(from)], to >= 0 ? kNoLeaf : link.dst.value);
+    if (to >= 0) note(leaves.in[static_cast<std::size_t>(to)], from >= 0 ? kNoLeaf : link.src.value);
   }
-  for (auto* v : {&leaf_out_, &leaf_in_}) std::replace(v->begin(), v->end(), kUnset, kNoLeaf);
+  for (auto* v : {&leaves.out, &leaves.in}) std::replace(v->begin(), v->end(), kUnset, kNoLeaf);
+  return leaves;
 }
 
 std::optional<AdaptiveSpreader::LeafPair> AdaptiveSpreader::leaf_pair(NodeId src, NodeId dst) {
@@ -541,7 +548,11 @@ std::optional<AdaptiveSpreader::LeafPair> AdaptiveSpreader::leaf_pair(NodeId src
   if (!derive_ || src == dst) return std::nullopt;
   const auto a = cluster_.node(src).server, b = cluster_.node(dst).server;
   if (a < 0 || b < 0 || a == b) return std::nullopt;
-  if (leaf_out_.empty()) find_leaves();
+  if (leaf_out_.empty()) {
+    ServerLeaves leaves = server_leaves(cluster_);
+    leaf_out_ = std::move(leaves.out);
+    leaf_in_ = std::move(leaves.in);
+  }
   const std::uint32_t l1 = leaf_out_[static_cast<std::size_t>(a)], l2 = leaf_in_[static_cast<std::size_t>(b)];
   if (l1 == kNoLeaf || l2 == kNoLeaf || on_quotient(src.value, dst.value) != on_quotient(l1, l2)) return std::nullopt;
   // The one link of each end (a second, parallel one: its own search, whose split over the

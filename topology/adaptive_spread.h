@@ -85,6 +85,31 @@ struct TwinQuotient {
 // O(devices + links x group entries per row). The twins must be the cluster's.
 std::shared_ptr<const TwinQuotient> twin_quotient(const Cluster& cluster, std::shared_ptr<const SwitchTwins> twins);
 
+// Per server: the one switch every link leaving it goes to (out) and the one every link entering
+// it comes from (in); kNone where there is none or several. O(links).
+struct ServerLeaves {
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  std::vector<std::uint32_t> out, in;
+};
+ServerLeaves server_leaves(const Cluster& cluster);
+
+// The classes of switches of like neighbours (AdaptiveSpreader, "Switches of like neighbours"):
+// per device, the first switch of its class (kNone: no switch, or a class of one) and, for a
+// class's first, its second; per switch of a class its row, (neighbour, link to it, link from
+// it) by neighbour id, outside its own servers (rows[begin[v], begin[v + 1])). A function of the
+// cluster alone, so the spreaders of many collectives share one (coll::NetworkLayout).
+struct LikeSwitches {
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  struct Neighbour {
+    std::uint32_t node;
+    LinkId out, in;
+  };
+  std::vector<std::uint32_t> first, second, begin;
+  std::vector<Neighbour> rows;
+};
+// O(links + switches' rows x log).
+std::shared_ptr<const LikeSwitches> like_switches(const Cluster& cluster);
+
 // The adaptive-routing spread of flows from src to dst, cached per pair. The Cluster must outlive
 // the spreader. Not thread-safe.
 class AdaptiveSpreader {
@@ -180,6 +205,10 @@ class AdaptiveSpreader {
   void set_server_twins_source(std::function<std::shared_ptr<const ServerTwins>()> source) {
     server_twins_source_ = std::move(source);
   }
+  // Likewise the classes of switches of like neighbours (like_switches(), O(links)).
+  void set_like_switches_source(std::function<std::shared_ptr<const LikeSwitches>()> source) {
+    like_switches_source_ = std::move(source);
+  }
   // The routes mapped from a canonical pair's, or built from their leaves', so far.
   std::size_t derived_routes() const { return derived_; }
   std::size_t cached_routes() const { return searched_.routes.size() + derived_cache_.routes.size(); }
@@ -225,24 +254,14 @@ class AdaptiveSpreader {
   std::vector<std::pair<LinkId, std::uint32_t>> moved_;  // spread's scratch: a derived route's moved links
   // Per server: the one switch every link leaving it goes to, and the one every link entering it
   // comes from (kNoLeaf: none, or several); built on the first pair between servers.
-  static constexpr std::uint32_t kNoLeaf = UINT32_MAX;
+  static constexpr std::uint32_t kNoLeaf = ServerLeaves::kNone;
   std::vector<std::uint32_t> leaf_out_, leaf_in_;
-  void find_leaves();
   // Merges moved_ (sorted here) into `route`'s links, which hold the links that did not move, in
   // id order: the route of a derived pair, in id order.
   void merge_moved(WeightedRoute& route);
-  // Switches of like neighbours (the header), built on the first pair of switches: per device,
-  // the first switch of its class (kNoLeaf: none, or a class of one), and per switch of a class
-  // its row: (neighbour, link to it, link from it), by neighbour id, outside its servers.
-  struct LikeNeighbour {
-    std::uint32_t node;
-    LinkId out, in;
-  };
-  std::vector<std::uint32_t> like_first_;
-  std::vector<std::uint32_t> like_second_;  // per first of a class: the class's second
-  std::vector<std::uint32_t> like_begin_;  // per device: its row in like_rows_ (size + 1)
-  std::vector<LikeNeighbour> like_rows_;
-  void find_like_switches();
+  // Switches of like neighbours (the header), asked for on the first pair of switches.
+  std::shared_ptr<const LikeSwitches> like_;
+  std::function<std::shared_ptr<const LikeSwitches>()> like_switches_source_;  // empty: build own
   // The spread of switches (src, dst) from the canonical pair's (the header), or false.
   bool derive_from_like_switches(std::uint32_t src, std::uint32_t dst, WeightedRoute& route);
   // The twin servers (built on the first pair between servers), and whether to use them.

@@ -53,6 +53,7 @@ CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, t
       merge_identical_(merge_identical),
       fold_(fold) {
   spreader_.set_server_twins_source([&layout] { return layout.server_twins(); });
+  spreader_.set_like_switches_source([&layout] { return layout.like_switches(); });
 }
 
 CollectiveRunner::~CollectiveRunner() = default;

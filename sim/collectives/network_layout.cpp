@@ -90,6 +90,11 @@ NetworkLayout::NetworkLayout(const Machine& machine)
   }
 }
 
+std::shared_ptr<const topo::LikeSwitches> NetworkLayout::like_switches() const {
+  std::call_once(like_switches_->once, [this] { like_switches_->like = topo::like_switches(cluster()); });
+  return like_switches_->like;
+}
+
 std::shared_ptr<const topo::ServerTwins> NetworkLayout::server_twins() const {
   std::call_once(server_twins_->once, [this] { server_twins_->twins = topo::ServerSymmetry(cluster()).server_twins(); });
   return server_twins_->twins;

@@ -69,6 +69,8 @@ class NetworkLayout {
   // the spreaders of every runner on this layout (a training iteration simulates dozens of
   // collectives, each with a runner of its own). Safe to call from several threads.
   std::shared_ptr<const topo::ServerTwins> server_twins() const;
+  // The classes of switches of like neighbours (topo::like_switches), the same way.
+  std::shared_ptr<const topo::LikeSwitches> like_switches() const;
   // The twin switches' quotient (topo::twin_quotient) of these classes, built on the first call
   // for them and then shared: folded runs' spreaders search it. Safe from several threads.
   std::shared_ptr<const topo::TwinQuotient> twin_quotient(const std::shared_ptr<const topo::SwitchTwins>& twins) const;
@@ -88,6 +90,11 @@ class NetworkLayout {
     std::shared_ptr<const topo::ServerTwins> twins;
   };
   std::unique_ptr<LazyTwins> server_twins_ = std::make_unique<LazyTwins>();
+  struct LazyLike {
+    std::once_flag once;
+    std::shared_ptr<const topo::LikeSwitches> like;
+  };
+  std::unique_ptr<LazyLike> like_switches_ = std::make_unique<LazyLike>();
   struct Quotients {
     std::mutex mutex;
     // Per classes seen (a handful: a simulator's symmetry, a training run's), kept alive here.

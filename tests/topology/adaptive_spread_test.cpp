@@ -254,15 +254,21 @@ TEST(AdaptiveSpread, TwinQuotientLoadsEveryOrbitAsTheFullSpread) {
 
 TEST(AdaptiveSpread, TwinServersFromASourceAreAskedOnceAndGiveTheSameSpreads) {
   // A spreader handed a source of twin servers asks it on its first pair between servers, once,
-  // and spreads as a spreader that builds its own classes.
+  // and spreads as a spreader that builds its own classes; likewise a source of the classes of
+  // switches of like neighbours, asked on its first pair of switches (a pair of leaves here).
   const Cluster c = load_cluster(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-fat-tree-3tier.json",
                                  {"/fabric/radix=32", "/servers/0/count=64"});
   const std::shared_ptr<const ServerTwins> classes = ServerSymmetry(c).server_twins();
-  int asked = 0;
+  const std::shared_ptr<const LikeSwitches> like = like_switches(c);
+  int asked = 0, asked_like = 0;
   AdaptiveSpreader shared(c);
   shared.set_server_twins_source([&] {
     ++asked;
     return classes;
+  });
+  shared.set_like_switches_source([&] {
+    ++asked_like;
+    return like;
   });
   AdaptiveSpreader own(c);
   std::vector<NodeId> nics;
@@ -271,6 +277,7 @@ TEST(AdaptiveSpread, TwinServersFromASourceAreAskedOnceAndGiveTheSameSpreads) {
   }
   ASSERT_GT(nics.size(), 64u);
   EXPECT_EQ(asked, 0);  // nothing asked before a pair between servers
+  EXPECT_EQ(asked_like, 0);
   std::size_t derived = 0;
   for (std::size_t i = 0; i < nics.size(); i += 37) {
     for (std::size_t j = 5; j < nics.size(); j += 53) {
@@ -282,6 +289,7 @@ TEST(AdaptiveSpread, TwinServersFromASourceAreAskedOnceAndGiveTheSameSpreads) {
     derived = shared.derived_routes();
   }
   EXPECT_EQ(asked, 1);
+  EXPECT_EQ(asked_like, 1);
   EXPECT_GT(derived, 0u);  // the classes were used: some pairs mapped from their canonical pair
   EXPECT_EQ(derived, own.derived_routes());
 }
