@@ -404,7 +404,9 @@ void AdaptiveSpreader::merge_moved(WeightedRoute& route) {
 // servers (those it is the only way into and out of), each with exactly one link each way, keyed
 // by (neighbour, the two links' bandwidths); switches with equal keys form a class.
 std::shared_ptr<const LikeSwitches> like_switches(const Cluster& cluster) {
-  const ServerLeaves leaves = server_leaves(cluster);
+  auto built = std::make_shared<LikeSwitches>();
+  built->leaves = server_leaves(cluster);
+  const ServerLeaves& leaves = built->leaves;
   constexpr std::uint32_t kNone = LikeSwitches::kNone;
   const auto n = static_cast<std::uint32_t>(cluster.node_count());
   const Adjacency& out = cluster.out_adjacency();
@@ -453,7 +455,6 @@ std::shared_ptr<const LikeSwitches> like_switches(const Cluster& cluster) {
     first[v] = classes.try_emplace(key, v).first->second;
     ++members[first[v]];
   }
-  auto built = std::make_shared<LikeSwitches>();
   LikeSwitches& like = *built;
   like.first.assign(n, kNone);
   like.second.assign(n, kNone);
@@ -469,9 +470,13 @@ std::shared_ptr<const LikeSwitches> like_switches(const Cluster& cluster) {
   return built;
 }
 
-bool AdaptiveSpreader::derive_from_like_switches(std::uint32_t src, std::uint32_t dst, WeightedRoute& route) {
+const LikeSwitches& AdaptiveSpreader::like() {
   if (!like_) like_ = like_switches_source_ ? like_switches_source_() : like_switches(cluster_);
-  const LikeSwitches& like = *like_;
+  return *like_;
+}
+
+bool AdaptiveSpreader::derive_from_like_switches(std::uint32_t src, std::uint32_t dst, WeightedRoute& route) {
+  const LikeSwitches& like = this->like();
   std::uint32_t s1 = like.first[src] == LikeSwitches::kNone ? src : like.first[src];
   std::uint32_t t1 = like.first[dst] == LikeSwitches::kNone ? dst : like.first[dst];
   if (s1 == t1 && like.first[src] != LikeSwitches::kNone) {  // one class: its first two, in the order that fits
@@ -480,10 +485,10 @@ bool AdaptiveSpreader::derive_from_like_switches(std::uint32_t src, std::uint32_
     else t1 = second;
   }
   // Replacing s1 by src needs dst outside {s1, src}; t1 by dst, s1 outside {t1, dst} (the header).
-  if ((s1 == src && t1 == dst) || s1 == dst || s1 == t1 || on_quotient(src, dst) != on_quotient(s1, t1)) return false;
+  const bool quotient = on_quotient(src, dst);
+  if ((s1 == src && t1 == dst) || s1 == dst || s1 == t1 || quotient != on_quotient(s1, t1)) return false;
   const WeightedRoute& base = spread(NodeId{s1}, NodeId{t1});
   if (!base.exact) return false;
-  const bool quotient = on_quotient(src, dst);
   // v's link to (from) neighbour u: v's row, by neighbour id.
   const auto row_link = [&](std::uint32_t v, std::uint32_t u, bool to) {
     const LikeSwitches::Neighbour* b = like.rows.data() + like.begin[v];
@@ -548,12 +553,8 @@ std::optional<AdaptiveSpreader::LeafPair> AdaptiveSpreader::leaf_pair(NodeId src
   if (!derive_ || src == dst) return std::nullopt;
   const auto a = cluster_.node(src).server, b = cluster_.node(dst).server;
   if (a < 0 || b < 0 || a == b) return std::nullopt;
-  if (leaf_out_.empty()) {
-    ServerLeaves leaves = server_leaves(cluster_);
-    leaf_out_ = std::move(leaves.out);
-    leaf_in_ = std::move(leaves.in);
-  }
-  const std::uint32_t l1 = leaf_out_[static_cast<std::size_t>(a)], l2 = leaf_in_[static_cast<std::size_t>(b)];
+  const ServerLeaves& leaves = like().leaves;
+  const std::uint32_t l1 = leaves.out[static_cast<std::size_t>(a)], l2 = leaves.in[static_cast<std::size_t>(b)];
   if (l1 == kNoLeaf || l2 == kNoLeaf || on_quotient(src.value, dst.value) != on_quotient(l1, l2)) return std::nullopt;
   // The one link of each end (a second, parallel one: its own search, whose split over the
   // parallel links, and on the quotient their grouping, this does not repeat).

@@ -96,8 +96,9 @@ ServerLeaves server_leaves(const Cluster& cluster);
 // The classes of switches of like neighbours (AdaptiveSpreader, "Switches of like neighbours"):
 // per device, the first switch of its class (kNone: no switch, or a class of one) and, for a
 // class's first, its second; per switch of a class its row, (neighbour, link to it, link from
-// it) by neighbour id, outside its own servers (rows[begin[v], begin[v + 1])). A function of the
-// cluster alone, so the spreaders of many collectives share one (coll::NetworkLayout).
+// it) by neighbour id, outside its own servers (rows[begin[v], begin[v + 1])); and the servers'
+// leaves the classes are built from, which AdaptiveSpreader::leaf_pair reads too. A function of
+// the cluster alone, so the spreaders of many collectives share one (coll::NetworkLayout).
 struct LikeSwitches {
   static constexpr std::uint32_t kNone = UINT32_MAX;
   struct Neighbour {
@@ -106,6 +107,7 @@ struct LikeSwitches {
   };
   std::vector<std::uint32_t> first, second, begin;
   std::vector<Neighbour> rows;
+  ServerLeaves leaves;  // server_leaves(cluster), which the classes are built from
 };
 // O(links + switches' rows x log).
 std::shared_ptr<const LikeSwitches> like_switches(const Cluster& cluster);
@@ -255,7 +257,6 @@ class AdaptiveSpreader {
   // Per server: the one switch every link leaving it goes to, and the one every link entering it
   // comes from (kNoLeaf: none, or several); built on the first pair between servers.
   static constexpr std::uint32_t kNoLeaf = ServerLeaves::kNone;
-  std::vector<std::uint32_t> leaf_out_, leaf_in_;
   // Merges moved_ (sorted here) into `route`'s links, which hold the links that did not move, in
   // id order: the route of a derived pair, in id order.
   void merge_moved(WeightedRoute& route);
@@ -264,6 +265,8 @@ class AdaptiveSpreader {
   std::function<std::shared_ptr<const LikeSwitches>()> like_switches_source_;  // empty: build own
   // The spread of switches (src, dst) from the canonical pair's (the header), or false.
   bool derive_from_like_switches(std::uint32_t src, std::uint32_t dst, WeightedRoute& route);
+  // The classes of switches of like neighbours, from the source when one is set (built once).
+  const LikeSwitches& like();
   // The twin servers (built on the first pair between servers), and whether to use them.
   std::shared_ptr<const ServerTwins> servers_;
   std::function<std::shared_ptr<const ServerTwins>()> server_twins_source_;  // empty: build own
