@@ -1,13 +1,16 @@
 #include "topology/weighted_route.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/errors.h"
 
 namespace cs::topo {
 
-LinkSums::LinkSums(std::size_t additions) {
-  if (additions > kLinear) {
+LinkSums::LinkSums(std::size_t additions, std::size_t dense_ids) {
+  if (dense_ids > 0) {
+    dense_.assign(dense_ids, 0);
+  } else if (additions > kLinear) {
     grow(std::min<std::size_t>(additions, 4096));
     order_.reserve(std::min<std::size_t>(additions, 4096));
   } else {
@@ -18,11 +21,29 @@ LinkSums::LinkSums(std::size_t additions) {
 void weight_overflow() { throw InternalError("a weighted route: a link's weight exceeds 2^32"); }
 
 void LinkSums::grow(std::size_t entries) {
+  const std::size_t links = size();
+  if (std::size_t{largest_} < kDenseSpan * links) {
+    dense_.assign(std::size_t{largest_} + 1, 0);
+    if (table_.empty()) {  // from the small list
+      order_.reserve(small_.size());
+      for (const auto& [l, w] : small_) {
+        dense_[l.value] = w;
+        order_.push_back(l);
+      }
+      small_ = {};
+    } else {
+      for (const Slot& s : table_) {
+        if (s.link != kFree) dense_[s.link] = s.sum;
+      }
+      table_ = {};
+    }
+    return;
+  }
   std::size_t size = 64;
   while (size < 2 * entries) size *= 2;
   std::vector<Slot> old(size);
   old.swap(table_);
-  if (old.empty()) {  // from the small list
+  if (old.empty() && dense_.empty()) {  // from the small list
     order_.reserve(small_.size());
     for (const auto& [l, w] : small_) {
       probe(l.value) = {l.value, w};
@@ -31,18 +52,42 @@ void LinkSums::grow(std::size_t entries) {
     small_ = {};
     return;
   }
+  if (!dense_.empty()) {  // from the dense storage, whose ids past largest_ were not tracked
+    for (LinkId l : order_) {
+      probe(l.value) = {l.value, dense_[l.value]};
+      largest_ = std::max(largest_, l.value);
+    }
+    dense_ = {};
+    return;
+  }
   for (const Slot& s : old) {
     if (s.link != kFree) probe(s.link) = s;
   }
 }
 
+void LinkSums::add_beyond(LinkId l, std::uint64_t w) {
+  largest_ = std::max(largest_, l.value);
+  const std::size_t links = order_.size() + 1;
+  if (std::size_t{largest_} < kDenseSpan * links) {
+    // Grown by half at least, so that ids added in increasing order cost amortized O(1).
+    dense_.resize(std::min(std::max(std::size_t{largest_} + 1, dense_.size() + dense_.size() / 2), kDenseSpan * links));
+  } else {
+    grow(2 * links);
+  }
+  add(l, w);
+}
+
 void LinkSums::write(std::vector<std::pair<LinkId, std::uint32_t>>& out) const {
   out.clear();
-  if (table_.empty()) {
+  if (storage() == Storage::kScan) {
     out.assign(small_.begin(), small_.end());
     return;
   }
   out.reserve(order_.size());
+  if (storage() == Storage::kDense) {
+    for (LinkId l : order_) out.emplace_back(l, dense_[l.value]);
+    return;
+  }
   for (LinkId l : order_) out.emplace_back(l, probe(l.value).sum);
 }
 

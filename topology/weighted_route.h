@@ -12,6 +12,7 @@
 // of its parts and their order alone.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -35,21 +36,38 @@ struct WeightedRoute {
 // Throws InternalError: a link's weight in a weighted route exceeds 2^32.
 [[noreturn]] void weight_overflow();
 
-// Weights summed per link, in the order of each link's first addition: a linear scan while the
-// sums are few (a path, a connection's parts), then an open-addressing table whose slots hold
-// the link and its sum (one cache line touched per addition to a link already there), at most
-// half full (doubled when it would be more), and the links in order beside it. Memory grows with
-// the distinct links, not the additions (a pipeline of a whole cluster's members adds tens of
-// millions over a few million links): 20 to 36 bytes per link in the table. A sum past 2^32 - 1
-// throws InternalError.
+// Weights summed per link, in the order of each link's first addition, kept in one of three
+// ways as the sums grow (Storage):
+// - a linear scan while the sums are few (a path, a connection's parts);
+// - an open-addressing table whose slots hold the link and its sum (one cache line touched per
+//   addition to a link already there), at most half full (doubled when it would be more), and
+//   the links in order beside it: 20 to 36 bytes per link;
+// - once the links are dense among the ids below the largest (at a table's growth, the largest
+//   id under 8x the links), a sum per id indexed directly, 0 while absent, and the links in
+//   order beside it: at most the 36 bytes per link of the table it replaces, no hash, and
+//   additions to nearby ids (the links of one server) touch nearby memory. A pipeline of a whole
+//   cluster's members adds tens of millions of weights over a few million links this way (the
+//   131,072-GPU tree: 16 pipelines of 626,688 links each, the largest id 1,703,809). An id past
+//   8x the links in this storage goes back to a table.
+// Memory grows with the distinct links, not the additions. Every weight added is at least 1
+// (what a WeightedRoute holds); a sum past 2^32 - 1 throws InternalError.
 class LinkSums {
  public:
+  enum class Storage { kScan, kTable, kDense };
   // `additions`: how many add() calls are expected, when known: more than kLinear start with
   // the table (a scan per addition would cost up to kLinear compares each); reserves up to
-  // 4,096 sums.
-  explicit LinkSums(std::size_t additions = 0);
-  // Adds w (at most 2^32 - 1) to l's sum.
+  // 4,096 sums. `dense_ids` > 0: start in the dense storage, spanning ids below it (a caller
+  // that expects the sums to be dense: dense_span() of a like sum).
+  explicit LinkSums(std::size_t additions = 0, std::size_t dense_ids = 0);
+  // Adds w (1 to 2^32 - 1) to l's sum.
   void add(LinkId l, std::uint64_t w) {
+    if (!dense_.empty()) {
+      if (l.value >= dense_.size()) return add_beyond(l, w);
+      std::uint32_t& s = dense_[l.value];
+      if (s == 0) order_.push_back(l);
+      s = checked(s + w);
+      return;
+    }
     if (table_.empty()) {
       for (auto& e : small_) {
         if (e.first == l) {
@@ -58,10 +76,14 @@ class LinkSums {
         }
       }
       small_.emplace_back(l, checked(w));
+      largest_ = std::max(largest_, l.value);
       if (small_.size() > kLinear) grow(2 * small_.size());
       return;
     }
-    if (2 * (order_.size() + 1) > table_.size()) grow(2 * order_.size());
+    if (2 * (order_.size() + 1) > table_.size()) {
+      grow(2 * order_.size());
+      if (!dense_.empty()) return add(l, w);
+    }
     // probe()'s walk, written out: the branch on what stopped it then falls away (1% of the
     // 16,384-GPU tree's instructions through probe()).
     for (std::size_t i = mix64(l.value) & (table_.size() - 1);; i = (i + 1) & (table_.size() - 1)) {
@@ -73,11 +95,17 @@ class LinkSums {
       if (s.link == kFree) {
         s = {l.value, checked(w)};
         order_.push_back(l);
+        largest_ = std::max(largest_, l.value);
         return;
       }
     }
   }
-  std::size_t size() const { return table_.empty() ? small_.size() : order_.size(); }
+  std::size_t size() const { return storage() == Storage::kScan ? small_.size() : order_.size(); }
+  Storage storage() const {
+    return !dense_.empty() ? Storage::kDense : table_.empty() ? Storage::kScan : Storage::kTable;
+  }
+  // The ids the dense storage spans when it holds a link per kDenseSpan of them or more, else 0.
+  std::size_t dense_span() const { return kDenseSpan * order_.size() > dense_.size() ? dense_.size() : 0; }
   // Replaces every sum s by f(s) (a rescale), which must be at most 2^32 - 1.
   template <class F>
   void transform(F&& f) {
@@ -85,12 +113,16 @@ class LinkSums {
     for (Slot& s : table_) {
       if (s.link != kFree) s.sum = checked(f(std::uint64_t{s.sum}));
     }
+    if (!dense_.empty()) {
+      for (LinkId l : order_) dense_[l.value] = checked(f(std::uint64_t{dense_[l.value]}));
+    }
   }
   // The sums in the order of their links' first addition.
   void write(std::vector<std::pair<LinkId, std::uint32_t>>& out) const;
 
  private:
   static constexpr std::size_t kLinear = 32;
+  static constexpr std::size_t kDenseSpan = 8;  // ids per link at most in the dense storage
   static constexpr std::uint32_t kFree = UINT32_MAX;  // the invalid LinkId's value: no link's
   struct Slot {
     std::uint32_t link = kFree;
@@ -109,12 +141,18 @@ class LinkSums {
     if (sum > UINT32_MAX) weight_overflow();
     return static_cast<std::uint32_t>(sum);
   }
-  // A table of at least 64 slots and twice `entries`, refilled from the sums so far (the small
-  // list's, moved into it the first time).
+  // Room for at least `entries` sums: the dense storage when the ids so far are dense enough
+  // (largest_ < kDenseSpan x the links), else a table of at least 64 slots and twice `entries`,
+  // refilled from the sums so far (the small list's, moved into it the first time).
   void grow(std::size_t entries);
+  // add() in the dense storage for an id past its end: the storage extended while the ids stay
+  // dense enough, else the sums moved back into a table.
+  void add_beyond(LinkId l, std::uint64_t w);
   std::vector<std::pair<LinkId, std::uint32_t>> small_;  // while scanning; empty after
-  std::vector<Slot> table_;                               // empty while scanning
-  std::vector<LinkId> order_;                             // the table's links, first added first
+  std::vector<Slot> table_;                               // the table, else empty
+  std::vector<std::uint32_t> dense_;                      // the dense storage by id, else empty
+  std::vector<LinkId> order_;                             // the table's or dense links, first added first
+  std::uint32_t largest_ = 0;  // the largest id added (in the dense storage, as of its last extension)
 };
 
 // A sum of routes built one part at a time (the segments of one flow, the members of one
@@ -123,8 +161,9 @@ class LinkSums {
 // weight above 2^32 throws InternalError.
 class RouteSum {
  public:
-  // `additions`: the links the parts will add, when known (LinkSums).
-  explicit RouteSum(std::size_t additions = 0) : sums_(additions) {}
+  // `additions`: the links the parts will add, when known; `dense_ids`: start with the sums
+  // dense below it (LinkSums).
+  explicit RouteSum(std::size_t additions = 0, std::size_t dense_ids = 0) : sums_(additions, dense_ids) {}
   // A single path: each link weighted by how often the path crosses it, scale 1.
   void add(std::span<const LinkId> path, std::uint32_t times = 1) { add(path, times, [](LinkId l) { return l; }); }
   void add(const WeightedRoute& part, std::uint32_t times = 1) { add(part, times, [](LinkId l) { return l; }); }
@@ -148,6 +187,8 @@ class RouteSum {
     exact_ = exact_ && part.exact;
   }
   bool empty() const { return sums_.size() == 0; }
+  // LinkSums::dense_span of the sums: where another sum like this one should start dense.
+  std::size_t dense_span() const { return sums_.dense_span(); }
   // The common scale so far: a multiple of every exact part's added while the sum is exact, so
   // adding a part whose scale divides it rescales nothing.
   std::uint32_t scale() const { return scale_; }

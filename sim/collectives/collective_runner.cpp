@@ -150,11 +150,18 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // sees the same sums. The 131,072-GPU tree's 524,256 members between servers fall on 98,256
   // (pipeline, pair of leaves): at most 50 million weights added instead of 132 million.
   struct PipelineLoad {
+    explicit PipelineLoad(std::size_t dense_ids) : sum(0, dense_ids) {}
     topo::RouteSum sum;
     bool weighted = false;  // started as one weighted flow: it has a spread, or the run is folded
     std::unordered_map<std::uint64_t, std::uint32_t> middles;  // leaves' key -> copies not yet added
   };
   std::map<std::uint32_t, PipelineLoad> loads;
+  // The load begun last. A round's pipelines are alike (a schedule's channels) and their members
+  // come one pipeline after another, so a new load whose predecessor's sums are dense by id
+  // starts dense (topo::LinkSums) instead of passing through a table first: the 131,072-GPU
+  // tree's 16 pipelines of 626,688 links each. One that then stays small stops the chain (its
+  // dense span is then 0), so at most one such storage per dense predecessor goes unfilled.
+  const PipelineLoad* last_load = nullptr;
   const auto fold_map = [this](LinkId l) { return fold_->map(l); };
   const auto add_to = [&](PipelineLoad& load, const auto& part, std::uint32_t copies) {
     if (fold_) load.sum.add(part, copies, fold_map);
@@ -173,7 +180,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const auto i = static_cast<std::uint32_t>(prepared.size() - 1);
     pipelines[pf.pipeline].push_back(i);
     if (!adaptive && !fold_) return nullptr;
-    PipelineLoad& load = loads[pf.pipeline];
+    auto [it, fresh] = loads.try_emplace(pf.pipeline, last_load ? last_load->sum.dense_span() : 0);
+    PipelineLoad& load = it->second;
+    if (fresh) last_load = &load;
     if (fold_) load.weighted = true;
     return &load;
   };

@@ -181,15 +181,115 @@ TEST(LinkSums, SumsInFirstAdditionOrderThroughTheTableGrowths) {
   }
 }
 
-TEST(LinkSums, ASumBeyond32BitsThrowsInTheScanAndInTheTable) {
+// The same against a plain reference in each storage and through each change between them:
+// ids sparse (the table throughout), dense (the dense storage), increasing (the dense storage
+// extended at its end), and dense, then one id far past them (back to a table), then dense again
+// (the dense storage once more).
+TEST(LinkSums, EveryStorageAndEveryChangeBetweenThemKeepTheSumsAndTheirOrder) {
+  using Storage = LinkSums::Storage;
+  struct Reference {
+    std::vector<std::pair<LinkId, std::uint32_t>> sums;
+    std::map<std::uint32_t, std::size_t> at;
+    void add(std::uint32_t link, std::uint32_t w) {
+      const auto [it, fresh] = at.try_emplace(link, sums.size());
+      if (fresh) sums.emplace_back(LinkId{link}, 0);
+      sums[it->second].second += w;
+    }
+  };
+  const auto check = [](const LinkSums& sums, const Reference& ref) {
+    std::vector<std::pair<LinkId, std::uint32_t>> out;
+    sums.write(out);
+    EXPECT_EQ(out, ref.sums);
+    EXPECT_EQ(sums.size(), ref.sums.size());
+  };
+  const auto fill = [](LinkSums& sums, Reference& ref, std::uint32_t n, auto id) {
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const std::uint32_t w = k % 7 + 1;
+      sums.add(LinkId{id(k)}, w);
+      ref.add(id(k), w);
+    }
+  };
+  {
+    LinkSums sums;
+    Reference ref;
+    fill(sums, ref, 3'000, [](std::uint32_t k) { return (k * 7'919u) % 1'009u * 1'000u; });
+    EXPECT_EQ(sums.storage(), Storage::kTable);
+    check(sums, ref);
+  }
+  {
+    LinkSums sums;
+    Reference ref;
+    fill(sums, ref, 3'000, [](std::uint32_t k) { return (k * 7'919u) % 1'009u; });
+    EXPECT_EQ(sums.storage(), Storage::kDense);
+    check(sums, ref);
+  }
+  {
+    LinkSums sums;
+    Reference ref;
+    fill(sums, ref, 20'000, [](std::uint32_t k) { return k / 3; });
+    EXPECT_EQ(sums.storage(), Storage::kDense);
+    check(sums, ref);
+  }
+  {
+    LinkSums sums;
+    Reference ref;
+    fill(sums, ref, 2'000, [](std::uint32_t k) { return (k * 7'919u) % 503u; });
+    EXPECT_EQ(sums.storage(), Storage::kDense);
+    fill(sums, ref, 1, [](std::uint32_t) { return 4'000'000u; });
+    EXPECT_EQ(sums.storage(), Storage::kTable);
+    check(sums, ref);
+    // Dense again once the links below the far id fill in: 600,000 ids, each several times.
+    fill(sums, ref, 1'800'000, [](std::uint32_t k) { return (k * 7'919u) % 600'000u * 6u; });
+    EXPECT_EQ(sums.storage(), Storage::kDense);
+    check(sums, ref);
+    sums.transform([](std::uint64_t w) { return 2 * w; });
+    for (auto& e : ref.sums) e.second *= 2;
+    check(sums, ref);
+  }
+}
+
+// A sum started dense (from a like sum's dense span) gives what one started empty gives; its
+// dense span is that of its storage while it holds a link per 8 ids or more, else 0, so a small
+// sum started dense passes no span on.
+TEST(LinkSums, AStartInTheDenseStorageGivesTheSameSumsAndItsSpanOnlyWhileDense) {
+  LinkSums plain, started(0, 4'000);
+  EXPECT_EQ(started.storage(), LinkSums::Storage::kDense);
+  EXPECT_EQ(started.dense_span(), 0u);  // empty
+  for (std::uint32_t k = 0; k < 6'000; ++k) {
+    const LinkId l{(k * 7'919u) % 3'001u};
+    plain.add(l, k % 3 + 1);
+    started.add(l, k % 3 + 1);
+  }
+  std::vector<std::pair<LinkId, std::uint32_t>> a, b;
+  plain.write(a);
+  started.write(b);
+  EXPECT_EQ(a, b);
+  EXPECT_GE(plain.dense_span(), 3'001u);  // grown past its largest id
+  EXPECT_EQ(started.dense_span(), 4'000u);
+  LinkSums small(0, 4'000);
+  for (std::uint32_t l = 0; l < 500; ++l) small.add(LinkId{l * 7}, 1);
+  EXPECT_EQ(small.storage(), LinkSums::Storage::kDense);
+  EXPECT_EQ(small.dense_span(), 0u);  // 500 links over 4,000 ids
+  small.add(LinkId{3'999}, 1);
+  EXPECT_EQ(small.dense_span(), 4'000u);  // 501 x 8 > 4,000
+  LinkSums sparse;
+  for (std::uint32_t l = 0; l < 500; ++l) sparse.add(LinkId{l * 1'000}, 1);
+  EXPECT_EQ(sparse.storage(), LinkSums::Storage::kTable);
+  EXPECT_EQ(sparse.dense_span(), 0u);
+}
+
+TEST(LinkSums, ASumBeyond32BitsThrowsInEveryStorage) {
   LinkSums few;
   few.add(LinkId{7}, UINT32_MAX);
   EXPECT_THROW(few.add(LinkId{7}, 1), InternalError);
-  LinkSums many;
-  for (std::uint32_t l = 0; l < 100; ++l) many.add(LinkId{l}, UINT32_MAX - 1);
-  many.add(LinkId{42}, 1);
-  EXPECT_THROW(many.add(LinkId{42}, 1), InternalError);
-  EXPECT_THROW(many.transform([](std::uint64_t w) { return 2 * w; }), InternalError);
+  for (const std::uint32_t spacing : {1u, 1'000u}) {  // the dense storage, the table
+    LinkSums many;
+    for (std::uint32_t l = 0; l < 100; ++l) many.add(LinkId{l * spacing}, UINT32_MAX - 1);
+    EXPECT_EQ(many.storage(), spacing == 1 ? LinkSums::Storage::kDense : LinkSums::Storage::kTable);
+    many.add(LinkId{42 * spacing}, 1);
+    EXPECT_THROW(many.add(LinkId{42 * spacing}, 1), InternalError);
+    EXPECT_THROW(many.transform([](std::uint64_t w) { return 2 * w; }), InternalError);
+  }
 }
 
 TEST(RouteSum, AWeightBeyond32BitsThrows) {
