@@ -386,6 +386,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   run->outstanding = singles.size() + pipelines.size();
   run->round_start = sim_.now();
   run->round_tail = tail;
+  // The round's flows join their links at once (FlowNetwork::begin_batch): one block per link.
+  net_.begin_batch();
   for (const auto& [id, members] : pipelines) {
     std::vector<std::span<const LinkId>> paths;
     std::vector<std::uint32_t> copies;
@@ -451,6 +453,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::uint32_t copies[1] = {weight[i]};
     net_.start_pipeline(member, copies, bytes, tail, [this, run] { on_delivered(run); });
   }
+  net_.end_batch();
   if (prepared.size() > kKeptScratch) {  // a large round's scratch goes back to the heap
     prepared_ = {};
     singles_ = {};

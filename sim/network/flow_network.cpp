@@ -57,6 +57,8 @@ void FlowNetwork::reset(sim::Simulator& simulator) {
   flows_.clear();
   free_flows_.clear();
   dirty_links_.clear();
+  batching_ = false;
+  batched_.clear();
   solve_pending_ = false;
   only_removals_ = true;
   removed_min_rate_ = std::numeric_limits<double>::infinity();
@@ -177,9 +179,47 @@ std::uint32_t FlowNetwork::new_flow(Bytes bytes, Duration tail, sim::Callback on
 void FlowNetwork::activate(std::uint32_t f) {
   only_removals_ = false;
   flows_[f].active = true;
-  attach(f);
+  if (batching_) batched_.push_back(f);
+  else attach(f);
   ++active_flows_;
   request_solve();
+}
+
+void FlowNetwork::begin_batch() {
+  check_not_batching("begin_batch");
+  batching_ = true;
+}
+
+void FlowNetwork::end_batch() {
+  if (!batching_) throw InternalError("FlowNetwork: end_batch without begin_batch");
+  batching_ = false;
+  // Each link's flows to come, counted in its walk scratch (cand_count, read by a solve only
+  // when its mark is that solve's epoch, and every solve takes a new one), then room for them.
+  ++epoch_;
+  for (std::uint32_t f : batched_) {
+    for (const Hop& h : flows_[f].hops) {
+      Link& link = links_[h.link];
+      if (link.mark != epoch_) {
+        link.mark = epoch_;
+        link.cand_count = 0;
+      }
+      ++link.cand_count;
+    }
+  }
+  for (std::uint32_t f : batched_) {
+    for (const Hop& h : flows_[f].hops) {
+      Link& link = links_[h.link];
+      if (link.cand_count == 0) continue;
+      flow_refs_.reserve(link.flows, link.flows.size() + link.cand_count);
+      link.cand_count = 0;
+    }
+  }
+  for (std::uint32_t f : batched_) attach(f);
+  batched_.clear();
+}
+
+void FlowNetwork::check_not_batching(const char* what) const {
+  if (batching_) throw InternalError(std::string("FlowNetwork: ") + what + " inside a batch of starts");
 }
 
 void FlowNetwork::attach(std::uint32_t f) {
@@ -310,6 +350,7 @@ bool FlowNetwork::can_saturate(const Link& l) {
 }
 
 void FlowNetwork::solve() {
+  check_not_batching("a solve");
   solve_pending_ = false;
   ++solves_;
   ++epoch_;
@@ -501,6 +542,7 @@ void FlowNetwork::update_busy(Link& link) {
 }
 
 void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
+  check_not_batching("a flow's end");
   Flow& flow = flows_[f];
   for (const Hop& h : flow.hops) {
     Link& link = links_[h.link];
@@ -521,6 +563,7 @@ void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
 }
 
 void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
+  check_not_batching("set_capacity");
   if (!(bandwidth.value() > 0)) throw InternalError("FlowNetwork: capacity must be positive");
   (void)links_.at(link.value);  // range check
   Link& changed = use(link.value);
@@ -540,6 +583,7 @@ void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
 }
 
 LinkStats FlowNetwork::link_stats(LinkId link) {
+  check_not_batching("link_stats");
   (void)links_.at(link.value);  // range check
   Link& l = use(link.value);
   flush_link(l);

@@ -7,7 +7,8 @@
 //
 // Storage: a list of one entry keeps it in a slot carved from the pool's chunks (64 KiB each),
 // or reused from the slots that lists growing past one freed. From two entries on, a list's
-// block comes from the heap, its capacity doubling as a vector's would. Why not pool those too:
+// block comes from the heap, its capacity doubling as a vector's would, or as large as reserve()
+// asks. Why not pool those too:
 // the flows sharing a link arrive one by one, so those links' lists grow in step through 2, 4
 // and 8 entries, and no later list of that size reuses what they leave; the heap gives it to
 // anything (measured: a pool of every size held 22 MB more at the peak of the 16,384-GPU tree,
@@ -64,6 +65,14 @@ class PooledLists {
     list.data_[list.size_++] = value;
   }
 
+  // Makes room for `entries` in all (fewer: nothing): a list that will hold that many takes one
+  // block for them instead of one per doubling; one entry takes a slot, as push_back's first.
+  void reserve(List& list, std::size_t entries) {
+    if (entries <= list.capacity_) return;
+    if (entries >= (std::size_t{1} << 31)) throw InternalError("PooledLists: a list of 2^31 entries");
+    if (entries == 1) return grow(list);  // its slot
+    move_to_block(list, static_cast<std::uint32_t>(entries));
+  }
   // Gives back the heap block of a list that grew past one entry, leaving it a default List; a
   // list of one slot keeps it (clear() takes the slots). Every list that grew past one entry
   // must be released before the pool goes, or its block is lost.
@@ -89,19 +98,21 @@ class PooledLists {
       return;
     }
     if (list.capacity_ >= (1u << 31)) throw InternalError("PooledLists: a list of 2^31 entries");
-    const std::uint32_t capacity = 2 * list.capacity_;
+    move_to_block(list, 2 * list.capacity_);
+  }
+  // Moves a list into a heap block of `capacity` (> its capacity, > 1) entries.
+  void move_to_block(List& list, std::uint32_t capacity) {
     T* block = static_cast<T*>(::operator new(std::size_t{capacity} * sizeof(T)));
-    std::memcpy(static_cast<void*>(block), list.data_, list.size_ * sizeof(T));
+    if (list.size_ > 0) std::memcpy(static_cast<void*>(block), list.data_, list.size_ * sizeof(T));
     if (list.capacity_ == 1) {
       std::memcpy(static_cast<void*>(list.data_), &free_, sizeof(void*));  // the slot's next free one
       free_ = list.data_;
-    } else {
+    } else if (list.capacity_ > 1) {
       ::operator delete(list.data_);
     }
     list.data_ = block;
     list.capacity_ = capacity;
   }
-
   T* slot() {
     if (void* head = free_) {
       std::memcpy(&free_, head, sizeof(void*));

@@ -114,5 +114,37 @@ TEST(PooledLists, TheSlotAGrowingListLeavesIsTheNextOneGiven) {
   pool.release(a);
 }
 
+// reserve() gives a list one block for what it will hold: no move while it fills to that, the
+// entries kept when a list of one slot or of a block moves, and the slot it leaves given next.
+TEST(PooledLists, ReserveTakesOneBlockForWhatTheListWillHold) {
+  PooledLists<Entry> pool;
+  PooledLists<Entry>::List a, b, c, d;
+  pool.reserve(a, 5);
+  const Entry* block = a.begin();
+  for (std::uint64_t i = 0; i < 5; ++i) pool.push_back(a, Entry{i, 0});
+  EXPECT_EQ(a.begin(), block);
+  pool.reserve(a, 3);  // fewer than it holds: nothing
+  EXPECT_EQ(a.begin(), block);
+  pool.reserve(a, 12);  // from a block to a larger one
+  for (std::uint64_t i = 5; i < 12; ++i) pool.push_back(a, Entry{i, 0});
+  ASSERT_EQ(a.size(), 12u);
+  for (std::uint64_t i = 0; i < 12; ++i) EXPECT_EQ(a[i].key, i);
+  pool.reserve(b, 1);  // one entry: a slot
+  pool.push_back(b, Entry{7, 0});
+  const Entry* slot = b.begin();
+  pool.reserve(b, 3);  // from the slot to a block, which frees the slot
+  pool.push_back(b, Entry{8, 0});
+  pool.push_back(b, Entry{9, 0});
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].key, 7u);
+  EXPECT_EQ(b[2].key, 9u);
+  pool.push_back(c, Entry{10, 0});
+  EXPECT_EQ(c.begin(), slot);
+  pool.reserve(d, 0);
+  EXPECT_TRUE(d.empty());
+  pool.release(a);
+  pool.release(b);
+}
+
 }  // namespace
 }  // namespace cs::net
