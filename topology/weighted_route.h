@@ -59,46 +59,16 @@ class LinkSums {
   // 4,096 sums. `dense_ids` > 0: start in the dense storage, spanning ids below it (a caller
   // that expects the sums to be dense: dense_span() of a like sum).
   explicit LinkSums(std::size_t additions = 0, std::size_t dense_ids = 0);
-  // Adds w (1 to 2^32 - 1) to l's sum.
+  // Adds w (1 to 2^32 - 1) to l's sum. The dense storage's case inline (a few instructions:
+  // the pipelines' sums make tens of millions of additions), the rest out of line.
   void add(LinkId l, std::uint64_t w) {
-    if (!dense_.empty()) {
-      if (l.value >= dense_.size()) return add_beyond(l, w);
+    if (l.value < dense_.size()) {
       std::uint32_t& s = dense_[l.value];
       if (s == 0) order_.push_back(l);
       s = checked(s + w);
       return;
     }
-    if (table_.empty()) {
-      for (auto& e : small_) {
-        if (e.first == l) {
-          e.second = checked(e.second + w);
-          return;
-        }
-      }
-      small_.emplace_back(l, checked(w));
-      largest_ = std::max(largest_, l.value);
-      if (small_.size() > kLinear) grow(2 * small_.size());
-      return;
-    }
-    if (2 * (order_.size() + 1) > table_.size()) {
-      grow(2 * order_.size());
-      if (!dense_.empty()) return add(l, w);
-    }
-    // probe()'s walk, written out: the branch on what stopped it then falls away (1% of the
-    // 16,384-GPU tree's instructions through probe()).
-    for (std::size_t i = mix64(l.value) & (table_.size() - 1);; i = (i + 1) & (table_.size() - 1)) {
-      Slot& s = table_[i];
-      if (s.link == l.value) {
-        s.sum = checked(s.sum + w);
-        return;
-      }
-      if (s.link == kFree) {
-        s = {l.value, checked(w)};
-        order_.push_back(l);
-        largest_ = std::max(largest_, l.value);
-        return;
-      }
-    }
+    add_elsewhere(l, w);
   }
   std::size_t size() const { return storage() == Storage::kScan ? small_.size() : order_.size(); }
   Storage storage() const {
@@ -145,6 +115,8 @@ class LinkSums {
   // (largest_ < kDenseSpan x the links), else a table of at least 64 slots and twice `entries`,
   // refilled from the sums so far (the small list's, moved into it the first time).
   void grow(std::size_t entries);
+  // add() outside the dense storage's span: the scan, the table, or an id past the span.
+  void add_elsewhere(LinkId l, std::uint64_t w);
   // add() in the dense storage for an id past its end: the storage extended while the ids stay
   // dense enough, else the sums moved back into a table.
   void add_beyond(LinkId l, std::uint64_t w);
