@@ -12,7 +12,6 @@
 // of its parts and their order alone.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <utility>
