@@ -194,7 +194,8 @@ void FlowNetwork::end_batch() {
   if (!batching_) throw InternalError("FlowNetwork: end_batch without begin_batch");
   batching_ = false;
   // Each link's flows to come, counted in its walk scratch (cand_count, read by a solve only
-  // when its mark is that solve's epoch, and every solve takes a new one), then room for them.
+  // when its mark is that solve's epoch, and every solve takes a new one); the first of them to
+  // join makes room for all (attach).
   ++epoch_;
   for (std::uint32_t f : batched_) {
     for (const Hop& h : flows_[f].hops) {
@@ -206,15 +207,7 @@ void FlowNetwork::end_batch() {
       ++link.cand_count;
     }
   }
-  for (std::uint32_t f : batched_) {
-    for (const Hop& h : flows_[f].hops) {
-      Link& link = links_[h.link];
-      if (link.cand_count == 0) continue;
-      flow_refs_.reserve(link.flows, link.flows.size() + link.cand_count);
-      link.cand_count = 0;
-    }
-  }
-  for (std::uint32_t f : batched_) attach(f);
+  for (std::uint32_t f : batched_) attach(f, true);
   batched_.clear();
 }
 
@@ -222,13 +215,17 @@ void FlowNetwork::check_not_batching(const char* what) const {
   if (batching_) throw InternalError(std::string("FlowNetwork: ") + what + " inside a batch of starts");
 }
 
-void FlowNetwork::attach(std::uint32_t f) {
+void FlowNetwork::attach(std::uint32_t f, bool reserve) {
   Flow& flow = flows_[f];
   flow.bound = std::numeric_limits<double>::infinity();
   for (const Hop& h : flow.hops) flow.bound = std::min(flow.bound, links_[h.link].capacity / h.weight);
   for (std::uint32_t i = 0; i < flow.hops.size(); ++i) {
     Hop& h = flow.hops[i];
     Link& link = use(h.link);
+    if (reserve && link.cand_count > 0) {  // a batch's first flow here: room for the batch's
+      flow_refs_.reserve(link.flows, link.flows.size() + link.cand_count);
+      link.cand_count = 0;
+    }
     const auto pos = static_cast<std::uint32_t>(link.flows.size());
     h.slot = pos;
     flow_refs_.push_back(link.flows, FlowRef{f, i, h.weight, flow.rate});

@@ -258,7 +258,9 @@ class FlowNetwork {
   // of its heap, put in order first if stale, that stops under floor); returns the sums of their
   // weights on the link and of their loads (rate x weight).
   std::pair<double, double> collect(Link& link, double floor);
-  void attach(std::uint32_t f);
+  // Adds flow f to its links' lists. `reserve` (end_batch): a link whose cand_count holds the
+  // batch's flows still to join it first makes room for them all.
+  void attach(std::uint32_t f, bool reserve = false);
   void detach(std::uint32_t f);
   void request_solve();
   void solve();
