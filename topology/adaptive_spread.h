@@ -254,8 +254,7 @@ class AdaptiveSpreader {
   std::vector<std::vector<std::uint32_t>> levels_[2];  // the search's levels per side, by distance
   std::vector<std::pair<std::uint32_t, std::uint32_t>> dag_links_;  // compute's scratch
   std::vector<std::pair<LinkId, std::uint32_t>> moved_;  // spread's scratch: a derived route's moved links
-  // Per server: the one switch every link leaving it goes to, and the one every link entering it
-  // comes from (kNoLeaf: none, or several); built on the first pair between servers.
+  // A server with no leaf of its own in LikeSwitches::leaves (none, or several).
   static constexpr std::uint32_t kNoLeaf = ServerLeaves::kNone;
   // Merges moved_ (sorted here) into `route`'s links, which hold the links that did not move, in
   // id order: the route of a derived pair, in id order.
