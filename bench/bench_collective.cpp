@@ -21,10 +21,13 @@
 //   bench_collective --gpus N --algo A     one case in this process, one JSON line
 //                    [--protocol simple|ll] [--bytes B] [--cluster PATH]
 //                    [--op all_reduce|all_to_all|...] [--routing ecmp|adaptive] [--fold on|off]
+//                    [--rounds closed|flows]
 //                    (A: any fixed algorithm, run_fixed with the protocol; or auto, via run();
 //                    --routing overrides the cluster's /fabric/routing; --fold off runs every
 //                    flow of a collective the simulator would fold by symmetry,
-//                    sim/collectives/network_fold.h)
+//                    sim/collectives/network_fold.h; --rounds flows simulates every round's flows
+//                    where the simulator would take a round of equal flows in closed form,
+//                    sim/network/equal_flows_round.h)
 //   bench_collective --max-gpus N --repeat R --bytes B  limits for the all-cases mode
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -136,6 +139,7 @@ struct CaseOptions {
   std::string op = "all_reduce";
   std::string routing;  // empty: the cluster's
   bool fold = true;
+  bool closed_rounds = true;
 };
 
 // One case in this process.
@@ -174,7 +178,8 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
 
   const auto t1 = Clock::now();
   cs::coll::CollectiveSimulator simulator(
-      machine, options.fold ? cs::coll::CollectiveSimulator::Folding::kSymmetric : cs::coll::CollectiveSimulator::Folding::kNone);
+      machine, options.fold ? cs::coll::CollectiveSimulator::Folding::kSymmetric : cs::coll::CollectiveSimulator::Folding::kNone,
+      options.closed_rounds ? cs::coll::CollectiveSimulator::Rounds::kClosedForm : cs::coll::CollectiveSimulator::Rounds::kFlows);
   cs::coll::CollectiveSpec spec;
   spec.op = *op;
   spec.size = cs::Bytes{bytes};
@@ -357,7 +362,7 @@ int run_all(long max_gpus, int repeat, long long bytes, const std::string& clust
   std::fprintf(stderr,
                "usage: bench_collective [--max-gpus N] [--repeat R] [--bytes B] [--cluster PATH]\n"
                "       bench_collective --gpus N --algo ALGO [--protocol simple|ll] [--bytes B] [--cluster PATH]\n"
-               "                        [--op OP] [--routing ecmp|adaptive] [--fold on|off]\n"
+               "                        [--op OP] [--routing ecmp|adaptive] [--fold on|off] [--rounds closed|flows]\n"
                "         ALGO: ring, tree, hd, direct, hierarchical, nvls, nvls_tree, collnet (run_fixed) or auto (run)\n");
   std::exit(2);
 }
@@ -385,6 +390,7 @@ int main(int argc, char** argv) {
     else if (a == "--op") options.op = v;
     else if (a == "--routing") options.routing = v;
     else if (a == "--fold" && (std::strcmp(v, "on") == 0 || std::strcmp(v, "off") == 0)) options.fold = std::strcmp(v, "on") == 0;
+    else if (a == "--rounds" && (std::strcmp(v, "closed") == 0 || std::strcmp(v, "flows") == 0)) options.closed_rounds = std::strcmp(v, "closed") == 0;
     else usage();
   }
   if (bytes <= 0 || repeat < 1) usage();

@@ -386,8 +386,25 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   run->outstanding = singles.size() + pipelines.size();
   run->round_start = sim_.now();
   run->round_tail = tail;
+  // Alone on an idle network, a round whose flows all move the same bytes with one tail takes
+  // the closed form (solve_alone): every tail is `tail` but for NVLS's fills, and a flow's
+  // bytes on the wire are wire(its bytes).
+  closed_ = nullptr;
+  if (closed_form_ && round.latency != StepLatency::kNvls) {
+    Bytes moved{0};
+    const bool equal = std::all_of(round.flows.begin(), round.flows.end(), [&](const PlannedFlow& f) {
+      const Bytes b = wire(f.bytes);
+      if (b.value() <= 0) return true;
+      if (moved.value() == 0) moved = b;
+      return b == moved;
+    });
+    if (equal) {
+      closed_ = closed_form_;
+      closed_->clear();  // whatever a round that threw left
+    }
+  }
   // The round's flows join their links at once (FlowNetwork::begin_batch): one block per link.
-  net_.begin_batch();
+  if (!closed_) net_.begin_batch();
   for (const auto& [id, members] : pipelines) {
     std::vector<std::span<const LinkId>> paths;
     std::vector<std::uint32_t> copies;
@@ -423,7 +440,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       start_weighted(topo::sum_routes(parts), 1, bytes, tail + fill, run);
       continue;
     }
-    net_.start_pipeline(paths, copies, bytes, tail + fill, [this, run] { on_delivered(run); });
+    launch_pipeline(paths, copies, bytes, tail + fill, run);
   }
   for (std::size_t i : singles) {
     const Prepared& p = prepared[i];
@@ -438,22 +455,27 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       continue;
     }
     if (weight[i] == 1 || path.empty()) {
-      net_.start_flow(path, bytes, tail - p.latency, [this, run] { on_delivered(run); });
+      launch_flow(path, bytes, tail - p.latency, run);
       continue;
     }
     if (!merge_identical_) {
       // One flow per copy (tests compare this with the weighted flow).
       run->outstanding += weight[i] - 1;
-      for (std::uint32_t k = 0; k < weight[i]; ++k) {
-        net_.start_flow(path, bytes, tail - p.latency, [this, run] { on_delivered(run); });
-      }
+      for (std::uint32_t k = 0; k < weight[i]; ++k) launch_flow(path, bytes, tail - p.latency, run);
       continue;
     }
     const std::span<const LinkId> member[1] = {path};
     const std::uint32_t copies[1] = {weight[i]};
-    net_.start_pipeline(member, copies, bytes, tail, [this, run] { on_delivered(run); });
+    launch_pipeline(member, copies, bytes, tail, run);
   }
-  net_.end_batch();
+  if (closed_) {  // one delivery, when the round's last flow would be delivered
+    run->outstanding = 1;
+    sim_.schedule_after(closed_->end(), sim::Phase::kCompletion, [this, run] { on_delivered(run); });
+    closed_->clear();
+    closed_ = nullptr;
+  } else {
+    net_.end_batch();
+  }
   if (prepared.size() > kKeptScratch) {  // a large round's scratch goes back to the heap
     prepared_ = {};
     singles_ = {};
@@ -547,7 +569,21 @@ void CollectiveRunner::start_weighted(const topo::WeightedRoute& route, std::uin
   } else {
     for (const auto& [link, weight] : route.links) links.push_back({link, weight * times});
   }
-  net_.start_weighted(links, route.scale, bytes, tail, [this, run] { on_delivered(run); });
+  if (closed_) closed_->add_weighted(links, route.scale, bytes, tail);
+  else net_.start_weighted(links, route.scale, bytes, tail, [this, run] { on_delivered(run); });
+}
+
+void CollectiveRunner::launch_flow(std::span<const LinkId> path, Bytes bytes, Duration extra_latency,
+                                   const std::shared_ptr<Run>& run) {
+  if (closed_) closed_->add_flow(path, bytes, extra_latency);
+  else net_.start_flow(path, bytes, extra_latency, [this, run] { on_delivered(run); });
+}
+
+void CollectiveRunner::launch_pipeline(std::span<const std::span<const LinkId>> members,
+                                       std::span<const std::uint32_t> copies, Bytes bytes, Duration tail,
+                                       const std::shared_ptr<Run>& run) {
+  if (closed_) closed_->add_pipeline(members, copies, bytes, tail);
+  else net_.start_pipeline(members, copies, bytes, tail, [this, run] { on_delivered(run); });
 }
 
 Duration CollectiveRunner::nvls_fill_time(const CollectiveSpec& spec, std::span<const std::span<const LinkId>> members,

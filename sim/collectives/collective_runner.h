@@ -31,6 +31,7 @@
 #include "sim/collectives/network_layout.h"
 #include "sim/collectives/schedule.h"
 #include "sim/engine/simulator.h"
+#include "sim/network/equal_flows_round.h"
 #include "sim/network/flow_network.h"
 #include "topology/adaptive_spread.h"
 #include "topology/router.h"
@@ -69,6 +70,13 @@ class CollectiveRunner {
   // servers of one leaf each, whose shared middles are otherwise added once per pair of leaves
   // (start_round, PipelineLoad): the same loads either way (tests compare the two).
   void share_leaf_middles(bool on) { share_leaf_middles_ = on; }
+  // The runner's collective runs alone on an idle network, the one `form` reads (CollectiveSimulator):
+  // a round whose flows all move the same bytes with the same tail (every round but NVLS's, whose
+  // pipelines' fills differ, when its flows' sizes are equal: an all-to-all, a ring's or a tree's
+  // channels) ends when sim/network/equal_flows_round.h's closed form says, with no flow started:
+  // the time the flows would take, to a few picoseconds, without their dynamics. Null (the
+  // default, for collectives that share a network): every round starts its flows.
+  void solve_alone(net::EqualFlowsRound* form) { closed_form_ = form; }
 
  private:
   struct Run;
@@ -78,6 +86,11 @@ class CollectiveRunner {
   // A flow of `times` x the route's per-link weights (topology/adaptive_spread.h).
   void start_weighted(const topo::WeightedRoute& route, std::uint32_t times, Bytes bytes, Duration tail,
                       const std::shared_ptr<Run>& run);
+  // A flow or pipeline of the round: started on the network, or added to the closed form when the
+  // round takes it (solve_alone; closed_).
+  void launch_flow(std::span<const topo::LinkId> path, Bytes bytes, Duration extra_latency, const std::shared_ptr<Run>& run);
+  void launch_pipeline(std::span<const std::span<const topo::LinkId>> members, std::span<const std::uint32_t> copies,
+                       Bytes bytes, Duration tail, const std::shared_ptr<Run>& run);
   // NVLS: the fill and drain of NCCL's pipeline (sim/collectives/nvls_pipeline.h) at the
   // pipeline's rate on the idle network (an approximation under contention).
   Duration nvls_fill_time(const CollectiveSpec& spec, std::span<const std::span<const topo::LinkId>> members,
@@ -93,6 +106,8 @@ class CollectiveRunner {
   bool merge_identical_ = true;
   bool share_leaf_middles_ = true;
   NetworkFold* fold_ = nullptr;
+  net::EqualFlowsRound* closed_form_ = nullptr;  // solve_alone
+  net::EqualFlowsRound* closed_ = nullptr;       // the current round's, while it takes the closed form
   // start_round's scratch, kept between rounds of up to kKeptScratch flows (every
   // point-to-point transfer is a run of one such round), released after a larger one.
   static constexpr std::size_t kKeptScratch = 4096;

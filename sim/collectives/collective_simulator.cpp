@@ -13,8 +13,8 @@ namespace cs::coll {
 
 using topo::LinkId;
 
-CollectiveSimulator::CollectiveSimulator(const Machine& machine, Folding folding)
-    : layout_(machine), router_(machine.cluster), folding_(folding) {}
+CollectiveSimulator::CollectiveSimulator(const Machine& machine, Folding folding, Rounds rounds)
+    : layout_(machine), router_(machine.cluster), folding_(folding), rounds_(rounds) {}
 
 const topo::ServerOrbits* CollectiveSimulator::fold_for(const CollectiveSpec& spec, CollectiveAlgorithm algorithm) {
   const topo::Cluster& cluster = layout_.cluster();
@@ -231,6 +231,12 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
   std::optional<NetworkFold> fold;
   if (orbits) fold.emplace(layout_.cluster(), *orbits, net, fold_scratch_);
   CollectiveRunner runner(sim, net, router_, layout_, true, fold ? &*fold : nullptr);
+  // Alone on the idle network: rounds of equal flows in closed form, unless every link's
+  // activity is asked for (the closed form gives the time, not the links' busy intervals).
+  if (rounds_ == Rounds::kClosedForm && !activity) {
+    if (!closed_form_) closed_form_.emplace(net);
+    runner.solve_alone(&*closed_form_);
+  }
   CollectiveOutcome outcome;
   bool done = false;
   runner.start(spec, std::make_shared<const Schedule>(std::move(*schedule)), algorithm, protocol, [&](const CollectiveOutcome& o) {

@@ -12,6 +12,7 @@
 #include "sim/collectives/machine.h"
 #include "sim/collectives/network_fold.h"
 #include "sim/collectives/network_layout.h"
+#include "sim/network/equal_flows_round.h"
 #include "sim/network/flow_network.h"
 #include "topology/router.h"
 #include "topology/server_orbits.h"
@@ -55,8 +56,15 @@ class CollectiveSimulator {
   // switches (sim/collectives/network_fold.h: the same result either way); kNone runs every flow
   // on every link (tests compare).
   enum class Folding : std::uint8_t { kSymmetric, kNone };
+  // kClosedForm: a round whose flows all move the same bytes with one tail (an all-to-all, a
+  // ring's or a tree's channels; not NVLS's) ends when sim/network/equal_flows_round.h's closed
+  // form of the flow network says, with no flow simulated (CollectiveRunner::solve_alone): the
+  // same time to a few picoseconds; a run that reports link activity simulates its flows.
+  // kFlows simulates every round's flows (tests compare).
+  enum class Rounds : std::uint8_t { kClosedForm, kFlows };
   // The machine must outlive the simulator.
-  explicit CollectiveSimulator(const Machine& machine, Folding folding = Folding::kSymmetric);
+  explicit CollectiveSimulator(const Machine& machine, Folding folding = Folding::kSymmetric,
+                               Rounds rounds = Rounds::kClosedForm);
 
   // Simulates `spec` alone. A fixed algorithm runs with the faster protocol; `auto` tries every
   // candidate (algorithm, protocol) of NCCL's set (auto_candidates) and keeps the fastest, as
@@ -121,6 +129,8 @@ class CollectiveSimulator {
   std::optional<std::optional<topo::ServerOrbits>> twin_fold_;  // the switch exchanges' group, once
   NetworkFold::Scratch fold_scratch_;
   std::optional<net::FlowNetwork> net_;  // reset for each run (FlowNetwork::reset)
+  Rounds rounds_;
+  std::optional<net::EqualFlowsRound> closed_form_;  // of net_, kept with it (empty between runs)
   // time_floor's cuts (out of and into each device, out of and into each server): their summed
   // link capacity (built on first use), and the bytes a round moves across each with the cuts
   // it crossed.

@@ -1,0 +1,125 @@
+// Rounds of equal flows in closed form (CollectiveSimulator::Rounds, sim/network/equal_flows_round.h)
+// against simulating their flows: the same time, flows and wire bytes, on all-to-alls whose
+// connections collide under static ECMP, on oversubscribed fabrics, and on the pipelined
+// algorithms (ring, tree, hierarchical, NVLS-tree), folded or not; NVLS's rounds, whose fills
+// differ, are simulated either way.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/collectives/collective_simulator.h"
+#include "sim/collectives/machine.h"
+
+namespace cs::coll {
+namespace {
+
+Machine machine(const std::string& cluster, std::vector<std::string> sets) {
+  return load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/" + cluster + ".json", sets);
+}
+
+CollectiveSpec spec_of(const Machine& m, CollectiveOp op, Bytes size, std::size_t first, std::size_t ranks) {
+  CollectiveSpec s;
+  s.op = op;
+  s.size = size;
+  s.ranks.assign(m.cluster.gpus().begin() + static_cast<std::ptrdiff_t>(first),
+                 m.cluster.gpus().begin() + static_cast<std::ptrdiff_t>(first + ranks));
+  return s;
+}
+
+struct Pair {
+  CollectiveResult closed, flows;
+};
+
+Pair both(const Machine& m, const CollectiveSpec& s, CollectiveAlgorithm a, Protocol p) {
+  CollectiveSimulator closed(m, CollectiveSimulator::Folding::kSymmetric, CollectiveSimulator::Rounds::kClosedForm);
+  CollectiveSimulator flows(m, CollectiveSimulator::Folding::kSymmetric, CollectiveSimulator::Rounds::kFlows);
+  std::string why;
+  const auto c = closed.run_fixed(s, a, p, &why);
+  EXPECT_TRUE(c.has_value()) << why;
+  const auto f = flows.run_fixed(s, a, p, &why);
+  EXPECT_TRUE(f.has_value()) << why;
+  return {c.value_or(CollectiveResult{}), f.value_or(CollectiveResult{})};
+}
+
+// The same result: times to a relative 1e-9 and a picosecond per event of the simulated run
+// (each end rounds up to the picosecond; the closed form sums each link's weights in another
+// order), flows and wire bytes exactly. `closed_rounds`: whether a round took the closed form
+// (then the run executes fewer events).
+void expect_same(const Pair& r, bool closed_rounds) {
+  const double slack = to_seconds(r.flows.time) * 1e-9 + 1e-12 * static_cast<double>(r.flows.events);
+  EXPECT_NEAR(to_seconds(r.closed.time), to_seconds(r.flows.time), slack);
+  EXPECT_GT(r.closed.time.count(), 0);
+  EXPECT_EQ(r.closed.flows, r.flows.flows);
+  EXPECT_EQ(r.closed.wire_bytes, r.flows.wire_bytes);
+  EXPECT_EQ(r.closed.drain.count() > 0, r.flows.drain.count() > 0);
+  EXPECT_EQ(r.closed.folded_servers, r.flows.folded_servers);
+  if (closed_rounds) EXPECT_LT(r.closed.events, r.flows.events);
+  else EXPECT_EQ(r.closed.events, r.flows.events);
+}
+
+TEST(ClosedRounds, AllToAllUnderStaticEcmpEqualsItsFlows) {
+  // The rail-optimized NDR fabric under static ECMP, 16 to 32 servers over several leaves: each
+  // connection's hash is its own path, so they collide on the spine cables and end at
+  // hundreds of instants. Simple (1 MiB per peer) and LL (16 KiB per peer).
+  for (const std::size_t ranks : {128, 256}) {
+    for (const auto [size, protocol] : {std::pair{mebibytes(256), Protocol::kSimple}, std::pair{kibibytes(16 * static_cast<std::int64_t>(ranks)), Protocol::kLowLatency}}) {
+      SCOPED_TRACE(std::to_string(ranks) + " ranks, " + std::to_string(size.value()) + " B");
+      const Machine m = machine("h100-rail-512", {"/servers/0/count=32", "/fabric/routing=ecmp"});
+      const Pair r = both(m, spec_of(m, CollectiveOp::kAllToAll, size, 0, ranks), CollectiveAlgorithm::kDirect, protocol);
+      expect_same(r, true);
+      EXPECT_GT(r.flows.events, 1000u);  // many ends, each its own event
+      std::printf("all_to_all %zu ranks: %.6f ms, events %llu closed / %llu flows\n", ranks, to_seconds(r.closed.time) * 1e3,
+                  static_cast<unsigned long long>(r.closed.events), static_cast<unsigned long long>(r.flows.events));
+    }
+  }
+}
+
+TEST(ClosedRounds, OversubscribedLeafSpineEqualsItsFlows) {
+  // 2:1 at the leaves, ECMP and adaptive routing: the all-to-all (direct, its all-reduce two
+  // rounds) and the pipelined all-reduces.
+  for (const char* routing : {"ecmp", "adaptive"}) {
+    SCOPED_TRACE(routing);
+    const Machine m = machine("leafspine-oversub", {std::string("/fabric/routing=") + routing});
+    const CollectiveSpec a2a = spec_of(m, CollectiveOp::kAllToAll, mebibytes(64), 0, 64);
+    expect_same(both(m, a2a, CollectiveAlgorithm::kDirect, Protocol::kSimple), true);
+    const CollectiveSpec ar = spec_of(m, CollectiveOp::kAllReduce, mebibytes(64), 4, 48);
+    for (const CollectiveAlgorithm a : {CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree}) {
+      SCOPED_TRACE(std::string(to_string(a)));
+      expect_same(both(m, ar, a, Protocol::kSimple), true);
+      expect_same(both(m, ar, a, Protocol::kLowLatency), true);
+    }
+  }
+}
+
+TEST(ClosedRounds, MultiRailServersEqualTheirFlows) {
+  // DGX H100 servers on the rail-optimized fabric, both routings: ring, tree, hierarchical and
+  // NVLS-tree all-reduce (their channels' pipelines move equal bytes), folded by symmetry where
+  // the simulator folds (adaptive); and an all-gather and a reduce-scatter.
+  for (const char* routing : {"ecmp", "adaptive"}) {
+    SCOPED_TRACE(routing);
+    const Machine m = machine("h100-rail-512", {"/servers/0/count=8", std::string("/fabric/routing=") + routing});
+    const CollectiveSpec ar = spec_of(m, CollectiveOp::kAllReduce, mebibytes(128), 0, 64);
+    for (const CollectiveAlgorithm a : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kHierarchical,
+                                        CollectiveAlgorithm::kNvlsTree}) {
+      SCOPED_TRACE(std::string(to_string(a)));
+      expect_same(both(m, ar, a, Protocol::kSimple), true);
+    }
+    for (const CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+      expect_same(both(m, spec_of(m, op, mebibytes(64), 0, 64), CollectiveAlgorithm::kRing, Protocol::kSimple), true);
+      expect_same(both(m, spec_of(m, op, mebibytes(64), 0, 64), CollectiveAlgorithm::kDirect, Protocol::kSimple), true);
+    }
+  }
+}
+
+TEST(ClosedRounds, NvlsRoundsAreSimulated) {
+  // NVLS inside one DGX H100: its pipelines' fills differ from one another, so the closed form
+  // does not hold and the round runs its flows: the same events either way.
+  const Machine m = machine("dgx-h100", {});
+  expect_same(both(m, spec_of(m, CollectiveOp::kAllReduce, mebibytes(256), 0, 8), CollectiveAlgorithm::kNvls, Protocol::kSimple),
+              false);
+}
+
+}  // namespace
+}  // namespace cs::coll
