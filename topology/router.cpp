@@ -749,7 +749,7 @@ void Router::grow_table() {
   }
 }
 
-std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow_label, bool* unique) {
+std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow_label, bool* unique, Keep keep) {
   check_node(src, "source");
   check_node(dst, "destination");
   if (unique) *unique = true;
@@ -779,6 +779,10 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   searched_gen_ = generation_;
   walk_path(src.value, dst.value, key_hash(src.value, dst.value, flow_label),
             takes_compressed(src.value, dst.value));
+  if (walk_branched_ && keep == Keep::kUnlessLabelled) {
+    if (unique) *unique = false;
+    return {path_.data(), path_.size()};  // scratch, until the next call
+  }
   const LinkId* stored = store(path_);
   Slot* s = walk_branched_ ? own : any;
   *s = Slot{src.value, dst.value, walk_branched_ ? flow_label : kAnyLabel, stored,

@@ -94,7 +94,13 @@ class Router {
   // and cached; the returned span stays valid for the Router's lifetime. src == dst gives an
   // empty span. No path: TopologyError naming both devices. `unique`, if given, is set to
   // unique_route(src, dst), found by the same lookup.
-  std::span<const LinkId> route(NodeId src, NodeId dst, std::uint64_t flow_label = 0, bool* unique = nullptr);
+  // Keep::kUnlessLabelled: the same route, but one that depends on its label is not cached (a
+  // connection of an all-to-all under static ECMP, routed once: thousands of servers' connections
+  // would fill the cache with routes never asked for again); the span is then valid until the
+  // next call. A label-free route is cached either way.
+  enum class Keep : std::uint8_t { kAlways, kUnlessLabelled };
+  std::span<const LinkId> route(NodeId src, NodeId dst, std::uint64_t flow_label = 0, bool* unique = nullptr,
+                                Keep keep = Keep::kAlways);
   // Length in hops of a shortest path from src to dst; 0 when src == dst; -1 if unreachable.
   int hops(NodeId src, NodeId dst);
   // Whether route(src, dst, label) is one path for every label (no tie among the widest

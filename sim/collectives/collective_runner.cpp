@@ -233,9 +233,20 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::uint64_t salt = hash_combine(hash_combine(label, owner.value), pf.dst.value);
     std::span<const LinkId> segments[4];
     std::size_t links = 0, parts = 0;
-    const auto segment = [&](NodeId a, NodeId b, std::uint64_t l) {
+    // A connection outside pipelines in a large round of a collective alone (an all-to-all run
+    // by CollectiveSimulator, once) is routed once: its hashed route between the NICs is not
+    // cached (Router::Keep) but copied at once, before the next query. The executor's
+    // collectives, which repeat every micro-batch, keep theirs.
+    const topo::Router::Keep keep_hashed = closed_form_ && pf.pipeline == kNoPipeline && round.flows.size() > kKeptScratch
+                                        ? topo::Router::Keep::kUnlessLabelled
+                                        : topo::Router::Keep::kAlways;
+    const auto segment = [&](NodeId a, NodeId b, std::uint64_t l, topo::Router::Keep k = topo::Router::Keep::kAlways) {
       bool unique = true;
-      segments[parts] = router_.route(a, b, l, &unique);
+      segments[parts] = router_.route(a, b, l, &unique, k);
+      if (!unique && k == topo::Router::Keep::kUnlessLabelled) {
+        hashed_route_.assign(segments[parts].begin(), segments[parts].end());
+        segments[parts] = hashed_route_;
+      }
       links += segments[parts++].size();
       // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
       // spread, which is not routed here; the rest must be label-free.
@@ -250,7 +261,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const topo::WeightedRoute* fabric = adaptive && !leaves ? &spreader_.spread(nic->send_nic, nic->recv_nic) : nullptr;
     if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
     segment(owner, nic->send_nic, 0);
-    if (!adaptive) segment(nic->send_nic, nic->recv_nic, salt);
+    if (!adaptive) segment(nic->send_nic, nic->recv_nic, salt, keep_hashed);
     segment(nic->recv_nic, pf.dst, 0);
     const std::span<LinkId> path = owned_path(links);
     auto out = path.begin();

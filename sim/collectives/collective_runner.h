@@ -126,6 +126,7 @@ class CollectiveRunner {
   std::vector<std::unique_ptr<topo::WeightedRoute>> spreads_;
   std::size_t spreads_used_ = 0;
   std::vector<net::WeightedLink> weighted_links_;  // start_weighted's scratch
+  std::vector<topo::LinkId> hashed_route_;          // start_round's: a connection's uncached route
 
   // A flow's path latency and the slowest link class on it (the header's latency model).
   struct PathTiming {

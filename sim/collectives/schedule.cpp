@@ -1,6 +1,7 @@
 #include "sim/collectives/schedule.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -471,9 +472,18 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
     }
     ProxyRelay relay(ctx);
     relay.reserve(2 * senders.size() * servers + senders.size() * 8);  // a few connections per (GPU, server), handovers
+    // The GPUs of one server send to each rank through one proxy (its rail's): one entry, whose
+    // index is remembered per rank while the senders' server stays the same (ProxyRelay::add).
+    std::vector<std::uint32_t> memo(n, 0);
+    std::int32_t memo_server = std::numeric_limits<std::int32_t>::min();
     for (const std::size_t i : senders) {
+      const std::int32_t server = ctx.cluster().node(s.ranks[i]).server;
+      if (server != memo_server) {
+        std::fill(memo.begin(), memo.end(), 0);
+        memo_server = server;
+      }
       for (std::size_t j = 0; j < n; ++j) {
-        if (i != j) relay.add({s.ranks[i], s.ranks[j], bytes, 0, kNoPipeline});
+        if (i != j) relay.add({s.ranks[i], s.ranks[j], bytes, 0, kNoPipeline}, &memo[j]);
       }
     }
     Round ph;
@@ -865,19 +875,30 @@ void ProxyRelay::rehash(std::size_t slots) {
   }
 }
 
-void ProxyRelay::merge(const PlannedFlow& f) {
+std::uint32_t ProxyRelay::merge(const PlannedFlow& f, std::uint32_t* memo) {
+  // The entry the caller remembers for this flow, if it still has the flow's key.
+  if (memo && *memo != 0 && same_relay_key(flows_[*memo - 1], f)) {
+    add_copies(flows_[*memo - 1], f);
+    return *memo - 1;
+  }
+  const std::uint32_t at = merge(f);
+  if (memo) *memo = at + 1;
+  return at;
+}
+
+std::uint32_t ProxyRelay::merge(const PlannedFlow& f) {
   // A few flows (a point-to-point transfer's one or two, with their handovers) are merged by a
   // scan, without a table: the same entries in the same order as through it.
   constexpr std::size_t kScanFlows = 8;
   if (slots_.empty() && flows_.size() < kScanFlows) {
-    for (PlannedFlow& entry : flows_) {
-      if (!same_relay_key(entry, f)) continue;
-      add_copies(entry, f);
-      return;
+    for (std::size_t k = 0; k < flows_.size(); ++k) {
+      if (!same_relay_key(flows_[k], f)) continue;
+      add_copies(flows_[k], f);
+      return static_cast<std::uint32_t>(k);
     }
     if (flows_.capacity() == 0) flows_.reserve(kScanFlows / 2);
     flows_.push_back(f);
-    return;
+    return static_cast<std::uint32_t>(flows_.size() - 1);
   }
   if (2 * (flows_.size() + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
   if (flows_.size() >= UINT32_MAX - 1) throw InternalError("more than 2^32 distinct flows in one round");
@@ -887,30 +908,33 @@ void ProxyRelay::merge(const PlannedFlow& f) {
     PlannedFlow& entry = flows_[slots_[at] - 1];
     if (!same_relay_key(entry, f)) continue;
     add_copies(entry, f);
-    return;
+    return slots_[at] - 1;
   }
   slots_[at] = static_cast<std::uint32_t>(flows_.size() + 1);
   flows_.push_back(f);
+  return static_cast<std::uint32_t>(flows_.size() - 1);
 }
 
-void ProxyRelay::add(const PlannedFlow& f) {
+void ProxyRelay::add(const PlannedFlow& f, std::uint32_t* memo) {
   if (f.pipeline != kNoPipeline) throw InternalError("ProxyRelay takes flows outside pipelines");
   const auto nic = f.handover ? std::nullopt : ctx_.nic_route(f.src, f.dst, f.rail);
   if (!nic || !nic->send_proxy.valid()) {
-    merge(f);
+    merge(f, memo);
     return;
   }
   PlannedFlow handover = f;
   handover.dst = nic->send_proxy;
   handover.handover = true;
-  merge(handover);
+  // A sender's handovers go to a few proxies (one per rail): remembered by proxy.
+  merge(handover, &handover_memo_[nic->send_proxy.value % handover_memo_.size()]);
   PlannedFlow send = f;
   send.src = nic->send_proxy;
-  merge(send);
+  merge(send, memo);
 }
 
 std::vector<PlannedFlow> ProxyRelay::take() {
   slots_.clear();
+  handover_memo_.fill(0);
   return std::exchange(flows_, {});
 }
 

@@ -46,6 +46,8 @@
 // direct GPU links (NVSwitch, PCIe) keep rank order.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -198,17 +200,24 @@ class ScheduleContext {
 class ProxyRelay {
  public:
   explicit ProxyRelay(const ScheduleContext& ctx) : ctx_(ctx) {}
-  void add(const PlannedFlow& flow);
+  // `memo`, if given, is the caller's slot for this flow's send (0 at first): the index + 1 of
+  // the entry it merged into last time, tried before the table (its key is compared, so a stale
+  // slot costs a lookup, never a wrong merge). An all-to-all's senders of one server share one
+  // slot per destination: their sends go through the same proxy into one entry.
+  void add(const PlannedFlow& flow, std::uint32_t* memo = nullptr);
   // Room for `entries` distinct flows (saves rehashing when their number is known roughly).
   void reserve(std::size_t entries);
   // The flows added so far, in the order their entries were first added; the relay is empty after.
   std::vector<PlannedFlow> take();
 
  private:
-  void merge(const PlannedFlow& flow);
+  // The index of the entry `flow` merged into (a new one at the end if its key is new).
+  std::uint32_t merge(const PlannedFlow& flow);
+  std::uint32_t merge(const PlannedFlow& flow, std::uint32_t* memo);
   void rehash(std::size_t slots);
   const ScheduleContext& ctx_;
   std::vector<PlannedFlow> flows_;
+  std::array<std::uint32_t, 16> handover_memo_{};  // by proxy id mod 16: entry index + 1
   // Open addressing over flows_: entry index + 1 per slot (0: free), linear probing, at most
   // half full; a flow's key is (src, dst, channel, rail, bytes, handover).
   std::vector<std::uint32_t> slots_;

@@ -13,6 +13,7 @@
 #include "sim/collectives/collective_runner.h"
 #include "sim/collectives/collective_simulator.h"
 #include "sim/collectives/machine.h"
+#include "sim/collectives/schedule.h"
 
 namespace cs::coll {
 namespace {
@@ -248,6 +249,48 @@ TEST(NvlsTree, AppliesOnlyAcrossNvlsServersAndIsAnAutoCandidateThere) {
   EXPECT_FALSE(a100_sim.run_fixed(s, CollectiveAlgorithm::kNvlsTree, Protocol::kSimple, &why));
   const auto none = auto_candidates(a100_sim.layout().schedules(), s);
   EXPECT_EQ(std::find(none.begin(), none.end(), CollectiveAlgorithm::kNvlsTree), none.end());
+}
+
+TEST(Pxn, TheAllToAllsRelayEntriesAreThoseOfMergingEveryPair) {
+  // build_schedule's direct all-to-all remembers each destination's send entry per sending server
+  // (ProxyRelay::add's memo); the schedule must be the one merging every pair through the table
+  // gives, entry for entry and in order: 4 servers in rank order, and the same ranks interleaved
+  // across servers (the memo then starts again at every sender), where a GPU's own and its PCIe
+  // neighbour's rails send directly and the other six through their proxy.
+  const Machine m = rail_servers(4);
+  const ScheduleContext ctx(m.cluster);
+  CollectiveSpec in_order = spec_of(m, CollectiveOp::kAllToAll, mebibytes(32));
+  CollectiveSpec interleaved = in_order;
+  for (std::size_t k = 0; k < interleaved.ranks.size(); ++k) interleaved.ranks[k] = in_order.ranks[(k % 4) * 8 + k / 4];
+  for (const CollectiveSpec* spec : {&in_order, &interleaved}) {
+    const auto built = build_schedule(ctx, *spec, CollectiveAlgorithm::kDirect, nullptr);
+    ASSERT_TRUE(built);
+    ASSERT_EQ(built->rounds.size(), 1u);
+    ProxyRelay reference(ctx);
+    const std::size_t n = spec->ranks.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i != j) reference.add({spec->ranks[i], spec->ranks[j], Bytes{mebibytes(32).value() / static_cast<std::int64_t>(n)}, 0, kNoPipeline});
+      }
+    }
+    const std::vector<PlannedFlow> want = reference.take();
+    const std::vector<PlannedFlow>& got = built->rounds[0].flows;
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      SCOPED_TRACE(k);
+      EXPECT_EQ(got[k].src, want[k].src);
+      EXPECT_EQ(got[k].dst, want[k].dst);
+      EXPECT_EQ(got[k].bytes, want[k].bytes);
+      EXPECT_EQ(got[k].copies, want[k].copies);
+      EXPECT_EQ(got[k].handover, want[k].handover);
+      EXPECT_EQ(got[k].rail, want[k].rail);
+    }
+    // Each remote GPU's sends from one server: through its proxy (7 GPUs: the proxy itself and
+    // six handovers) and from the proxy's PCIe neighbour directly.
+    std::uint32_t most = 0;
+    for (const PlannedFlow& f : got) most = std::max(most, f.copies);
+    EXPECT_EQ(most, 7u);
+  }
 }
 
 TEST(Pxn, AllToAllAcrossServersUsesOneNicPerRailAndNvlinkInsideTheServer) {

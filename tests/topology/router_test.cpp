@@ -279,6 +279,30 @@ TEST(Router, PathsNoLabelCanChangeAreCachedOncePerPair) {
   EXPECT_EQ(r.cached_routes(), 101u);
 }
 
+TEST(Router, RoutesOfTheirLabelAloneAreTheCachedOnesWithoutTheCache) {
+  // Keep::kUnlessLabelled: across leaves (four spines tie) each label's route is the one a
+  // caching router gives, and none is cached; inside a leaf (no tie) the route is cached once.
+  Cluster c = fixtures::leaf_spine(2, 2, 4, gigabytes_per_second(50), gigabytes_per_second(50));
+  Router once(c), cached(c);
+  const auto g = c.gpus();
+  for (std::uint64_t label = 0; label < 200; ++label) {
+    bool unique = true;
+    const auto path = once.route(g[0], g[3], label, &unique, Router::Keep::kUnlessLabelled);
+    EXPECT_FALSE(unique);
+    const std::vector<LinkId> got(path.begin(), path.end());
+    const auto want = cached.route(g[1], g[2], label);  // another pair between, so no reuse of marks
+    (void)want;
+    const auto same = cached.route(g[0], g[3], label);
+    EXPECT_EQ(got, std::vector<LinkId>(same.begin(), same.end())) << label;
+  }
+  EXPECT_EQ(once.cached_routes(), 0u);
+  EXPECT_EQ(cached.cached_routes(), 400u);
+  bool unique = false;
+  once.route(g[0], g[1], 7, &unique, Router::Keep::kUnlessLabelled);
+  EXPECT_TRUE(unique);
+  EXPECT_EQ(once.cached_routes(), 1u);
+}
+
 TEST(Router, UniqueRoutesAreThoseNoLabelCanChange) {
   // Inside a leaf one path serves every label: unique. Across leaves four spines tie: not
   // unique. route()'s `unique` says the same as unique_route(), whether the route was walked,
