@@ -471,7 +471,19 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
       if (from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server) senders.push_back(i);
     }
     ProxyRelay relay(ctx);
-    relay.reserve(2 * senders.size() * servers + senders.size() * 8);  // a few connections per (GPU, server), handovers
+    // Every key's source is on its sender's server (the sender, or its proxy), so where each
+    // server's senders come in one run the table need hold only the current server's keys
+    // (ProxyRelay::forget_keys): a few entries per rank instead of the round's n x servers.
+    std::vector<std::int32_t> order;  // the senders' servers, each once per run
+    for (const std::size_t i : senders) {
+      const std::int32_t server = ctx.cluster().node(s.ranks[i]).server;
+      if (order.empty() || order.back() != server) order.push_back(server);
+    }
+    std::vector<std::int32_t> distinct = order;
+    std::sort(distinct.begin(), distinct.end());
+    const bool runs = std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end();
+    const std::size_t keyed = runs ? 2 * n + 8 * senders.size() / std::max<std::size_t>(order.size(), 1) : 0;
+    relay.reserve(2 * senders.size() * servers + senders.size() * 8, keyed);  // a few connections per (GPU, server), handovers
     // The GPUs of one server send to each rank through one proxy (its rail's): one entry, whose
     // index is remembered per rank while the senders' server stays the same (ProxyRelay::add).
     std::vector<std::uint32_t> memo(n, 0);
@@ -480,6 +492,7 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
       const std::int32_t server = ctx.cluster().node(s.ranks[i]).server;
       if (server != memo_server) {
         std::fill(memo.begin(), memo.end(), 0);
+        if (runs) relay.forget_keys();
         memo_server = server;
       }
       for (std::size_t j = 0; j < n; ++j) {
@@ -857,18 +870,24 @@ void add_copies(PlannedFlow& entry, const PlannedFlow& f) {
 
 }  // namespace
 
-void ProxyRelay::reserve(std::size_t entries) {
+void ProxyRelay::reserve(std::size_t entries, std::size_t keyed) {
   flows_.reserve(entries);
   std::size_t slots = 16;
-  while (slots < 2 * entries) slots *= 2;
+  while (slots < 2 * (keyed > 0 ? keyed : entries)) slots *= 2;
   if (slots > slots_.size()) rehash(slots);
 }
 
+void ProxyRelay::forget_keys() {
+  std::fill(slots_.begin(), slots_.end(), 0);
+  keyed_from_ = flows_.size();
+  handover_memo_.fill(0);
+}
+
 void ProxyRelay::rehash(std::size_t slots) {
-  while (slots < 2 * (flows_.size() + 1)) slots *= 2;  // the flows merged by scan, if any
+  while (slots < 2 * (flows_.size() - keyed_from_ + 1)) slots *= 2;  // the flows merged by scan, if any
   slots_.assign(slots, 0);
   const std::size_t mask = slots - 1;
-  for (std::size_t k = 0; k < flows_.size(); ++k) {
+  for (std::size_t k = keyed_from_; k < flows_.size(); ++k) {
     std::size_t at = relay_key_hash(flows_[k]) & mask;
     while (slots_[at] != 0) at = (at + 1) & mask;
     slots_[at] = static_cast<std::uint32_t>(k + 1);
@@ -900,7 +919,7 @@ std::uint32_t ProxyRelay::merge(const PlannedFlow& f) {
     flows_.push_back(f);
     return static_cast<std::uint32_t>(flows_.size() - 1);
   }
-  if (2 * (flows_.size() + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+  if (2 * (flows_.size() - keyed_from_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
   if (flows_.size() >= UINT32_MAX - 1) throw InternalError("more than 2^32 distinct flows in one round");
   const std::size_t mask = slots_.size() - 1;
   std::size_t at = relay_key_hash(f) & mask;
@@ -934,6 +953,7 @@ void ProxyRelay::add(const PlannedFlow& f, std::uint32_t* memo) {
 
 std::vector<PlannedFlow> ProxyRelay::take() {
   slots_.clear();
+  keyed_from_ = 0;
   handover_memo_.fill(0);
   return std::exchange(flows_, {});
 }

@@ -205,8 +205,14 @@ class ProxyRelay {
   // slot costs a lookup, never a wrong merge). An all-to-all's senders of one server share one
   // slot per destination: their sends go through the same proxy into one entry.
   void add(const PlannedFlow& flow, std::uint32_t* memo = nullptr);
-  // Room for `entries` distinct flows (saves rehashing when their number is known roughly).
-  void reserve(std::size_t entries);
+  // Room for `entries` distinct flows (saves rehashing when their number is known roughly), and
+  // a table for `keyed` of them (0: all) where the caller forgets keys as it goes.
+  void reserve(std::size_t entries, std::size_t keyed = 0);
+  // The flows added from now on share no key with those added before (an all-pairs round's next
+  // sending server, whose keys all have a source on that server: the sender or its proxy): the
+  // table starts again empty and holds only the entries from here on, a server's instead of the
+  // round's, so that it stays in the CPU's caches. The entries themselves are kept.
+  void forget_keys();
   // The flows added so far, in the order their entries were first added; the relay is empty after.
   std::vector<PlannedFlow> take();
 
@@ -218,8 +224,9 @@ class ProxyRelay {
   const ScheduleContext& ctx_;
   std::vector<PlannedFlow> flows_;
   std::array<std::uint32_t, 16> handover_memo_{};  // by proxy id mod 16: entry index + 1
-  // Open addressing over flows_: entry index + 1 per slot (0: free), linear probing, at most
-  // half full; a flow's key is (src, dst, channel, rail, bytes, handover).
+  std::size_t keyed_from_ = 0;  // the table holds flows_[keyed_from_, size()) (forget_keys)
+  // Open addressing over flows_[keyed_from_, size()): entry index + 1 per slot (0: free),
+  // linear probing, at most half full; a flow's key is (src, dst, channel, rail, bytes, handover).
   std::vector<std::uint32_t> slots_;
 };
 
