@@ -126,7 +126,9 @@ class Components {
 }  // namespace
 
 struct JobNetwork::Impl {
-  explicit Impl(const coll::Machine& m) : machine(m), simulator(m), router(m.cluster) {}
+  explicit Impl(const coll::Machine& m) : machine(m), simulator(m), router(m.cluster) {
+    router.set_server_twins_source([this] { return simulator.layout().server_twins(); });
+  }
 
   const coll::Machine& machine;
   coll::CollectiveSimulator simulator;          // alone runs; its layout serves the joint runs too

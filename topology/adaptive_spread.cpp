@@ -334,18 +334,9 @@ const WeightedRoute& AdaptiveSpreader::spread(NodeId src, NodeId dst) {
       return derived_cache_.put(key, std::move(route));
     }
     if (!servers_) servers_ = server_twins_source_ ? server_twins_source_() : ServerSymmetry(cluster_).server_twins();
-    // The canonical pair (the header): exchange (a1 b1) moves src's server onto its class's
-    // first, then (a2 b2) dst's onto the first of its class other than src's new server.
+    // The canonical pair (the header, ServerTwins::canonical).
     const ServerTwins& t = *servers_;
-    constexpr std::uint32_t kNone = ServerTwins::kNone;
-    const std::uint32_t a1 = t.server_of[src.value], b1 = t.first[a1];
-    const std::uint32_t s1 = a1 == b1 ? src.value : t.image(src.value, a1, b1);
-    const std::uint32_t t1 = a1 == b1 ? dst.value : t.image(dst.value, a1, b1);
-    const std::uint32_t a2 = t.server_of[t1];
-    std::uint32_t b2 = a2;  // dst in src's new server: no second exchange
-    if (a2 != b1) b2 = t.first[a2] == b1 ? t.second[a2] : t.first[a2];
-    if (b2 == kNone) throw InternalError("AdaptiveSpreader: a twin class without its second server");
-    const std::uint32_t t2 = a2 == b2 ? t1 : t.image(t1, a2, b2);
+    const auto [a1, b1, a2, b2, s1, t2] = t.canonical(src.value, dst.value);
     if (s1 != src.value || t2 != dst.value) {
       const WeightedRoute& base = spread(NodeId{s1}, NodeId{t2});
       if (base.exact) {

@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/random.h"
 #include "topology/rendezvous_hash.h"
+#include "topology/server_orbits.h"
 
 namespace cs::topo {
 
@@ -35,6 +36,24 @@ struct Router::Mark {
   // Compressed search only: the frontier class whose links reached this class when it was
   // found, or kSeveral when more than one did (router.cpp, search_compressed).
   std::uint32_t pred_fwd = 0, pred_bwd = 0;
+};
+
+// The exchanges of twin servers that take a pair to its canonical pair (ServerTwins::canonical),
+// as maps of devices: to_canonical applies (a1 b1) then (a2 b2), from_canonical undoes them.
+// Without twins, the identity.
+struct Router::Exchange {
+  const ServerTwins* twins = nullptr;
+  ServerTwins::Canonical pair{};
+  std::uint32_t to_canonical(std::uint32_t v) const {
+    if (!twins) return v;
+    if (pair.a1 != pair.b1) v = twins->image(v, pair.a1, pair.b1);
+    return pair.a2 != pair.b2 ? twins->image(v, pair.a2, pair.b2) : v;
+  }
+  std::uint32_t from_canonical(std::uint32_t v) const {
+    if (!twins) return v;
+    if (pair.a2 != pair.b2) v = twins->image(v, pair.a2, pair.b2);
+    return pair.a1 != pair.b1 ? twins->image(v, pair.a1, pair.b1) : v;
+  }
 };
 
 namespace {
@@ -338,7 +357,6 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
   }
   entries_ = std::move(entries);
   blocks_ = std::move(blocks);
-  class_marks_.resize(classes);
   // 3. The slots of each row of kBigRow links or more, sorted by far end: the walk finds the
   // links from a known vertex by binary search instead of a pass over the row.
   for (int dir = 0; dir < 2; ++dir) {
@@ -372,7 +390,10 @@ void Router::check_node(NodeId id, const char* what) const {
 void Router::next_generation() {
   if (++generation_ == 0) {  // wrapped after 2^32 queries: forget every stale mark
     std::fill(marks_.begin(), marks_.end(), Mark{});
-    std::fill(class_marks_.begin(), class_marks_.end(), Mark{});
+    for (Searched& found : searches_) {
+      std::fill(found.marks.begin(), found.marks.end(), Mark{});
+      found.src = found.dst = UINT32_MAX;
+    }
     generation_ = 1;
     searched_src_ = UINT32_MAX;
   }
@@ -383,7 +404,48 @@ bool Router::takes_compressed(std::uint32_t src, std::uint32_t dst) const {
 }
 
 int Router::distance(std::uint32_t src, std::uint32_t dst) {
-  return takes_compressed(src, dst) ? search_compressed(src, dst) : search(src, dst);
+  if (!takes_compressed(src, dst)) return search(src, dst);
+  return searched(src, dst, false).distance;
+}
+
+void Router::set_server_twins_source(std::function<std::shared_ptr<const ServerTwins>()> source) {
+  server_twins_source_ = std::move(source);
+}
+
+Router::Exchange Router::exchange_of(std::uint32_t src, std::uint32_t dst) {
+  Exchange exchange;
+  if (twin_servers_ == TwinServers::kOff || cluster_.node(NodeId{src}).server < 0 || cluster_.node(NodeId{dst}).server < 0) {
+    return exchange;
+  }
+  if (!server_twins_) server_twins_ = server_twins_source_ ? server_twins_source_() : ServerSymmetry(cluster_).server_twins();
+  exchange.twins = server_twins_.get();
+  exchange.pair = server_twins_->canonical(src, dst);
+  return exchange;
+}
+
+// A canonical pair's search is kept until the least recently used of searches_[1, kSearches] is
+// needed for another: the pairs of an all-to-all, taken in rank order, come back to each rail's
+// canonical pair every few queries. A pair searched as itself (a route to be cached, walked
+// once; a distance) takes searches_[0], so that it never evicts those, and where no route is
+// left uncached only its marks are ever allocated.
+Router::Searched& Router::searched(std::uint32_t src, std::uint32_t dst, bool canonical) {
+  const std::span<Searched> ways = canonical ? std::span<Searched>(searches_).subspan(1) : std::span<Searched>(searches_).first(1);
+  Searched* oldest = &ways[0];
+  for (Searched& found : ways) {
+    if (found.src == src && found.dst == dst) {
+      found.used = ++search_clock_;
+      return found;
+    }
+    if (found.used < oldest->used) oldest = &found;
+  }
+  if (oldest->marks.empty()) oldest->marks.resize(class_begin_.size() - 1);
+  oldest->src = src;
+  oldest->dst = dst;
+  oldest->used = ++search_clock_;
+  oldest->distance = search_compressed(src, dst, *oldest);
+  oldest->branched = -1;
+  ++compressed_searches_;
+  return *oldest;
 }
 
 int Router::search(std::uint32_t src, std::uint32_t dst) {
@@ -447,13 +509,16 @@ int Router::search(std::uint32_t src, std::uint32_t dst) {
 
 // search() on the quotient: the same rounds (frontier sizes count members), the same marks by
 // class, meet_ the meeting classes. src and dst are classes of one vertex (takes_compressed).
-int Router::search_compressed(std::uint32_t src, std::uint32_t dst) {
+int Router::search_compressed(std::uint32_t src, std::uint32_t dst, Searched& into) {
   next_generation();
   const std::uint32_t g = generation_;
-  start_search(class_marks_, front_fwd_, front_bwd_, class_of_[src], class_of_[dst], g);
-  meet_.clear();
-  levels_[0].assign(1, SmallLevel{1, {src}});
-  levels_[1].assign(1, SmallLevel{1, {dst}});
+  into.gen = g;
+  std::vector<Mark>& class_marks = into.marks;
+  std::vector<std::uint32_t>& meet = into.meet;
+  start_search(class_marks, front_fwd_, front_bwd_, class_of_[src], class_of_[dst], g);
+  meet.clear();
+  into.levels[0].assign(1, SmallLevel{1, {src}});
+  into.levels[1].assign(1, SmallLevel{1, {dst}});
   std::uint32_t depth_fwd = 0, depth_bwd = 0;
   std::size_t size_fwd = 1, size_bwd = 1;  // vertices in each frontier
   while (!front_fwd_.empty() && !front_bwd_.empty()) {
@@ -471,7 +536,7 @@ int Router::search_compressed(std::uint32_t src, std::uint32_t dst) {
     // A link from frontier class u to class v of `members` vertices at rate bw, as search()
     // visits one; also records u as v's predecessor class (kSeveral if another one reaches v).
     const auto visit = [&](std::uint32_t u, std::uint32_t v, std::uint32_t members, double bw) {
-      Mark& m = class_marks_[v];
+      Mark& m = class_marks[v];
       std::uint32_t& gen = forward ? m.gen_fwd : m.gen_bwd;
       std::uint32_t& dist = forward ? m.dist_fwd : m.dist_bwd;
       double& widest = forward ? m.widest_fwd : m.widest_bwd;
@@ -489,7 +554,7 @@ int Router::search_compressed(std::uint32_t src, std::uint32_t dst) {
       pred = u;
       next_.push_back(v);
       size_next += members;
-      if ((forward ? m.gen_bwd : m.gen_fwd) == g) meet_.push_back(v);
+      if ((forward ? m.gen_bwd : m.gen_fwd) == g) meet.push_back(v);
     };
     const std::uint32_t* row_begin = forward ? out_begin_ : in_begin_;
     const std::uint32_t* row_node = forward ? out_node_ : in_node_;
@@ -520,13 +585,13 @@ int Router::search_compressed(std::uint32_t src, std::uint32_t dst) {
     }
     for (std::uint32_t id : shared_) {  // predecessors: a block held by several frontier classes
       for (std::uint32_t k = blocks_[id].begin; k < blocks_[id].end; ++k) {
-        Mark& m = class_marks_[entries_[k].cls];
+        Mark& m = class_marks[entries_[k].cls];
         if ((forward ? m.gen_fwd : m.gen_bwd) == g && (forward ? m.dist_fwd : m.dist_bwd) == depth) {
           (forward ? m.pred_fwd : m.pred_bwd) = kSeveral;
         }
       }
     }
-    SmallLevel& level = levels_[forward ? 0 : 1].emplace_back();
+    SmallLevel& level = into.levels[forward ? 0 : 1].emplace_back();
     if (size_next <= level.vertex.size()) {
       for (std::uint32_t c : next_) {
         for (std::uint32_t i = class_begin_[c]; i < class_begin_[c + 1]; ++i) level.vertex[level.size++] = class_members_[i];
@@ -543,7 +608,7 @@ int Router::search_compressed(std::uint32_t src, std::uint32_t dst) {
       front_bwd_.swap(next_);
       size_bwd = size_next;
     }
-    if (!meet_.empty()) return static_cast<int>(depth_fwd + depth_bwd);
+    if (!meet.empty()) return static_cast<int>(depth_fwd + depth_bwd);
   }
   return -1;
 }
@@ -561,16 +626,15 @@ std::size_t Router::middle_class(std::uint64_t meet_seed, std::uint64_t* member_
   return max_weighted_hash(widest_.data(), class_weight_.data(), widest_.size(), meet_seed);
 }
 
-// Builds path_ from the marks of the last search: a middle vertex chosen by hash, then the
-// links back to src and on to dst, each chosen by hash among those that stay on a shortest
-// path (a predecessor one hop closer to src, or a successor one hop closer to dst).
-void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, bool compressed) {
+// Builds path_ from the marks of the last (generic) search: a middle vertex chosen by hash,
+// then the links back to src and on to dst, each chosen by hash among those that stay on a
+// shortest path (a predecessor one hop closer to src, or a successor one hop closer to dst).
+// walk_branched_: whether any choice was decided by the hash (ties of the widest candidates),
+// i.e. whether another flow label could take another path.
+void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash) {
   constexpr double kEndpoint = std::numeric_limits<double>::infinity();
   const std::uint64_t meet_seed = hash_combine(hash, kMeetSalt);
-  // walk_branched_: whether any choice was decided by the hash (ties of the widest candidates),
-  // i.e. whether another flow label could take another path.
-  std::uint32_t middle = UINT32_MAX;
-  if (!compressed) {
+  {
     // Middle vertex: among the meeting vertices, those whose adjacent path links are widest
     // (NVLink beats a PCIe detour of equal hop count), grouped by twin class.
     auto width = [&](std::uint32_t v) {
@@ -602,51 +666,66 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash,
     const std::size_t count = class_weight_[c];
     widest_.clear();
     for (std::size_t i = first; i < first + count; ++i) widest_.push_back(by_class_[i].second);
-    middle = widest_[max_hash(widest_.data(), widest_.size(), member_seed)];
-    walk_hops(src, dst, middle, hash, [this](std::uint32_t v) -> const Mark& { return marks_[v]; }, false);
-    return;
+    const std::uint32_t middle = widest_[max_hash(widest_.data(), widest_.size(), member_seed)];
+    walk_hops(src, dst, middle, hash, generation_, [this](std::uint32_t v) -> const Mark& { return marks_[v]; },
+              nullptr, nullptr);
   }
-  // The same choice on the quotient: a class's members have the class's width and all meet
-  // (src and dst are classes of their own), so the candidates are the members of the widest
-  // classes, each class weighing its size.
-  const std::uint32_t cs = class_of_[src], cd = class_of_[dst];
+}
+
+// walk_path's choice on the quotient, from the compressed search `found` of the canonical pair
+// of (src, dst) under `exchange` (the identity where the pair is its own): a vertex v of the pair's
+// search has the marks of exchange.to_canonical(v) in `found`, since the exchanges are
+// automorphisms that map the search of one pair onto the other's (vertex by vertex, class by
+// class), and the walk runs on the pair's own vertices, links and hashes: the same path as
+// walking the pair's own search. A class's members have the class's width and all meet (src and
+// dst are classes of their own), so the candidates are the members of the widest classes, each
+// class weighing its size; a class inside a server is the image of the canonical one, its
+// members in the same order (a server's devices by position are in NodeId order).
+void Router::walk_compressed(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, const Searched& found,
+                             const Exchange& exchange) {
+  constexpr double kEndpoint = std::numeric_limits<double>::infinity();
+  const std::uint64_t meet_seed = hash_combine(hash, kMeetSalt);
+  const std::uint32_t cs = class_of_[found.src], cd = class_of_[found.dst];
   auto width = [&](std::uint32_t c) {
-    const double in = c == cs ? kEndpoint : class_marks_[c].widest_fwd;
-    const double out = c == cd ? kEndpoint : class_marks_[c].widest_bwd;
+    const double in = c == cs ? kEndpoint : found.marks[c].widest_fwd;
+    const double out = c == cd ? kEndpoint : found.marks[c].widest_bwd;
     return std::min(in, out);
   };
   double middle_width = -1;
-  for (std::uint32_t c : meet_) middle_width = std::max(middle_width, width(c));
+  for (std::uint32_t c : found.meet) middle_width = std::max(middle_width, width(c));
   std::size_t ties = 0;
-  widest_.clear();        // each widest class's first member
+  widest_.clear();        // each widest class's first member, on the pair's side of the exchanges
   class_weight_.clear();  // and its size
-  for (std::uint32_t c : meet_) {
+  for (std::uint32_t c : found.meet) {
     if (width(c) == middle_width) {
       const std::uint32_t members = class_begin_[c + 1] - class_begin_[c];
       ties += members;
-      widest_.push_back(class_members_[class_begin_[c]]);
+      widest_.push_back(exchange.from_canonical(class_members_[class_begin_[c]]));
       class_weight_.push_back(members);
     }
   }
   std::uint64_t member_seed = 0;
   const std::uint32_t chosen = class_of_[widest_[middle_class(meet_seed, &member_seed)]] & ~kTwins;
   const std::uint32_t* members = class_members_.data() + class_begin_[chosen];
-  middle = members[max_hash(members, class_begin_[chosen + 1] - class_begin_[chosen], member_seed)];
+  const std::uint32_t middle = members[max_hash(members, class_begin_[chosen + 1] - class_begin_[chosen], member_seed)];
   walk_branched_ = ties > 1;
-  walk_hops(src, dst, middle, hash,
-            [this](std::uint32_t v) -> const Mark& { return class_marks_[class_of_[v] & ~kTwins]; }, true);
+  walk_hops(src, dst, middle, hash, found.gen,
+            [this, &found, &exchange](std::uint32_t v) -> const Mark& {
+              return found.marks[class_of_[exchange.to_canonical(v)] & ~kTwins];
+            },
+            &found, &exchange);
 }
 
 // The links from src to middle and from middle to dst: at each vertex, among the links that
 // stay on a shortest path, the widest, then the largest hash (one pass over its links). With
-// `levels` (a compressed search), when the vertices one hop back are known to be few (a small
-// level, or the single vertex whose links reached the class), the pass compares ids instead
-// of reading marks, and in a row of kBigRow links or more finds their slots by binary search.
-// Both directions take the same step (hop), with the in- or the out-links.
+// `levels` (a compressed search, of the canonical pair under `exchange`), when the vertices one
+// hop back are known to be few (a small level, or the single vertex whose links reached the
+// class), the pass compares ids (mapped back through the exchanges) instead of reading marks,
+// and in a row of kBigRow links or more finds their slots by binary search. Both directions take
+// the same step (hop), with the in- or the out-links. g: the generation of the marks.
 template <class MarkOf>
-void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash,
-                       const MarkOf& mark_of, bool levels) {
-  const std::uint32_t g = generation_;
+void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash, std::uint32_t g,
+                       const MarkOf& mark_of, const Searched* levels, const Exchange* exchange) {
   path_.clear();
   // The vertices one hop back from cur (side 0: toward src, at depth `want`; 1: toward dst)
   // when a compressed search knows them few: the level of that depth, or the one class that
@@ -654,13 +733,17 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
   SmallLevel one;
   const auto small = [&](int side, std::uint32_t cur, std::uint32_t want) -> const SmallLevel* {
     if (!levels) return nullptr;
-    const SmallLevel& level = levels_[side][want];
-    if (level.size != SmallLevel::kLarge) return &level;
+    const SmallLevel& level = levels->levels[side][want];
+    if (level.size != SmallLevel::kLarge) {
+      one.size = level.size;
+      for (std::uint32_t i = 0; i < level.size; ++i) one.vertex[i] = exchange->from_canonical(level.vertex[i]);
+      return &one;
+    }
     const Mark& m = mark_of(cur);
     const std::uint32_t pred = side == 0 ? m.pred_fwd : m.pred_bwd;
     if (pred == kSeveral || class_begin_[pred + 1] - class_begin_[pred] != 1) return nullptr;
     one.size = 1;
-    one.vertex[0] = class_members_[class_begin_[pred]];
+    one.vertex[0] = exchange->from_canonical(class_members_[class_begin_[pred]]);
     return &one;
   };
 
@@ -754,31 +837,55 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   check_node(dst, "destination");
   if (unique) *unique = true;
   if (src == dst) return {};
+  if (flow_label == kAnyLabel) flow_label = kAnyLabel - 1;
+  // A route not to be cached, of a pair whose canonical pair's walk branched (so its own does,
+  // and no label-free route of it is cached): walked without the cache's lookups. A route of
+  // its label cached before is this one (a route is a function of the pair and the label).
+  Exchange exchange;
+  Searched* found = nullptr;
+  if (keep == Keep::kUnlessLabelled && takes_compressed(src.value, dst.value)) {
+    exchange = exchange_of(src.value, dst.value);
+    found = &searched(exchange.to_canonical(src.value), exchange.to_canonical(dst.value), true);
+    if (found->distance < 0) no_path(src, dst);
+    if (found->branched == 1) {
+      walk_compressed(src.value, dst.value, key_hash(src.value, dst.value, flow_label), *found, exchange);
+      if (unique) *unique = false;
+      return {path_.data(), path_.size()};
+    }
+  }
   // Grown before the lookups, so the free slots they end on are where a new route goes.
   if ((size_ + 1) * 4 > slots_.size() * 3) grow_table();  // load factor at most 3/4
   // A pair with a single widest shortest path is cached once for every label.
   const std::uint64_t h_any = key_hash(src.value, dst.value, kAnyLabel);
   Slot* any = find_slot(src.value, dst.value, kAnyLabel, h_any);
   if (any->src != kEmpty) return {any->path, any->length};
-  if (flow_label == kAnyLabel) flow_label = kAnyLabel - 1;
   Slot* own = find_slot(src.value, dst.value, flow_label, key_hash(src.value, dst.value, flow_label));
   if (own->src != kEmpty) {
     if (unique) *unique = false;  // a label of its own: the pair's paths tie
     return {own->path, own->length};
   }
-  // The marks of the last search still hold when it was for this pair (other labels of one
-  // connection's pair: a member's duplicated channels), so the walk needs no new search.
-  const bool searched = searched_src_ == src.value && searched_dst_ == dst.value && searched_gen_ == generation_;
-  if (!searched && distance(src.value, dst.value) < 0) {
-    throw TopologyError(
-        "", cluster_.node(src).origin,
-        "no path from " + cluster_.node(src).name + " to " + cluster_.node(dst).name);
+  if (takes_compressed(src.value, dst.value)) {
+    // A route to be cached: the pair's own search (kept: another label of the pair, a member's
+    // duplicated channel, walks on it again); one not to be cached: its canonical pair's, found
+    // above (Router::searched). Whether the walk branched is the pair's, whatever the label (the
+    // first choice decided by a hash is met by every label's walk), and its canonical pair's (the
+    // exchanges map one walk's ties onto the other's).
+    if (!found) {
+      found = &searched(src.value, dst.value, false);
+      if (found->distance < 0) no_path(src, dst);
+    }
+    walk_compressed(src.value, dst.value, key_hash(src.value, dst.value, flow_label), *found, exchange);
+    found->branched = walk_branched_ ? 1 : 0;
+  } else {
+    // The marks of the last search still hold when it was for this pair (other labels of one
+    // connection's pair: a member's duplicated channels), so the walk needs no new search.
+    const bool again = searched_src_ == src.value && searched_dst_ == dst.value && searched_gen_ == generation_;
+    if (!again && search(src.value, dst.value) < 0) no_path(src, dst);
+    searched_src_ = src.value;
+    searched_dst_ = dst.value;
+    searched_gen_ = generation_;
+    walk_path(src.value, dst.value, key_hash(src.value, dst.value, flow_label));
   }
-  searched_src_ = src.value;
-  searched_dst_ = dst.value;
-  searched_gen_ = generation_;
-  walk_path(src.value, dst.value, key_hash(src.value, dst.value, flow_label),
-            takes_compressed(src.value, dst.value));
   if (walk_branched_ && keep == Keep::kUnlessLabelled) {
     if (unique) *unique = false;
     return {path_.data(), path_.size()};  // scratch, until the next call
@@ -790,6 +897,11 @@ std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow
   ++size_;
   if (unique) *unique = !walk_branched_;
   return {stored, path_.size()};
+}
+
+void Router::no_path(NodeId src, NodeId dst) const {
+  throw TopologyError("", cluster_.node(src).origin,
+                      "no path from " + cluster_.node(src).name + " to " + cluster_.node(dst).name);
 }
 
 bool Router::unique_route(NodeId src, NodeId dst) {

@@ -50,6 +50,28 @@
 //    among 64). Queries from or to a member of a class of several switches take
 //    the generic search; kAuto builds the quotient only where it halves the entries at rows of
 //    16 links or more (fabrics of radix 16 and up, not rings, tori or single servers).
+// Twin servers (topology/server_orbits.h, ServerTwins: servers cabled alike to the same outside
+// devices, the servers of one leaf block): a compressed query between two servers' devices for a
+// route not to be cached (Keep::kUnlessLabelled, a connection routed once; a cached route is
+// walked once and searched as itself) is answered from the search of its canonical pair (ServerTwins::canonical: at most two exchanges
+// of twin servers move src's server onto its class's first and dst's onto its class's first or
+// second). Each exchange is an automorphism of the graph that fixes every device outside the
+// two servers (the switches) and maps each moved device's links slot by slot, so the canonical
+// pair's marks are the pair's own up to the exchanges: class for class (a class inside a server
+// maps onto its image's), distances, widths and predecessors alike, the meeting classes the
+// images of the pair's. The walk runs on the pair's own vertices, links and hashes (the middle
+// hashed among the images of the canonical candidates, each hop's links read in the pair's own
+// rows), reading the mark of a vertex's image and mapping the few vertices of a small level
+// back: the pair's own route, link for link (tested pair by pair against searching each pair,
+// tests/topology/router_test.cpp, RouterTwinServers). The last kSearches such searches are kept
+// (least recently used replaced; about 40 bytes per class each, allocated on first use): an
+// all-to-all's connections, asked for in rank order, come back to each rail's canonical pair
+// every few queries, so on h100-rail-512 with 8,192 GPUs (32 leaf blocks) its 16.8 million
+// connections take about one search per sending server, rail and class of receiving servers
+// (262,144), not one each. Whether a pair's walk
+// decides anything by its hash is the canonical pair's (the exchanges map ties onto ties) and
+// the same for every label (the first tie is met by every label's walk): a route not to be
+// cached (Keep::kUnlessLabelled) of such a pair is walked without the cache's lookups.
 // Routes are cached by (src, dst, flow_label): about 50 bytes of table per route plus 4 bytes
 // per link, in chunks that never move, so returned spans stay valid for the Router's lifetime.
 // A pair whose path no label can change (no tie among the widest candidates, as inside a
@@ -66,6 +88,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -74,6 +97,8 @@
 #include "topology/cluster.h"
 
 namespace cs::topo {
+
+struct ServerTwins;
 
 class Router {
  public:
@@ -111,10 +136,21 @@ class Router {
   std::size_t cached_routes() const;
   // Whether queries between singleton classes take the compressed search.
   bool compressed() const { return compressed_; }
+  // Where the twin servers come from (topology/server_orbits.h; "Twin servers" above): a source
+  // shared with other users of the cluster, called once, on the first query that needs them.
+  // Unset, the router builds its own then. kOff: every pair is searched as it is (tests compare
+  // the two).
+  enum class TwinServers : std::uint8_t { kUse, kOff };
+  void set_server_twins_source(std::function<std::shared_ptr<const ServerTwins>()> source);
+  void set_twin_servers(TwinServers use) { twin_servers_ = use; }
+  // Compressed searches run so far (the others were found among the kept ones).
+  std::uint64_t compressed_searches() const { return compressed_searches_; }
 
  private:
   struct Slot;
   struct Mark;
+  struct Searched;
+  struct Exchange;
 
   // Both public constructors: rates with `down` at 0, twin classes over them, the quotient
   // unless `search` is kGeneric.
@@ -124,14 +160,22 @@ class Router {
   // meet_ and the distance marks of this generation in marks_ (generic) or, by class, in
   // class_marks_ (compressed: meet_ holds classes).
   int search(std::uint32_t src, std::uint32_t dst);
-  int search_compressed(std::uint32_t src, std::uint32_t dst);
+  int search_compressed(std::uint32_t src, std::uint32_t dst, Searched& into);
   bool takes_compressed(std::uint32_t src, std::uint32_t dst) const;
   int distance(std::uint32_t src, std::uint32_t dst);  // the search the pair takes
-  void walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, bool compressed);
+  // The kept compressed search of (src, dst), run now unless one of searches_ holds it: a
+  // canonical pair's among the last kSearches, a pair searched as itself in the first.
+  Searched& searched(std::uint32_t src, std::uint32_t dst, bool canonical);
+  // The exchanges of twin servers that move (src, dst) onto its canonical pair; none where the
+  // pair is not between two servers' devices or twin servers are off.
+  Exchange exchange_of(std::uint32_t src, std::uint32_t dst);
+  void walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash);
+  void walk_compressed(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, const Searched& found,
+                       const Exchange& exchange);
   std::size_t middle_class(std::uint64_t meet_seed, std::uint64_t* member_seed) const;
   template <class MarkOf>
-  void walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash,
-                 const MarkOf& mark_of, bool levels);
+  void walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash, std::uint32_t g,
+                 const MarkOf& mark_of, const Searched* levels, const Exchange* exchange);
   void next_generation();
   void build_twins();
   void build_compressed(const Cluster& cluster, Search search);
@@ -144,6 +188,7 @@ class Router {
   Slot* find_slot(std::uint32_t src, std::uint32_t dst, std::uint64_t label, std::uint64_t h);
   void grow_table();
   void check_node(NodeId id, const char* what) const;
+  [[noreturn]] void no_path(NodeId src, NodeId dst) const;  // the TopologyError naming both
 
   const Cluster& cluster_;
   std::uint32_t vertex_count_ = 0;
@@ -180,7 +225,6 @@ class Router {
   std::vector<Entry> entries_;
   std::vector<Block> blocks_;
   std::uint32_t round_ = 0;
-  std::vector<Mark> class_marks_;
   // Each level of the last compressed search (forward, backward) by depth: its vertices when
   // there are at most 4 of them (src's NIC, its leaf and PCIe switch), else kLarge.
   struct SmallLevel {
@@ -192,7 +236,24 @@ class Router {
       return false;
     }
   };
-  std::vector<SmallLevel> levels_[2];
+  // The last few compressed searches (router.cpp, Router::searched), each with its marks by
+  // class, its levels and its meeting classes: the least recently used is searched over.
+  struct Searched {
+    std::uint32_t src = UINT32_MAX, dst = UINT32_MAX;  // the pair searched; UINT32_MAX: none
+    std::uint32_t gen = 0;                             // its generation, stamped on its marks
+    std::uint64_t used = 0;                            // when last asked for
+    int distance = -1;
+    std::int8_t branched = -1;  // whether a walk on it branched (router.cpp, route); -1: none yet
+    std::vector<Mark> marks;  // by class; sized on first use
+    std::vector<SmallLevel> levels[2];
+    std::vector<std::uint32_t> meet;
+  };
+  static constexpr std::size_t kSearches = 8;
+  std::array<Searched, 1 + kSearches> searches_;
+  std::uint64_t search_clock_ = 0, compressed_searches_ = 0;
+  TwinServers twin_servers_ = TwinServers::kUse;
+  std::function<std::shared_ptr<const ServerTwins>()> server_twins_source_;
+  std::shared_ptr<const ServerTwins> server_twins_;  // on the first pair that needs them
   // The slots of each row of 16 links or more sorted by far end (then slot), in the row's
   // place; other rows' places unused. Built with the quotient.
   std::vector<std::uint32_t> out_by_node_, in_by_node_;

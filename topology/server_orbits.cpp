@@ -193,6 +193,21 @@ const std::shared_ptr<const SwitchTwins>& ServerSymmetry::switch_twins() const {
   return twins_;
 }
 
+ServerTwins::Canonical ServerTwins::canonical(std::uint32_t src, std::uint32_t dst) const {
+  Canonical c{};
+  c.a1 = server_of[src];
+  c.b1 = first[c.a1];
+  const std::uint32_t s1 = c.a1 == c.b1 ? src : image(src, c.a1, c.b1);
+  const std::uint32_t t1 = c.a1 == c.b1 ? dst : image(dst, c.a1, c.b1);
+  c.a2 = server_of[t1];
+  c.b2 = c.a2;  // dst in src's new server: no second exchange
+  if (c.a2 != c.b1) c.b2 = first[c.a2] == c.b1 ? second[c.a2] : first[c.a2];
+  if (c.b2 == kNone) throw InternalError("ServerTwins: a twin class without its second server");
+  c.src = s1;
+  c.dst = c.a2 == c.b2 ? t1 : image(t1, c.a2, c.b2);
+  return c;
+}
+
 LinkId ServerTwins::image(const Cluster& cluster, LinkId l, std::uint32_t a, std::uint32_t b) const {
   if (!touches_server[l.value]) return l;
   const LinkInfo& info = cluster.link(l);

@@ -89,6 +89,17 @@ struct ServerTwins {
     if (s != a && s != b) return v;
     return devices[s == a ? b : a][position_of[v]];
   }
+  // The canonical pair of devices src and dst, both in servers: the exchange (a1 b1) moves src's
+  // server onto the first server of its class, then (a2 b2) moves dst's new server onto the first
+  // of its class other than b1 (the second when src's class is dst's). An exchange with a == b
+  // moves nothing. Each is an automorphism, so (src, dst) and (this.src, this.dst) have the same
+  // shortest paths, spreads and search marks up to the two exchanges: callers compute one per
+  // canonical pair (AdaptiveSpreader::spread, Router::route).
+  struct Canonical {
+    std::uint32_t a1, b1, a2, b2;  // the exchanges, applied in this order
+    std::uint32_t src, dst;        // the images of src and dst under both
+  };
+  Canonical canonical(std::uint32_t src, std::uint32_t dst) const;
   // The image of link l under the exchange of twin servers a and b: the link of the same slot
   // of its moved end's image (its source's out-row when the source moves, else its
   // destination's in-row); l itself when neither end moves.

@@ -14,7 +14,9 @@ namespace cs::coll {
 using topo::LinkId;
 
 CollectiveSimulator::CollectiveSimulator(const Machine& machine, Folding folding, Rounds rounds)
-    : layout_(machine), router_(machine.cluster), folding_(folding), rounds_(rounds) {}
+    : layout_(machine), router_(machine.cluster), folding_(folding), rounds_(rounds) {
+  router_.set_server_twins_source([this] { return layout_.server_twins(); });
+}
 
 const topo::ServerOrbits* CollectiveSimulator::fold_for(const CollectiveSpec& spec, CollectiveAlgorithm algorithm) {
   const topo::Cluster& cluster = layout_.cluster();

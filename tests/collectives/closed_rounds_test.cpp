@@ -64,7 +64,7 @@ TEST(ClosedRounds, AllToAllUnderStaticEcmpEqualsItsFlows) {
   // connection's hash is its own path, so they collide on the spine cables and end at
   // hundreds of instants. Simple (1 MiB per peer) and LL (16 KiB per peer).
   for (const std::size_t ranks : {128, 256}) {
-    for (const auto [size, protocol] : {std::pair{mebibytes(256), Protocol::kSimple}, std::pair{kibibytes(16 * static_cast<std::int64_t>(ranks)), Protocol::kLowLatency}}) {
+    for (const auto& [size, protocol] : {std::pair{mebibytes(256), Protocol::kSimple}, std::pair{kibibytes(16 * static_cast<std::int64_t>(ranks)), Protocol::kLowLatency}}) {
       SCOPED_TRACE(std::to_string(ranks) + " ranks, " + std::to_string(size.value()) + " B");
       const Machine m = machine("h100-rail-512", {"/servers/0/count=32", "/fabric/routing=ecmp"});
       const Pair r = both(m, spec_of(m, CollectiveOp::kAllToAll, size, 0, ranks), CollectiveAlgorithm::kDirect, protocol);

@@ -551,5 +551,67 @@ TEST(RouterCompressed, AutoKeepsTheGenericSearchWhereNothingRepeats) {
   }
 }
 
+// Twin servers (router.h): a route not to be cached between servers' devices walks on the kept
+// search of its pair's canonical pair, through the two exchanges, and is the route of the pair's
+// own search, link for link, with the same uniqueness: against a router with twin servers off,
+// and against the cached routes (searched as themselves). Every ordered pair of NICs and a
+// seeded sample of GPU pairs, in rank order as an all-to-all asks for them, under two labels;
+// where servers have twins, the canonical pairs take a fraction of the searches.
+// Rail-optimized (a server's NICs on 8 leaves, 8 twin servers per leaf block: a quarter of the
+// searches or fewer), a three-tier fat-tree whose 8-NIC servers straddle two leaves of 4 (no twin
+// servers: as many searches), and one cut into leaves per rail (a pod's servers are twins: half).
+TEST(RouterTwinServers, EveryPairRoutesAsItsOwnSearch) {
+  struct Case {
+    std::string file;
+    std::vector<std::string> overrides;
+    std::uint64_t fewer;  // at least this many times fewer searches than without twins; 1: as many
+  };
+  const std::vector<Case> cases = {
+      {"h100-rail-512.json", {"/servers/0/count=64", "/fabric/nodes_per_leaf=8", "/fabric/spines=8"}, 4},
+      {"h100-fat-tree-3tier.json", {"/fabric/radix=8", "/servers/0/count=13"}, 1},
+      {"h100-fat-tree-3tier.json", {"/fabric/radix=16", "/servers/0/count=24", "/fabric/rail_aligned=true"}, 2}};
+  for (const auto& [file, overrides, fewer] : cases) {
+    SCOPED_TRACE(file + " " + overrides[1]);
+    const Cluster c = load_config(file, overrides);
+    Router twins(c, Router::Search::kCompressed), own(c, Router::Search::kCompressed),
+        cached(c, Router::Search::kCompressed);
+    own.set_twin_servers(Router::TwinServers::kOff);
+    std::vector<NodeId> nics;
+    for (std::uint32_t v = 0; v < c.node_count(); ++v) {
+      if (c.node(NodeId{v}).kind == NodeKind::kNic) nics.push_back(NodeId{v});
+    }
+    std::vector<std::pair<NodeId, NodeId>> pairs;
+    for (NodeId a : nics) {
+      for (NodeId b : nics) pairs.emplace_back(a, b);
+    }
+    Rng rng = Rng::derive(21, 0);
+    const auto gpus = c.gpus();
+    for (int k = 0; k < 20000; ++k) pairs.emplace_back(gpus[rng.below(gpus.size())], gpus[rng.below(gpus.size())]);
+    std::size_t branched = 0;
+    for (const auto& [src, dst] : pairs) {
+      for (const std::uint64_t label : {std::uint64_t{src.value} * 7919 + dst.value, std::uint64_t{dst.value}}) {
+        bool unique_twins = false, unique_own = false, unique_cached = false;
+        const auto a = twins.route(src, dst, label, &unique_twins, Router::Keep::kUnlessLabelled);
+        const std::vector<LinkId> got(a.begin(), a.end());
+        const auto b = own.route(src, dst, label, &unique_own, Router::Keep::kUnlessLabelled);
+        const std::vector<LinkId> searched(b.begin(), b.end());
+        const auto k = cached.route(src, dst, label, &unique_cached);
+        ASSERT_EQ(got, searched) << c.node(src).name << " -> " << c.node(dst).name << " label " << label;
+        ASSERT_EQ(got, std::vector<LinkId>(k.begin(), k.end())) << c.node(src).name << " -> " << c.node(dst).name;
+        ASSERT_EQ(unique_twins, unique_own) << c.node(src).name << " -> " << c.node(dst).name;
+        ASSERT_EQ(unique_twins, unique_cached) << c.node(src).name << " -> " << c.node(dst).name;
+        branched += unique_own ? 0 : 1;
+      }
+    }
+    EXPECT_GT(2 * branched, pairs.size());  // most pairs tie: the hashes choose
+    if (fewer > 1) {
+      EXPECT_LT(twins.compressed_searches() * fewer, own.compressed_searches())
+          << twins.compressed_searches() << " searches against " << own.compressed_searches();
+    } else {
+      EXPECT_EQ(twins.compressed_searches(), own.compressed_searches());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cs::topo
