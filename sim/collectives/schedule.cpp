@@ -465,7 +465,10 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
   Schedule out;
   // All pairs through the PXN relay as they are listed: O(n m) entries for m servers, never n^2.
   auto all_pairs = [&](Bytes bytes) {
-    const std::size_t servers = group_by_server(ctx.cluster(), s.ranks).blocks.size();
+    const ServerBlocks by_server = group_by_server(ctx.cluster(), s.ranks);
+    const std::size_t servers = by_server.blocks.size();
+    std::size_t largest = 0;  // ranks on the fullest server
+    for (const auto& block : by_server.blocks) largest = std::max(largest, block.size());
     std::vector<std::size_t> senders;  // every rank, or those of from_server
     for (std::size_t i = 0; i < n; ++i) {
       if (from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server) senders.push_back(i);
@@ -483,7 +486,11 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
     std::sort(distinct.begin(), distinct.end());
     const bool runs = std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end();
     const std::size_t keyed = runs ? 2 * n + 8 * senders.size() / std::max<std::size_t>(order.size(), 1) : 0;
-    relay.reserve(2 * senders.size() * servers + senders.size() * 8, keyed);  // a few connections per (GPU, server), handovers
+    // Entries: at most two per sending server and rank on another server (the proxy's
+    // connection, and its PCIe neighbour's own), and per sender at most one per rank of its own
+    // server and one handover per proxy there: no reallocation, which at 16,384 ranks would copy
+    // the 2.7 GB of entries into a new block of twice that.
+    relay.reserve(2 * senders.size() * servers + 2 * senders.size() * largest, keyed);
     // The GPUs of one server send to each rank through one proxy (its rail's): one entry, whose
     // index is remembered per rank while the senders' server stays the same (ProxyRelay::add).
     std::vector<std::uint32_t> memo(n, 0);
