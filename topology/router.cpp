@@ -634,42 +634,40 @@ std::size_t Router::middle_class(std::uint64_t meet_seed, std::uint64_t* member_
 void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash) {
   constexpr double kEndpoint = std::numeric_limits<double>::infinity();
   const std::uint64_t meet_seed = hash_combine(hash, kMeetSalt);
-  {
-    // Middle vertex: among the meeting vertices, those whose adjacent path links are widest
-    // (NVLink beats a PCIe detour of equal hop count), grouped by twin class.
-    auto width = [&](std::uint32_t v) {
-      const double in = v == src ? kEndpoint : marks_[v].widest_fwd;
-      const double out = v == dst ? kEndpoint : marks_[v].widest_bwd;
-      return std::min(in, out);
-    };
-    double middle_width = -1;
-    for (std::uint32_t v : meet_) middle_width = std::max(middle_width, width(v));
-    by_class_.clear();
-    for (std::uint32_t v : meet_) {
-      if (width(v) == middle_width) by_class_.emplace_back(class_of_[v] & ~kTwins, v);
-    }
-    std::sort(by_class_.begin(), by_class_.end());
-    widest_.clear();        // each class's first candidate
-    class_weight_.clear();  // and its number of candidates
-    for (std::size_t i = 0; i < by_class_.size(); ++i) {
-      if (i == 0 || by_class_[i].first != by_class_[i - 1].first) {
-        widest_.push_back(by_class_[i].second);
-        class_weight_.push_back(0);
-      }
-      ++class_weight_.back();
-    }
-    walk_branched_ = by_class_.size() > 1;
-    std::uint64_t member_seed = 0;
-    const std::size_t c = middle_class(meet_seed, &member_seed);
-    // The chosen class's candidates: by_class_ holds the classes in the order of widest_.
-    const std::size_t first = std::accumulate(class_weight_.begin(), class_weight_.begin() + static_cast<std::ptrdiff_t>(c), std::size_t{0});
-    const std::size_t count = class_weight_[c];
-    widest_.clear();
-    for (std::size_t i = first; i < first + count; ++i) widest_.push_back(by_class_[i].second);
-    const std::uint32_t middle = widest_[max_hash(widest_.data(), widest_.size(), member_seed)];
-    walk_hops(src, dst, middle, hash, generation_, [this](std::uint32_t v) -> const Mark& { return marks_[v]; },
-              nullptr, nullptr);
+  // Middle vertex: among the meeting vertices, those whose adjacent path links are widest
+  // (NVLink beats a PCIe detour of equal hop count), grouped by twin class.
+  auto width = [&](std::uint32_t v) {
+    const double in = v == src ? kEndpoint : marks_[v].widest_fwd;
+    const double out = v == dst ? kEndpoint : marks_[v].widest_bwd;
+    return std::min(in, out);
+  };
+  double middle_width = -1;
+  for (std::uint32_t v : meet_) middle_width = std::max(middle_width, width(v));
+  by_class_.clear();
+  for (std::uint32_t v : meet_) {
+    if (width(v) == middle_width) by_class_.emplace_back(class_of_[v] & ~kTwins, v);
   }
+  std::sort(by_class_.begin(), by_class_.end());
+  widest_.clear();        // each class's first candidate
+  class_weight_.clear();  // and its number of candidates
+  for (std::size_t i = 0; i < by_class_.size(); ++i) {
+    if (i == 0 || by_class_[i].first != by_class_[i - 1].first) {
+      widest_.push_back(by_class_[i].second);
+      class_weight_.push_back(0);
+    }
+    ++class_weight_.back();
+  }
+  walk_branched_ = by_class_.size() > 1;
+  std::uint64_t member_seed = 0;
+  const std::size_t c = middle_class(meet_seed, &member_seed);
+  // The chosen class's candidates: by_class_ holds the classes in the order of widest_.
+  const std::size_t first = std::accumulate(class_weight_.begin(), class_weight_.begin() + static_cast<std::ptrdiff_t>(c), std::size_t{0});
+  const std::size_t count = class_weight_[c];
+  widest_.clear();
+  for (std::size_t i = first; i < first + count; ++i) widest_.push_back(by_class_[i].second);
+  const std::uint32_t middle = widest_[max_hash(widest_.data(), widest_.size(), member_seed)];
+  walk_hops(src, dst, middle, hash, generation_, [this](std::uint32_t v) -> const Mark& { return marks_[v]; },
+            nullptr, nullptr);
 }
 
 // walk_path's choice on the quotient, from the compressed search `found` of the canonical pair

@@ -53,9 +53,9 @@
 // Twin servers (topology/server_orbits.h, ServerTwins: servers cabled alike to the same outside
 // devices, the servers of one leaf block): a compressed query between two servers' devices for a
 // route not to be cached (Keep::kUnlessLabelled, a connection routed once; a cached route is
-// walked once and searched as itself) is answered from the search of its canonical pair (ServerTwins::canonical: at most two exchanges
-// of twin servers move src's server onto its class's first and dst's onto its class's first or
-// second). Each exchange is an automorphism of the graph that fixes every device outside the
+// walked once and searched as itself) is answered from the search of its canonical pair
+// (ServerTwins::canonical: at most two exchanges of twin servers move src's server onto its
+// class's first and dst's onto its class's first or second). Each exchange is an automorphism of the graph that fixes every device outside the
 // two servers (the switches) and maps each moved device's links slot by slot, so the canonical
 // pair's marks are the pair's own up to the exchanges: class for class (a class inside a server
 // maps onto its image's), distances, widths and predecessors alike, the meeting classes the
@@ -68,10 +68,10 @@
 // all-to-all's connections, asked for in rank order, come back to each rail's canonical pair
 // every few queries, so on h100-rail-512 with 8,192 GPUs (32 leaf blocks) its 16.8 million
 // connections take about one search per sending server, rail and class of receiving servers
-// (262,144), not one each. Whether a pair's walk
-// decides anything by its hash is the canonical pair's (the exchanges map ties onto ties) and
-// the same for every label (the first tie is met by every label's walk): a route not to be
-// cached (Keep::kUnlessLabelled) of such a pair is walked without the cache's lookups.
+// (262,144), not one each. Whether a pair's walk decides anything by its hash is the canonical
+// pair's (the exchanges map ties onto ties) and the same for every label (the first tie is met by
+// every label's walk): a route not to be cached (Keep::kUnlessLabelled) of such a pair is walked
+// without the cache's lookups.
 // Routes are cached by (src, dst, flow_label): about 50 bytes of table per route plus 4 bytes
 // per link, in chunks that never move, so returned spans stay valid for the Router's lifetime.
 // A pair whose path no label can change (no tie among the widest candidates, as inside a
@@ -158,7 +158,7 @@ class Router {
 
   // Bidirectional BFS; returns the distance or -1, and leaves the middle-layer candidates in
   // meet_ and the distance marks of this generation in marks_ (generic) or, by class, in
-  // class_marks_ (compressed: meet_ holds classes).
+  // `into` (compressed: its marks, levels and meeting classes).
   int search(std::uint32_t src, std::uint32_t dst);
   int search_compressed(std::uint32_t src, std::uint32_t dst, Searched& into);
   bool takes_compressed(std::uint32_t src, std::uint32_t dst) const;
@@ -225,8 +225,8 @@ class Router {
   std::vector<Entry> entries_;
   std::vector<Block> blocks_;
   std::uint32_t round_ = 0;
-  // Each level of the last compressed search (forward, backward) by depth: its vertices when
-  // there are at most 4 of them (src's NIC, its leaf and PCIe switch), else kLarge.
+  // Each level of a compressed search (forward, backward) by depth (Searched::levels): its
+  // vertices when there are at most 4 of them (src's NIC, its leaf and PCIe switch), else kLarge.
   struct SmallLevel {
     static constexpr std::uint32_t kLarge = UINT32_MAX;
     std::uint32_t size = 0;
