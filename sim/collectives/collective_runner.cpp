@@ -40,6 +40,23 @@ struct CollectiveRunner::Prepared {
   std::span<const LinkId> path() const { return {links, size}; }
 };
 
+namespace {
+
+// Whether every flow of `round` that moves bytes puts the same bytes on the wire (the closed
+// form's condition: sim/network/equal_flows_round.h).
+template <typename Wire>
+bool equal_wire_bytes(const Round& round, const Wire& wire) {
+  Bytes moved{0};
+  return std::all_of(round.flows.begin(), round.flows.end(), [&](const PlannedFlow& f) {
+    const Bytes b = wire(f.bytes);
+    if (b.value() <= 0) return true;
+    if (moved.value() == 0) moved = b;
+    return b == moved;
+  });
+}
+
+}  // namespace
+
 CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
                                    const NetworkLayout& layout, bool merge_identical, NetworkFold* fold)
     : sim_(sim),
@@ -93,7 +110,6 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   for (std::size_t c = 0; c < chunks_used_; ++c) path_chunks_[c].clear();
   chunks_used_ = 0;
   spreads_used_ = 0;
-  prepared.reserve(round.flows.size());
   Duration step{0}, local_step{0};  // local: over the flows inside one server (Round::local_steps)
   // Bytes on the wire for `data` of the schedule.
   const auto wire = [&](Bytes data) {
@@ -194,7 +210,52 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     cached_flow_links_ = 0;
   }
   const bool keep = adaptive && round.flows.size() <= kKeptScratch;
+  // A large round unfolded takes the label-free routes between a GPU and a NIC (a connection's
+  // first and last segments) from the runner's memo by GPU (end_route) rather than the router's
+  // table, a cache miss each: an all-to-all's connections from one proxy to every rank, or its
+  // handovers, meet the same GPU's segment again and again.
+  const bool memo_ends = !fold_ && round.flows.size() > kKeptScratch;
+  if (memo_ends) end_routes_.assign(2 * static_cast<std::size_t>(cluster.node_count()), EndRoute{});
+  // A large round of a collective alone that takes the closed form with no pipelines, no fold
+  // and static ECMP (an all-to-all across thousands of servers) is prepared in parts: each
+  // part's flows load the closed form's links and are dropped before the next part is prepared,
+  // so the round holds one part's paths and entries at a time (a 16,384-rank all-to-all's round
+  // lists 67 million connections, 76 bytes each here). A flow's tail is the round's, known once
+  // every flow is measured, and equal for all: so each part's flows join with tail 0 and the
+  // round ends at the closed form's end plus the tail. Flows of one part are not merged (an
+  // equal path's weights add up on its links either way, and are integers here: the same sums).
+  const bool streamed = closed_form_ && !adaptive && !fold_ && round.flows.size() > kKeptScratch &&
+                        round.latency != StepLatency::kNvls && equal_wire_bytes(round, wire) &&
+                        std::none_of(round.flows.begin(), round.flows.end(),
+                                     [](const PlannedFlow& f) { return f.pipeline != kNoPipeline; });
+  std::size_t part_begin = 0;  // round.flows[part_begin + j] is prepared[j]
+  const auto load_part = [&] {
+    for (std::size_t j = 0; j < prepared.size(); ++j) {
+      const PlannedFlow& f = round.flows[part_begin + j];
+      const Prepared& p = prepared[j];
+      const Bytes bytes = wire(f.bytes);
+      if (!f.handover) run->outcome.wire_bytes += Bytes{bytes.value() * f.copies};
+      if (p.spread) {
+        start_weighted(*p.spread, f.copies, bytes, Duration{0}, run);
+        continue;
+      }
+      const std::span<const LinkId> member[1] = {p.path()};
+      const std::uint32_t copies[1] = {f.copies};
+      closed_form_->add_pipeline(member, copies, bytes, Duration{0});
+    }
+    part_begin += prepared.size();
+    prepared.clear();
+    for (std::size_t c = 0; c < chunks_used_; ++c) path_chunks_[c].clear();
+    chunks_used_ = 0;
+    spreads_used_ = 0;
+  };
+  prepared.reserve(streamed ? std::min(round.flows.size(), part_flows_) : round.flows.size());
+  if (streamed) {
+    closed_ = closed_form_;
+    closed_->clear();  // whatever a round that threw left
+  }
   for (const PlannedFlow& pf : round.flows) {
+    if (streamed && prepared.size() == part_flows_) load_part();
     if (keep && pf.pipeline == kNoPipeline && !flow_slots_.empty()) {
       if (const FlowSlot& kept = flow_slot(pf.src.value, pf.dst.value, pf.rail); kept.src != FlowSlot::kFree) {
         push({kept.path, kept.path_size}, false, kept.timing);
@@ -232,6 +293,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const NodeId owner = nic->send_proxy.valid() ? nic->send_proxy : pf.src;
     const std::uint64_t salt = hash_combine(hash_combine(label, owner.value), pf.dst.value);
     std::span<const LinkId> segments[4];
+    PathTiming timings[4];  // each segment's (measure): the path's is their sum, exactly
     std::size_t links = 0, parts = 0;
     // A connection outside pipelines in a large round of a collective alone (an all-to-all run
     // by CollectiveSimulator, once) is routed once: its hashed route between the NICs is not
@@ -242,11 +304,19 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
                                         : topo::Router::Keep::kAlways;
     const auto segment = [&](NodeId a, NodeId b, std::uint64_t l, topo::Router::Keep k = topo::Router::Keep::kAlways) {
       bool unique = true;
+      if (memo_ends && l == 0 && k == topo::Router::Keep::kAlways) {
+        const EndRoute& memo = end_route(a, b, a != nic->recv_nic, measure);
+        segments[parts] = {memo.path, memo.size};
+        timings[parts] = memo.timing;
+        links += segments[parts++].size();
+        return;
+      }
       segments[parts] = router_.route(a, b, l, &unique, k);
       if (!unique && k == topo::Router::Keep::kUnlessLabelled) {
         hashed_route_.assign(segments[parts].begin(), segments[parts].end());
         segments[parts] = hashed_route_;
       }
+      timings[parts] = measure(segments[parts], nullptr);
       links += segments[parts++].size();
       // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
       // spread, which is not routed here; the rest must be label-free.
@@ -266,7 +336,11 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::span<LinkId> path = owned_path(links);
     auto out = path.begin();
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
-    PathTiming timing = measure(path, fabric);
+    PathTiming timing = measure({}, fabric);
+    for (std::size_t k = 0; k < parts; ++k) {
+      timing.latency += timings[k].latency;
+      timing.worst = std::max(timing.worst, timings[k].worst);
+    }
     if (leaves) {
       const PathTiming ends = leaf_timing(*leaves);
       timing.latency += ends.latency;
@@ -351,6 +425,17 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   const bool nvls = round.latency == StepLatency::kNvls || (round.local_steps > 0 && round.local_latency == StepLatency::kNvls);
   const Duration base = nvls ? protocol.nvls_base_latency : protocol.launch_latency;
   const Duration launch = run->round == 0 ? base : Duration{0};
+  if (streamed) {  // one delivery, when the round's last flow would be delivered
+    load_part();
+    run->outstanding = 1;
+    run->round_start = sim_.now();
+    run->round_tail = step * round.steps + local_step * round.local_steps + launch;
+    sim_.schedule_after(closed_->end() + run->round_tail, sim::Phase::kCompletion, [this, run] { on_delivered(run); });
+    closed_->clear();
+    closed_ = nullptr;
+    release_scratch();
+    return;
+  }
   if (prepared.empty()) {
     ++run->round;
     start_round(run);
@@ -401,18 +486,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // the closed form (solve_alone): every tail is `tail` but for NVLS's fills, and a flow's
   // bytes on the wire are wire(its bytes).
   closed_ = nullptr;
-  if (closed_form_ && round.latency != StepLatency::kNvls) {
-    Bytes moved{0};
-    const bool equal = std::all_of(round.flows.begin(), round.flows.end(), [&](const PlannedFlow& f) {
-      const Bytes b = wire(f.bytes);
-      if (b.value() <= 0) return true;
-      if (moved.value() == 0) moved = b;
-      return b == moved;
-    });
-    if (equal) {
-      closed_ = closed_form_;
-      closed_->clear();  // whatever a round that threw left
-    }
+  if (closed_form_ && round.latency != StepLatency::kNvls && equal_wire_bytes(round, wire)) {
+    closed_ = closed_form_;
+    closed_->clear();  // whatever a round that threw left
   }
   // The round's flows join their links at once (FlowNetwork::begin_batch): one block per link.
   if (!closed_) net_.begin_batch();
@@ -487,13 +563,30 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   } else {
     net_.end_batch();
   }
-  if (prepared.size() > kKeptScratch) {  // a large round's scratch goes back to the heap
-    prepared_ = {};
-    singles_ = {};
-    weight_ = {};
-    path_chunks_ = {};
-    spreads_ = decltype(spreads_){};
+  if (prepared.size() > kKeptScratch) release_scratch();  // a large round's scratch goes back to the heap
+}
+
+template <typename Measure>
+const CollectiveRunner::EndRoute& CollectiveRunner::end_route(NodeId a, NodeId b, bool from_gpu, const Measure& measure) {
+  EndRoute& memo = end_routes_[2 * static_cast<std::size_t>(from_gpu ? a.value : b.value) + (from_gpu ? 0 : 1)];
+  const std::uint32_t other = from_gpu ? b.value : a.value;
+  if (memo.other != other || memo.path == nullptr) {
+    const std::span<const LinkId> path = router_.route(a, b, 0);
+    if (path.size() > UINT32_MAX) throw InternalError("a path of 2^32 links");
+    memo = {other, static_cast<std::uint32_t>(path.size()), path.data(), measure(path, nullptr)};
   }
+  return memo;
+}
+
+void CollectiveRunner::release_scratch() {
+  end_routes_ = {};
+  prepared_ = {};
+  singles_ = {};
+  weight_ = {};
+  path_chunks_ = {};
+  chunks_used_ = 0;
+  spreads_ = decltype(spreads_){};
+  spreads_used_ = 0;
 }
 
 CollectiveRunner::PathTiming CollectiveRunner::leaf_timing(const topo::AdaptiveSpreader::LeafPair& pair) {

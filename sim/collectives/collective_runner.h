@@ -17,6 +17,7 @@
 // (sim/collectives/protocol_params.h).
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -77,11 +78,15 @@ class CollectiveRunner {
   // the time the flows would take, to a few picoseconds, without their dynamics. Null (the
   // default, for collectives that share a network): every round starts its flows.
   void solve_alone(net::EqualFlowsRound* form) { closed_form_ = form; }
+  // The flows a part of a large closed-form round holds at once (start_round streams such a
+  // round, one part after another; at least 1). Tests make parts small to compare with whole.
+  void set_round_part(std::size_t flows) { part_flows_ = std::max<std::size_t>(flows, 1); }
 
  private:
   struct Run;
   struct Prepared;
   void start_round(const std::shared_ptr<Run>& run);
+  void release_scratch();  // start_round's scratch back to the heap
   void on_delivered(const std::shared_ptr<Run>& run);
   // A flow of `times` x the route's per-link weights (topology/adaptive_spread.h).
   void start_weighted(const topo::WeightedRoute& route, std::uint32_t times, Bytes bytes, Duration tail,
@@ -111,6 +116,7 @@ class CollectiveRunner {
   // start_round's scratch, kept between rounds of up to kKeptScratch flows (every
   // point-to-point transfer is a run of one such round), released after a larger one.
   static constexpr std::size_t kKeptScratch = 4096;
+  std::size_t part_flows_ = std::size_t{1} << 16;  // set_round_part
   std::vector<Prepared> prepared_;
   std::vector<std::size_t> singles_;
   std::vector<std::uint32_t> weight_;
@@ -127,6 +133,13 @@ class CollectiveRunner {
   std::size_t spreads_used_ = 0;
   std::vector<net::WeightedLink> weighted_links_;  // start_weighted's scratch
   std::vector<topo::LinkId> hashed_route_;          // start_round's: a connection's uncached route
+  // The router's label-free route from a to b (Keep::kAlways), through a memo of the last route
+  // met per GPU and direction (end_routes_; start_round's large rounds, in which the router's
+  // paths stay where they are): the GPU is a when from_gpu, else b.
+  // Kept with its timing (`measure`'s).
+  struct EndRoute;
+  template <typename Measure>
+  const EndRoute& end_route(topo::NodeId a, topo::NodeId b, bool from_gpu, const Measure& measure);
 
   // A flow's path latency and the slowest link class on it (the header's latency model).
   struct PathTiming {
@@ -170,6 +183,13 @@ class CollectiveRunner {
   // (AdaptiveSpreader::leaf_pair): its middle's, kept per pair of leaves (a sum of integers in
   // picoseconds, so the mean is mean_latency's of the whole route exactly), and its two links'.
   PathTiming leaf_timing(const topo::AdaptiveSpreader::LeafPair& pair);
+  struct EndRoute {
+    std::uint32_t other = UINT32_MAX;  // the route's other end
+    std::uint32_t size = 0;
+    const topo::LinkId* path = nullptr;
+    PathTiming timing;
+  };
+  std::vector<EndRoute> end_routes_;  // [2 x node + (0: from it, 1: to it)]
   struct MiddleTiming {
     double weighted_ps = 0;  // topo::weighted_latency_ps of the middle
     std::uint32_t scale = 1;

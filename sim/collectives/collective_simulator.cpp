@@ -238,6 +238,7 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
   if (rounds_ == Rounds::kClosedForm && !activity) {
     if (!closed_form_) closed_form_.emplace(net);
     runner.solve_alone(&*closed_form_);
+    if (round_part_) runner.set_round_part(*round_part_);
   }
   CollectiveOutcome outcome;
   bool done = false;

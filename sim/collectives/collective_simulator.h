@@ -94,6 +94,9 @@ class CollectiveSimulator {
   // How many servers a run of `algorithm` on `spec` folds onto one (network_fold.h); 0 when it
   // runs every flow (or the fold breaks on a route, found only while running).
   std::uint32_t fold_servers(const CollectiveSpec& spec, CollectiveAlgorithm algorithm);
+  // The flows a part of a large closed-form round holds at once (CollectiveRunner::set_round_part;
+  // tests make parts small to compare them with the whole round).
+  void set_round_part(std::size_t flows) { round_part_ = flows; }
   // The flow network's view of the machine (what a LinkActivity's virtual links are).
   const NetworkLayout& layout() const { return layout_; }
 
@@ -130,6 +133,7 @@ class CollectiveSimulator {
   NetworkFold::Scratch fold_scratch_;
   std::optional<net::FlowNetwork> net_;  // reset for each run (FlowNetwork::reset)
   Rounds rounds_;
+  std::optional<std::size_t> round_part_;  // set_round_part; else the runner's own
   std::optional<net::EqualFlowsRound> closed_form_;  // of net_, kept with it (empty between runs)
   // time_floor's cuts (out of and into each device, out of and into each server): their summed
   // link capacity (built on first use), and the bytes a round moves across each with the cuts

@@ -1052,6 +1052,17 @@ void ScheduleContext::find_nics() {
     if (owners.size() <= rail) owners.resize(rail + 1);
     if (!owners[rail].valid()) owners[rail] = g;
   }
+  places_.assign(c.node_count(), Place{});
+  for (std::uint32_t i = 0; i < c.node_count(); ++i) places_[i].server = c.node(NodeId{i}).server;
+  for (const NodeId g : c.gpus()) {
+    Place& p = places_[g.value];
+    p.rail = rail_of(g);
+    if (p.rail < 0) continue;
+    for (std::int32_t r = 0; r < kPlaceRails; ++r) {
+      const NodeId nic = rail_nic(p.server, r);
+      if (nic.valid() && reaches_over_pcie(g, nic)) p.pcie_rails |= std::uint64_t{1} << r;
+    }
+  }
 }
 
 NodeId ScheduleContext::nic_of(NodeId gpu) const {
@@ -1083,14 +1094,16 @@ NodeId ScheduleContext::rail_nic(std::int32_t server, std::int32_t rail) const {
 }
 
 std::optional<NicRoute> ScheduleContext::nic_route(NodeId src, NodeId dst, std::int32_t rail) const {
-  const topo::NodeInfo &a = cluster_.node(src), &b = cluster_.node(dst);
+  if (src.value >= places_.size() || dst.value >= places_.size()) throw InternalError("nic_route: unknown node");
+  const Place &a = places_[src.value], &b = places_[dst.value];
   if (a.server < 0 || b.server < 0 || a.server == b.server) return std::nullopt;
-  if (rail == PlannedFlow::kDestinationRail) rail = rail_of(dst);
+  if (rail == PlannedFlow::kDestinationRail) rail = b.rail;
   NicRoute r;
   r.send_nic = rail_nic(a.server, rail);
   r.recv_nic = rail_nic(b.server, rail);
   if (!r.send_nic.valid() || !r.recv_nic.valid()) return std::nullopt;
-  if (!reaches_over_pcie(src, r.send_nic)) {
+  const bool near = a.rail >= 0 && rail < kPlaceRails ? (a.pcie_rails >> rail & 1) != 0 : reaches_over_pcie(src, r.send_nic);
+  if (!near) {
     const auto sv = static_cast<std::size_t>(a.server);
     if (sv < rail_gpu_.size() && static_cast<std::size_t>(rail) < rail_gpu_[sv].size()) {
       r.send_proxy = rail_gpu_[sv][static_cast<std::size_t>(rail)];

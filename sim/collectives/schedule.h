@@ -176,6 +176,18 @@ class ScheduleContext {
   std::vector<std::vector<topo::NodeId>> rail_gpu_;  // [server][rail]: the first GPU whose NIC it is
   bool shares_pcie_switch(topo::NodeId gpu, topo::NodeId nic) const;
   void find_nics();
+  // nic_route's view of a node, by node id, so that a route reads one entry per end (an
+  // all-to-all of 16,384 ranks asks for 67 million): its server; for a GPU with a NIC, that
+  // NIC's rail and the rails below 64 whose NIC of its server it reaches over PCIe alone
+  // (reaches_over_pcie). Rail -1 (no NIC, or not a GPU) and rails from 64 on: ask
+  // reaches_over_pcie.
+  struct Place {
+    std::int32_t server = -1;
+    std::int32_t rail = -1;
+    std::uint64_t pcie_rails = 0;
+  };
+  static constexpr std::int32_t kPlaceRails = 64;
+  std::vector<Place> places_;
   bool has_direct_gpu_links_ = false;          // some cable joins two GPUs of one server
   bool in_network_reduction_ = false;
   std::unique_ptr<RingCache> ring_cache_ = std::make_unique<RingCache>();

@@ -76,6 +76,38 @@ TEST(ClosedRounds, AllToAllUnderStaticEcmpEqualsItsFlows) {
   }
 }
 
+TEST(ClosedRounds, AllToAllInPartsEqualsTheWholeRound) {
+  // A round of more than 4,096 connections under static ECMP is prepared in parts, each loaded
+  // into the closed form and dropped (CollectiveRunner::set_round_part): parts of 1, 1,000 and
+  // 7,777 flows give the whole round's time exactly (every weight an integer), its flows and
+  // wire bytes, and the simulated flows' time; also where the sizes differ by rank (LL).
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=32", "/fabric/routing=ecmp"});
+  for (const auto& [size, protocol] : {std::pair{mebibytes(256), Protocol::kSimple}, std::pair{kibibytes(16 * 256), Protocol::kLowLatency}}) {
+    const CollectiveSpec s = spec_of(m, CollectiveOp::kAllToAll, size, 0, 256);
+    CollectiveSimulator whole(m, CollectiveSimulator::Folding::kSymmetric, CollectiveSimulator::Rounds::kClosedForm);
+    whole.set_round_part(std::size_t{1} << 30);
+    std::string why;
+    const auto w = whole.run_fixed(s, CollectiveAlgorithm::kDirect, protocol, &why);
+    ASSERT_TRUE(w.has_value()) << why;
+    for (const std::size_t part : {std::size_t{1}, std::size_t{1000}, std::size_t{7777}}) {
+      SCOPED_TRACE(std::to_string(part) + " flows a part, " + std::to_string(size.value()) + " B");
+      CollectiveSimulator parted(m, CollectiveSimulator::Folding::kSymmetric, CollectiveSimulator::Rounds::kClosedForm);
+      parted.set_round_part(part);
+      const auto p = parted.run_fixed(s, CollectiveAlgorithm::kDirect, protocol, &why);
+      ASSERT_TRUE(p.has_value()) << why;
+      EXPECT_EQ(p->time, w->time);
+      EXPECT_EQ(p->flows, w->flows);
+      EXPECT_EQ(p->wire_bytes, w->wire_bytes);
+      EXPECT_EQ(p->drain, w->drain);
+      EXPECT_EQ(p->events, w->events);
+    }
+    CollectiveSimulator flows(m, CollectiveSimulator::Folding::kSymmetric, CollectiveSimulator::Rounds::kFlows);
+    const auto f = flows.run_fixed(s, CollectiveAlgorithm::kDirect, protocol, &why);
+    ASSERT_TRUE(f.has_value()) << why;
+    expect_same({*w, *f}, true);
+  }
+}
+
 TEST(ClosedRounds, OversubscribedLeafSpineEqualsItsFlows) {
   // 2:1 at the leaves, ECMP and adaptive routing: the all-to-all (direct, its all-reduce two
   // rounds) and the pipelined all-reduces.
