@@ -993,14 +993,14 @@ void ScheduleContext::find_nics() {
   gpu_index_.assign(c.node_count(), UINT32_MAX);
   for (std::size_t k = 0; k < c.gpus().size(); ++k) gpu_index_[c.gpus()[k].value] = static_cast<std::uint32_t>(k);
   // NICs by server and rail; GPUs per server in local order.
-  std::vector<std::vector<NodeId>> server_gpus;
+  std::vector<std::vector<NodeId>> server_gpus, rail_nic, rail_gpu;
   for (std::uint32_t i = 0; i < c.node_count(); ++i) {
     const topo::NodeInfo& n = c.node(NodeId{i});
     if (n.server < 0 || n.local < 0) continue;
     const auto sv = static_cast<std::size_t>(n.server);
     if (n.kind == NodeKind::kNic) {
-      if (rail_nic_.size() <= sv) rail_nic_.resize(sv + 1);
-      auto& rails = rail_nic_[sv];
+      if (rail_nic.size() <= sv) rail_nic.resize(sv + 1);
+      auto& rails = rail_nic[sv];
       if (rails.size() <= static_cast<std::size_t>(n.local)) rails.resize(static_cast<std::size_t>(n.local) + 1);
       rails[static_cast<std::size_t>(n.local)] = NodeId{i};
     } else if (n.kind == NodeKind::kGpu) {
@@ -1021,7 +1021,7 @@ void ScheduleContext::find_nics() {
   for (std::size_t k = 0; k < c.gpus().size(); ++k) {
     const NodeId g = c.gpus()[k];
     const topo::NodeInfo& info = c.node(g);
-    if (info.server < 0 || static_cast<std::size_t>(info.server) >= rail_nic_.size()) continue;
+    if (info.server < 0 || static_cast<std::size_t>(info.server) >= rail_nic.size()) continue;
     NodeId nic;
     if (const auto direct = neighbours(g, NodeKind::kNic); !direct.empty()) nic = direct.front();
     for (NodeId sw : neighbours(g, NodeKind::kPcieSwitch)) {
@@ -1036,7 +1036,7 @@ void ScheduleContext::find_nics() {
     if (!nic.valid()) {
       // No NIC near it: the server's NIC of its share, through the host.
       std::vector<NodeId> nics;
-      for (NodeId n : rail_nic_[static_cast<std::size_t>(info.server)]) {
+      for (NodeId n : rail_nic[static_cast<std::size_t>(info.server)]) {
         if (n.valid()) nics.push_back(n);
       }
       const auto& gpus = server_gpus[static_cast<std::size_t>(info.server)];
@@ -1046,11 +1046,22 @@ void ScheduleContext::find_nics() {
     gpu_nic_[k] = nic;
     if (!nic.valid()) continue;
     const auto sv = static_cast<std::size_t>(info.server);
-    if (rail_gpu_.size() <= sv) rail_gpu_.resize(sv + 1);
-    auto& owners = rail_gpu_[sv];
+    if (rail_gpu.size() <= sv) rail_gpu.resize(sv + 1);
+    auto& owners = rail_gpu[sv];
     const auto rail = static_cast<std::size_t>(c.node(nic).local);
     if (owners.size() <= rail) owners.resize(rail + 1);
     if (!owners[rail].valid()) owners[rail] = g;
+  }
+  // Flat, [server x rails_ + rail], so that a route's lookup is one read.
+  rails_ = 0;
+  for (const auto& rails : rail_nic) rails_ = std::max(rails_, rails.size());
+  rail_nic_.assign(rail_nic.size() * rails_, NodeId{});
+  rail_gpu_.assign(rail_nic.size() * rails_, NodeId{});
+  for (std::size_t sv = 0; sv < rail_nic.size(); ++sv) {
+    std::copy(rail_nic[sv].begin(), rail_nic[sv].end(), rail_nic_.begin() + static_cast<std::ptrdiff_t>(sv * rails_));
+    if (sv < rail_gpu.size()) {
+      std::copy(rail_gpu[sv].begin(), rail_gpu[sv].end(), rail_gpu_.begin() + static_cast<std::ptrdiff_t>(sv * rails_));
+    }
   }
   places_.assign(c.node_count(), Place{});
   for (std::uint32_t i = 0; i < c.node_count(); ++i) places_[i].server = c.node(NodeId{i}).server;
@@ -1059,7 +1070,7 @@ void ScheduleContext::find_nics() {
     p.rail = rail_of(g);
     if (p.rail < 0) continue;
     for (std::int32_t r = 0; r < kPlaceRails; ++r) {
-      const NodeId nic = rail_nic(p.server, r);
+      const NodeId nic = this->rail_nic(p.server, r);
       if (nic.valid() && reaches_over_pcie(g, nic)) p.pcie_rails |= std::uint64_t{1} << r;
     }
   }
@@ -1089,8 +1100,9 @@ bool ScheduleContext::shares_pcie_switch(NodeId gpu, NodeId nic) const {
 
 NodeId ScheduleContext::rail_nic(std::int32_t server, std::int32_t rail) const {
   const auto sv = static_cast<std::size_t>(server);
-  if (server < 0 || rail < 0 || sv >= rail_nic_.size() || static_cast<std::size_t>(rail) >= rail_nic_[sv].size()) return {};
-  return rail_nic_[sv][static_cast<std::size_t>(rail)];
+  if (server < 0 || rail < 0 || static_cast<std::size_t>(rail) >= rails_) return {};
+  const std::size_t at = sv * rails_ + static_cast<std::size_t>(rail);
+  return at < rail_nic_.size() ? rail_nic_[at] : NodeId{};
 }
 
 std::optional<NicRoute> ScheduleContext::nic_route(NodeId src, NodeId dst, std::int32_t rail) const {
@@ -1105,9 +1117,7 @@ std::optional<NicRoute> ScheduleContext::nic_route(NodeId src, NodeId dst, std::
   const bool near = a.rail >= 0 && rail < kPlaceRails ? (a.pcie_rails >> rail & 1) != 0 : reaches_over_pcie(src, r.send_nic);
   if (!near) {
     const auto sv = static_cast<std::size_t>(a.server);
-    if (sv < rail_gpu_.size() && static_cast<std::size_t>(rail) < rail_gpu_[sv].size()) {
-      r.send_proxy = rail_gpu_[sv][static_cast<std::size_t>(rail)];
-    }
+    r.send_proxy = rail_gpu_[sv * rails_ + static_cast<std::size_t>(rail)];  // rail_nic checked both
   }
   return r;
 }

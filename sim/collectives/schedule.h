@@ -172,8 +172,9 @@ class ScheduleContext {
   std::vector<topo::NodeId> reducing_switch_;  // by server; invalid id when none
   std::vector<topo::NodeId> gpu_nic_;          // by GPU rank (Cluster::gpus order); invalid when none
   std::vector<std::uint32_t> gpu_index_;       // by node id: rank of a GPU in Cluster::gpus
-  std::vector<std::vector<topo::NodeId>> rail_nic_;  // [server][rail]
-  std::vector<std::vector<topo::NodeId>> rail_gpu_;  // [server][rail]: the first GPU whose NIC it is
+  std::size_t rails_ = 0;              // the most rails of a server
+  std::vector<topo::NodeId> rail_nic_;  // [server x rails_ + rail]; invalid when none
+  std::vector<topo::NodeId> rail_gpu_;  // [server x rails_ + rail]: the first GPU whose NIC it is
   bool shares_pcie_switch(topo::NodeId gpu, topo::NodeId nic) const;
   void find_nics();
   // nic_route's view of a node, by node id, so that a route reads one entry per end (an
