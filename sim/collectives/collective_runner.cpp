@@ -209,12 +209,14 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     kept_flows_.clear();
     cached_flow_links_ = 0;
   }
-  const bool keep = adaptive && round.flows.size() <= kKeptScratch;
+  // Its flows, however listed (Round::parts).
+  const std::size_t round_size = round.part_count > 0 ? round.part_flow_count : round.flows.size();
+  const bool keep = adaptive && round_size <= kKeptScratch;
   // A large round unfolded takes the label-free routes between a GPU and a NIC (a connection's
   // first and last segments) from the runner's memo by GPU (end_route) rather than the router's
   // table, a cache miss each: an all-to-all's connections from one proxy to every rank, or its
   // handovers, meet the same GPU's segment again and again.
-  const bool memo_ends = !fold_ && round.flows.size() > kKeptScratch;
+  const bool memo_ends = !fold_ && round_size > kKeptScratch;
   if (memo_ends) end_routes_.assign(2 * static_cast<std::size_t>(cluster.node_count()), EndRoute{});
   // A large round of a collective alone that takes the closed form with no pipelines, no fold
   // and static ECMP (an all-to-all across thousands of servers) is prepared in parts: each
@@ -224,14 +226,16 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // every flow is measured, and equal for all: so each part's flows join with tail 0 and the
   // round ends at the closed form's end plus the tail. Flows of one part are not merged (an
   // equal path's weights add up on its links either way, and are integers here: the same sums).
-  const bool streamed = closed_form_ && !adaptive && !fold_ && round.flows.size() > kKeptScratch &&
+  const bool streamed = closed_form_ && !adaptive && !fold_ && round_size > kStreamedRound &&
                         round.latency != StepLatency::kNvls && equal_wire_bytes(round, wire) &&
                         std::none_of(round.flows.begin(), round.flows.end(),
                                      [](const PlannedFlow& f) { return f.pipeline != kNoPipeline; });
-  std::size_t part_begin = 0;  // round.flows[part_begin + j] is prepared[j]
+  // The flows being prepared: the round's, or the part of them listed last (Round::parts).
+  std::span<const PlannedFlow> listing = round.flows;
+  std::size_t part_begin = 0;  // listing[part_begin + j] is prepared[j]
   const auto load_part = [&] {
     for (std::size_t j = 0; j < prepared.size(); ++j) {
-      const PlannedFlow& f = round.flows[part_begin + j];
+      const PlannedFlow& f = listing[part_begin + j];
       const Prepared& p = prepared[j];
       const Bytes bytes = wire(f.bytes);
       if (!f.handover) run->outcome.wire_bytes += Bytes{bytes.value() * f.copies};
@@ -249,177 +253,196 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     chunks_used_ = 0;
     spreads_used_ = 0;
   };
-  prepared.reserve(streamed ? std::min(round.flows.size(), part_flows_) : round.flows.size());
+  prepared.reserve(streamed ? std::min(round_size, part_flows_) : round.flows.size());
   if (streamed) {
     closed_ = closed_form_;
     closed_->clear();  // whatever a round that threw left
   }
-  for (const PlannedFlow& pf : round.flows) {
-    if (streamed && prepared.size() == part_flows_) load_part();
-    if (keep && pf.pipeline == kNoPipeline && !flow_slots_.empty()) {
-      if (const FlowSlot& kept = flow_slot(pf.src.value, pf.dst.value, pf.rail); kept.src != FlowSlot::kFree) {
-        push({kept.path, kept.path_size}, false, kept.timing);
-        prepared.back().spread = kept.spread;
-        continue;
+  // One flow of the round, prepared (after the previous ones, in the round's order).
+  const auto prepare = [&](const PlannedFlow& pf) {
+      if (keep && pf.pipeline == kNoPipeline && !flow_slots_.empty()) {
+        if (const FlowSlot& kept = flow_slot(pf.src.value, pf.dst.value, pf.rail); kept.src != FlowSlot::kFree) {
+          push({kept.path, kept.path_size}, false, kept.timing);
+          prepared.back().spread = kept.spread;
+          return;
+        }
       }
-    }
-    const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
-    const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
-    if (!nic) {
-      bool unique = true;
-      std::span<const LinkId> path = router_.route(pf.src, pf.dst, label, &unique);
-      if (fold_ && !unique) fold_->label_dependent(path);
-      if (pf.reduction_port.valid()) {
-        const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
-        if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
-        const std::span<LinkId> owned = owned_path(path.size() + 1);
-        std::copy(path.begin(), path.end(), owned.begin());
-        owned.back() = *engine;
-        path = owned;
-      }
-      add(path, !pf.reduction_port.valid());
-      if (pf.pipeline != kNoPipeline) {
-        if (PipelineLoad* load = join_pipeline(pf); load && load->weighted) load->sum.add(path, pf.copies);
-      }
-      continue;
-    }
-    // Between servers: through the rail's NICs (schedule.h, NicRoute). Only the fabric between
-    // the two NICs is chosen by the ECMP hash, salted with the connection: NCCL opens one
-    // connection (queue pair) per pair of ranks and channel, which a PXN proxy shares among the
-    // local ranks it sends for (schedule.h, ProxyRelay), so the salt is the GPU that owns the
-    // connection (the proxy, else the sender) and the destination. Flows outside pipelines
-    // reach here from their proxy (build_schedule relays them); a pipeline's member carries its
-    // handover to the proxy inside its path.
-    const NodeId owner = nic->send_proxy.valid() ? nic->send_proxy : pf.src;
-    const std::uint64_t salt = hash_combine(hash_combine(label, owner.value), pf.dst.value);
-    std::span<const LinkId> segments[4];
-    PathTiming timings[4];  // each segment's (measure): the path's is their sum, exactly
-    std::size_t links = 0, parts = 0;
-    // A connection outside pipelines in a large round of a collective alone (an all-to-all run
-    // by CollectiveSimulator, once) is routed once: its hashed route between the NICs is not
-    // cached (Router::Keep) but copied at once, before the next query. The executor's
-    // collectives, which repeat every micro-batch, keep theirs.
-    const topo::Router::Keep keep_hashed = closed_form_ && pf.pipeline == kNoPipeline && round.flows.size() > kKeptScratch
-                                        ? topo::Router::Keep::kUnlessLabelled
-                                        : topo::Router::Keep::kAlways;
-    const auto segment = [&](NodeId a, NodeId b, std::uint64_t l, topo::Router::Keep k = topo::Router::Keep::kAlways) {
-      bool unique = true;
-      if (memo_ends && l == 0 && k == topo::Router::Keep::kAlways) {
-        const EndRoute& memo = end_route(a, b, a != nic->recv_nic, measure);
-        segments[parts] = {memo.path, memo.size};
-        timings[parts] = memo.timing;
-        links += segments[parts++].size();
+      const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
+      const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
+      if (!nic) {
+        bool unique = true;
+        std::span<const LinkId> path = router_.route(pf.src, pf.dst, label, &unique);
+        if (fold_ && !unique) fold_->label_dependent(path);
+        if (pf.reduction_port.valid()) {
+          const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
+          if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
+          const std::span<LinkId> owned = owned_path(path.size() + 1);
+          std::copy(path.begin(), path.end(), owned.begin());
+          owned.back() = *engine;
+          path = owned;
+        }
+        add(path, !pf.reduction_port.valid());
+        if (pf.pipeline != kNoPipeline) {
+          if (PipelineLoad* load = join_pipeline(pf); load && load->weighted) load->sum.add(path, pf.copies);
+        }
         return;
       }
-      segments[parts] = router_.route(a, b, l, &unique, k);
-      if (!unique && k == topo::Router::Keep::kUnlessLabelled) {
-        hashed_route_.assign(segments[parts].begin(), segments[parts].end());
-        segments[parts] = hashed_route_;
-      }
-      timings[parts] = measure(segments[parts], nullptr);
-      links += segments[parts++].size();
-      // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
-      // spread, which is not routed here; the rest must be label-free.
-      if (fold_ && a != nic->send_nic && !unique) fold_->label_dependent(segments[parts - 1]);
-    };
-    // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
-    // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed
-    // path is routed); the rest of its path is as under ECMP.
-    // A pipeline's member between servers of one leaf each takes its route in parts (loads).
-    const std::optional<topo::AdaptiveSpreader::LeafPair> leaves =
-        adaptive && share_leaf_middles_ && pf.pipeline != kNoPipeline ? spreader_.leaf_pair(nic->send_nic, nic->recv_nic) : std::nullopt;
-    const topo::WeightedRoute* fabric = adaptive && !leaves ? &spreader_.spread(nic->send_nic, nic->recv_nic) : nullptr;
-    if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
-    segment(owner, nic->send_nic, 0);
-    if (!adaptive) segment(nic->send_nic, nic->recv_nic, salt, keep_hashed);
-    segment(nic->recv_nic, pf.dst, 0);
-    const std::span<LinkId> path = owned_path(links);
-    auto out = path.begin();
-    for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
-    PathTiming timing = measure({}, fabric);
-    for (std::size_t k = 0; k < parts; ++k) {
-      timing.latency += timings[k].latency;
-      timing.worst = std::max(timing.worst, timings[k].worst);
-    }
-    if (leaves) {
-      const PathTiming ends = leaf_timing(*leaves);
-      timing.latency += ends.latency;
-      timing.worst = std::max(timing.worst, ends.worst);
-    }
-    push(path, false, timing);
-    PipelineLoad* load = pf.pipeline != kNoPipeline ? join_pipeline(pf) : nullptr;
-    if (adaptive && load) {
-      if (!load->weighted) {  // its first spread: the members so far join the sum
-        load->weighted = true;
-        const std::vector<std::uint32_t>& members = pipelines[pf.pipeline];
-        for (std::size_t m = 0; m + 1 < members.size(); ++m) {
-          load->sum.add(prepared[members[m]].path(), round.flows[members[m]].copies);
+      // Between servers: through the rail's NICs (schedule.h, NicRoute). Only the fabric between
+      // the two NICs is chosen by the ECMP hash, salted with the connection: NCCL opens one
+      // connection (queue pair) per pair of ranks and channel, which a PXN proxy shares among the
+      // local ranks it sends for (schedule.h, ProxyRelay), so the salt is the GPU that owns the
+      // connection (the proxy, else the sender) and the destination. Flows outside pipelines
+      // reach here from their proxy (build_schedule relays them); a pipeline's member carries its
+      // handover to the proxy inside its path.
+      const NodeId owner = nic->send_proxy.valid() ? nic->send_proxy : pf.src;
+      const std::uint64_t salt = hash_combine(hash_combine(label, owner.value), pf.dst.value);
+      std::span<const LinkId> segments[4];
+      PathTiming timings[4];  // each segment's (measure): the path's is their sum, exactly
+      std::size_t links = 0, parts = 0;
+      // A connection outside pipelines in a large round of a collective alone (an all-to-all run
+      // by CollectiveSimulator, once) is routed once: its hashed route between the NICs is not
+      // cached (Router::Keep) but copied at once, before the next query. The executor's
+      // collectives, which repeat every micro-batch, keep theirs.
+      const topo::Router::Keep keep_hashed = closed_form_ && pf.pipeline == kNoPipeline && round_size > kKeptScratch
+                                          ? topo::Router::Keep::kUnlessLabelled
+                                          : topo::Router::Keep::kAlways;
+      const auto segment = [&](NodeId a, NodeId b, std::uint64_t l, topo::Router::Keep k = topo::Router::Keep::kAlways) {
+        bool unique = true;
+        if (memo_ends && l == 0 && k == topo::Router::Keep::kAlways) {
+          const EndRoute& memo = end_route(a, b, a != nic->recv_nic, measure);
+          segments[parts] = {memo.path, memo.size};
+          timings[parts] = memo.timing;
+          links += segments[parts++].size();
+          return;
         }
-      }
-      // The member's route, segment by segment, in the order a route of its own lists them;
-      // between servers of one leaf each, its middle once per pair of leaves (PipelineLoad).
-      const auto add_fabric = [&] {
-        if (!leaves) return add_to(*load, *fabric, pf.copies);
-        const std::uint64_t key = std::uint64_t{leaves->from.value} << 32 | leaves->to.value;
-        const auto [middle, first] = load->middles.try_emplace(key, 0);
-        if (first) {
-          spreader_.leaf_route(*leaves, leaf_route_);
-          if (load->sum.scale() % leaf_route_.scale != 0) add_middles(*load);  // before the rescale
-          return add_to(*load, leaf_route_, pf.copies);
+        segments[parts] = router_.route(a, b, l, &unique, k);
+        if (!unique && k == topo::Router::Keep::kUnlessLabelled) {
+          hashed_route_.assign(segments[parts].begin(), segments[parts].end());
+          segments[parts] = hashed_route_;
         }
-        // The middle's links are in the sum: the two end links are the new ones, in id order.
-        const LinkId ends[2] = {std::min(leaves->first, leaves->last), std::max(leaves->first, leaves->last)};
-        add_to(*load, std::span<const LinkId>(ends), pf.copies);
-        if (middle->second > UINT32_MAX - pf.copies) topo::weight_overflow();
-        middle->second += pf.copies;
+        timings[parts] = measure(segments[parts], nullptr);
+        links += segments[parts++].size();
+        // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
+        // spread, which is not routed here; the rest must be label-free.
+        if (fold_ && a != nic->send_nic && !unique) fold_->label_dependent(segments[parts - 1]);
       };
+      // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
+      // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed
+      // path is routed); the rest of its path is as under ECMP.
+      // A pipeline's member between servers of one leaf each takes its route in parts (loads).
+      const std::optional<topo::AdaptiveSpreader::LeafPair> leaves =
+          adaptive && share_leaf_middles_ && pf.pipeline != kNoPipeline ? spreader_.leaf_pair(nic->send_nic, nic->recv_nic) : std::nullopt;
+      const topo::WeightedRoute* fabric = adaptive && !leaves ? &spreader_.spread(nic->send_nic, nic->recv_nic) : nullptr;
+      if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
+      segment(owner, nic->send_nic, 0);
+      if (!adaptive) segment(nic->send_nic, nic->recv_nic, salt, keep_hashed);
+      segment(nic->recv_nic, pf.dst, 0);
+      const std::span<LinkId> path = owned_path(links);
+      auto out = path.begin();
+      for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
+      PathTiming timing = measure({}, fabric);
       for (std::size_t k = 0; k < parts; ++k) {
-        if (k + 1 == parts) add_fabric();
-        add_to(*load, segments[k], pf.copies);
+        timing.latency += timings[k].latency;
+        timing.worst = std::max(timing.worst, timings[k].worst);
       }
-      spreader_.trim(kSpreadCacheLinks);
-    } else if (adaptive) {
-      topo::WeightedRoute& w = new_spread();
-      topo::RoutePart route[5];
-      std::size_t n = 0;
-      for (std::size_t k = 0; k < parts; ++k) {
-        route[n++] = {nullptr, 1, segments[k]};
-        if (k + 2 == parts) route[n++] = {fabric, 1, {}};  // send NIC -> receive NIC, in order
+      if (leaves) {
+        const PathTiming ends = leaf_timing(*leaves);
+        timing.latency += ends.latency;
+        timing.worst = std::max(timing.worst, ends.worst);
       }
-      topo::sum_routes(std::span<const topo::RoutePart>(route, n), w);
-      if (fold_) fold_->collapse(w);  // held until the round starts: a few orbits, not every path
-      // Copied into w: the spreader's cache is bounded (a spread per NIC pair of thousands of
-      // servers, thousands of links each on a three-tier fat-tree).
-      spreader_.trim(kSpreadCacheLinks);
-      prepared.back().spread = &w;
-      // Kept for the next flow of the same ends and rail (the header, flow_slots_).
-      if (keep && cached_flow_links_ <= kCachedFlowLinks) keep_flow(pf.src.value, pf.dst.value, pf.rail, path, timing, w);
-    } else if (fold_) {
-      fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's
-      if (load) load->sum.add(path, pf.copies);
-    } else if (pf.connections > 1) {
-      // Static ECMP with the member's NCCL channels on connections of their own (schedule.h,
-      // PlannedFlow::connections): the fabric part is d hashed paths, each 1/d of the bytes.
-      // Built in place (a few links, so a linear merge): the same route as add_route gives.
-      topo::WeightedRoute& w = new_spread();
-      w.scale = pf.connections;
-      const auto put = [&w](std::span<const LinkId> p, std::uint32_t weight) {
-        for (LinkId l : p) {
-          const auto it = std::find_if(w.links.begin(), w.links.end(), [l](const auto& e) { return e.first == l; });
-          if (it == w.links.end()) w.links.emplace_back(l, weight);
-          else it->second += weight;
+      push(path, false, timing);
+      PipelineLoad* load = pf.pipeline != kNoPipeline ? join_pipeline(pf) : nullptr;
+      if (adaptive && load) {
+        if (!load->weighted) {  // its first spread: the members so far join the sum
+          load->weighted = true;
+          const std::vector<std::uint32_t>& members = pipelines[pf.pipeline];
+          for (std::size_t m = 0; m + 1 < members.size(); ++m) {
+            load->sum.add(prepared[members[m]].path(), round.flows[members[m]].copies);
+          }
         }
-      };
-      for (std::size_t k = 0; k < parts; ++k) {
-        if (k + 2 != parts) {
-          put(segments[k], pf.connections);
-          continue;
+        // The member's route, segment by segment, in the order a route of its own lists them;
+        // between servers of one leaf each, its middle once per pair of leaves (PipelineLoad).
+        const auto add_fabric = [&] {
+          if (!leaves) return add_to(*load, *fabric, pf.copies);
+          const std::uint64_t key = std::uint64_t{leaves->from.value} << 32 | leaves->to.value;
+          const auto [middle, first] = load->middles.try_emplace(key, 0);
+          if (first) {
+            spreader_.leaf_route(*leaves, leaf_route_);
+            if (load->sum.scale() % leaf_route_.scale != 0) add_middles(*load);  // before the rescale
+            return add_to(*load, leaf_route_, pf.copies);
+          }
+          // The middle's links are in the sum: the two end links are the new ones, in id order.
+          const LinkId ends[2] = {std::min(leaves->first, leaves->last), std::max(leaves->first, leaves->last)};
+          add_to(*load, std::span<const LinkId>(ends), pf.copies);
+          if (middle->second > UINT32_MAX - pf.copies) topo::weight_overflow();
+          middle->second += pf.copies;
+        };
+        for (std::size_t k = 0; k < parts; ++k) {
+          if (k + 1 == parts) add_fabric();
+          add_to(*load, segments[k], pf.copies);
         }
-        for (std::uint32_t j = 0; j < pf.connections; ++j) {
-          put(j == 0 ? segments[k] : router_.route(nic->send_nic, nic->recv_nic, hash_combine(salt, j)), 1);
+        spreader_.trim(kSpreadCacheLinks);
+      } else if (adaptive) {
+        topo::WeightedRoute& w = new_spread();
+        topo::RoutePart route[5];
+        std::size_t n = 0;
+        for (std::size_t k = 0; k < parts; ++k) {
+          route[n++] = {nullptr, 1, segments[k]};
+          if (k + 2 == parts) route[n++] = {fabric, 1, {}};  // send NIC -> receive NIC, in order
         }
+        topo::sum_routes(std::span<const topo::RoutePart>(route, n), w);
+        if (fold_) fold_->collapse(w);  // held until the round starts: a few orbits, not every path
+        // Copied into w: the spreader's cache is bounded (a spread per NIC pair of thousands of
+        // servers, thousands of links each on a three-tier fat-tree).
+        spreader_.trim(kSpreadCacheLinks);
+        prepared.back().spread = &w;
+        // Kept for the next flow of the same ends and rail (the header, flow_slots_).
+        if (keep && cached_flow_links_ <= kCachedFlowLinks) keep_flow(pf.src.value, pf.dst.value, pf.rail, path, timing, w);
+      } else if (fold_) {
+        fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's
+        if (load) load->sum.add(path, pf.copies);
+      } else if (pf.connections > 1) {
+        // Static ECMP with the member's NCCL channels on connections of their own (schedule.h,
+        // PlannedFlow::connections): the fabric part is d hashed paths, each 1/d of the bytes.
+        // Built in place (a few links, so a linear merge): the same route as add_route gives.
+        topo::WeightedRoute& w = new_spread();
+        w.scale = pf.connections;
+        const auto put = [&w](std::span<const LinkId> p, std::uint32_t weight) {
+          for (LinkId l : p) {
+            const auto it = std::find_if(w.links.begin(), w.links.end(), [l](const auto& e) { return e.first == l; });
+            if (it == w.links.end()) w.links.emplace_back(l, weight);
+            else it->second += weight;
+          }
+        };
+        for (std::size_t k = 0; k < parts; ++k) {
+          if (k + 2 != parts) {
+            put(segments[k], pf.connections);
+            continue;
+          }
+          for (std::uint32_t j = 0; j < pf.connections; ++j) {
+            put(j == 0 ? segments[k] : router_.route(nic->send_nic, nic->recv_nic, hash_combine(salt, j)), 1);
+          }
+        }
+        prepared.back().spread = &w;
       }
-      prepared.back().spread = &w;
+  };
+  if (round.part_count > 0) {  // listed in parts (Round::parts): streamed, one part at a time
+    if (!streamed) throw InternalError("a round listed in parts outside a streamed closed form");
+    for (std::size_t k = 0; k < round.part_count; ++k) {
+      load_part();
+      listed_part_ = round.parts(k);
+      listing = listed_part_;
+      part_begin = 0;
+      for (const PlannedFlow& pf : listing) {
+        if (pf.pipeline != kNoPipeline) throw InternalError("a round listed in parts with pipelines");
+        if (prepared.size() == part_flows_) load_part();
+        prepare(pf);
+      }
+    }
+  } else {
+    for (const PlannedFlow& pf : round.flows) {
+      if (streamed && prepared.size() == part_flows_) load_part();
+      prepare(pf);
     }
   }
   const bool nvls = round.latency == StepLatency::kNvls || (round.local_steps > 0 && round.local_latency == StepLatency::kNvls);
@@ -580,6 +603,7 @@ const CollectiveRunner::EndRoute& CollectiveRunner::end_route(NodeId a, NodeId b
 
 void CollectiveRunner::release_scratch() {
   end_routes_ = {};
+  listed_part_ = {};
   prepared_ = {};
   singles_ = {};
   weight_ = {};

@@ -81,6 +81,10 @@ class CollectiveRunner {
   // The flows a part of a large closed-form round holds at once (start_round streams such a
   // round, one part after another; at least 1). Tests make parts small to compare with whole.
   void set_round_part(std::size_t flows) { part_flows_ = std::max<std::size_t>(flows, 1); }
+  // A round of more flows than this (Round::part_flow_count when listed in parts), equal in size,
+  // outside pipelines, that takes the closed form under static ECMP on an unfolded network, is
+  // prepared in parts (start_round); only such a round may be listed in parts (Round::parts).
+  static constexpr std::size_t kStreamedRound = 4096;
 
  private:
   struct Run;
@@ -190,6 +194,7 @@ class CollectiveRunner {
     PathTiming timing;
   };
   std::vector<EndRoute> end_routes_;  // [2 x node + (0: from it, 1: to it)]
+  std::vector<PlannedFlow> listed_part_;  // start_round's: the part of a round listed in parts
   struct MiddleTiming {
     double weighted_ps = 0;  // topo::weighted_latency_ps of the middle
     std::uint32_t scale = 1;

@@ -216,7 +216,15 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
                                                               Protocol protocol, std::string* why_not,
                                                               std::vector<LinkActivity>* activity,
                                                               const topo::ServerOrbits* orbits, bool* broken) {
-  auto schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not, orbits ? orbits->representative() : -1);
+  // An all-pairs round of many ranks taking the closed form under static ECMP, unfolded, is
+  // listed in parts, one sending server's at a time (direct_in_parts), so that the runner never
+  // holds it whole (CollectiveRunner::kStreamedRound).
+  const std::size_t ranks = spec.ranks.size();
+  const bool in_parts = rounds_ == Rounds::kClosedForm && !activity && !orbits && algorithm == CollectiveAlgorithm::kDirect &&
+                        layout_.cluster().routing() != topo::Routing::kAdaptive && ranks > 1 &&
+                        ranks * (ranks - 1) > CollectiveRunner::kStreamedRound;
+  std::optional<Schedule> schedule = in_parts ? direct_in_parts(layout_.schedules(), spec) : std::nullopt;
+  if (!schedule) schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not, orbits ? orbits->representative() : -1);
   if (!schedule) return std::nullopt;
   if (orbits && orbits->twins_only() && !twin_foldable(layout_.cluster(), *schedule)) orbits = nullptr;
   sim::Simulator sim;

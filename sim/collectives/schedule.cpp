@@ -851,6 +851,7 @@ std::optional<Schedule> nvls(const ScheduleContext& ctx, const CollectiveSpec& s
 std::size_t Schedule::flow_count() const {
   std::size_t n = 0;
   for (const auto& p : rounds) {
+    n += p.part_flow_count;
     for (const auto& f : p.flows) n += f.handover ? 0 : f.copies;
   }
   return n;
@@ -1168,6 +1169,38 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
   // relays its rounds as it lists them.
   if (out && algorithm != CollectiveAlgorithm::kDirect) {
     for (Round& round : out->rounds) relay_round(ctx, round);
+  }
+  return out;
+}
+
+std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const CollectiveSpec& spec) {
+  if (!all_pairs_op(spec.op)) return std::nullopt;
+  // The senders' servers in rank order, each once: build_schedule's entries are then the parts'
+  // one after another (direct: each server's keys are forgotten when the next comes).
+  std::vector<std::int32_t> order;
+  for (const NodeId g : spec.ranks) {
+    const std::int32_t server = ctx.cluster().node(g).server;
+    if (server < 0) return std::nullopt;
+    if (order.empty() || order.back() != server) order.push_back(server);
+  }
+  std::vector<std::int32_t> distinct = order;
+  std::sort(distinct.begin(), distinct.end());
+  if (order.size() < 2 || std::adjacent_find(distinct.begin(), distinct.end()) != distinct.end()) return std::nullopt;
+  const std::size_t n = spec.ranks.size();
+  Schedule out;
+  // all_reduce: reduce-scatter then all-gather, the same pairs (direct); the others: one round.
+  const std::size_t rounds = spec.op == CollectiveOp::kAllReduce ? 2 : 1;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    Round round;
+    round.steps = 1;
+    round.part_count = order.size();
+    round.part_flow_count = n * (n - 1);  // every ordered pair of ranks once
+    round.parts = [&ctx, spec, order, r](std::size_t part) {
+      std::optional<Schedule> one = build_schedule(ctx, spec, CollectiveAlgorithm::kDirect, nullptr, order.at(part));
+      if (!one || one->rounds.size() <= r) throw InternalError("direct_in_parts: a server's part has no round");
+      return std::move(one->rounds[r].flows);
+    };
+    out.rounds.push_back(std::move(round));
   }
   return out;
 }

@@ -48,6 +48,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -113,6 +114,13 @@ struct Round {
   // NVLS's base latency in place of the launch latency.
   int local_steps = 0;
   StepLatency local_latency = StepLatency::kLinkClass;
+  // Listed in parts instead (`flows` empty; direct_in_parts): the round's flows are those of
+  // parts(0), ..., parts(part_count - 1) in order, part_flow_count of them as flow_count counts.
+  // A runner that prepares the round in parts takes it so (CollectiveRunner), holding one part
+  // at a time: an all-to-all of 16,384 ranks lists 67 million entries, 2.7 GB.
+  std::size_t part_count = 0;
+  std::size_t part_flow_count = 0;
+  std::function<std::vector<PlannedFlow>(std::size_t part)> parts;
 };
 
 struct Schedule {
@@ -257,6 +265,12 @@ inline bool all_pairs_op(CollectiveOp op) {
 std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const CollectiveSpec& spec,
                                        CollectiveAlgorithm algorithm, std::string* why_not,
                                        std::int32_t from_server = -1);
+
+// The direct schedule of an all-pairs `spec` (all_pairs_op) with each round listed in parts
+// (Round::parts), part k the flows of the k-th sending server's GPUs with their PXN relays:
+// what build_schedule lists, the same entries in the same order, when the ranks come server by
+// server; nothing otherwise (or on one server). `ctx` must outlive the schedule.
+std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const CollectiveSpec& spec);
 
 // Algorithms `auto` considers (NCCL's set for the situation), in preference order for ties.
 std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec);

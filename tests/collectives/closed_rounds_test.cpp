@@ -3,7 +3,11 @@
 // connections collide under static ECMP, on oversubscribed fabrics, and on the pipelined
 // algorithms (ring, tree, hierarchical, NVLS-tree), folded or not; NVLS's rounds, whose fills
 // differ, are simulated either way.
+#include <algorithm>
 #include <cstdio>
+#include <tuple>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -11,6 +15,7 @@
 
 #include "sim/collectives/collective_simulator.h"
 #include "sim/collectives/machine.h"
+#include "sim/collectives/schedule.h"
 
 namespace cs::coll {
 namespace {
@@ -80,10 +85,15 @@ TEST(ClosedRounds, AllToAllInPartsEqualsTheWholeRound) {
   // A round of more than 4,096 connections under static ECMP is prepared in parts, each loaded
   // into the closed form and dropped (CollectiveRunner::set_round_part): parts of 1, 1,000 and
   // 7,777 flows give the whole round's time exactly (every weight an integer), its flows and
-  // wire bytes, and the simulated flows' time; also where the sizes differ by rank (LL).
+  // wire bytes, and the simulated flows' time, in Simple and LL; whether the round is listed in
+  // parts (direct_in_parts, ranks server by server) or whole (server 0's first rank last).
   const Machine m = machine("h100-rail-512", {"/servers/0/count=32", "/fabric/routing=ecmp"});
-  for (const auto& [size, protocol] : {std::pair{mebibytes(256), Protocol::kSimple}, std::pair{kibibytes(16 * 256), Protocol::kLowLatency}}) {
-    const CollectiveSpec s = spec_of(m, CollectiveOp::kAllToAll, size, 0, 256);
+  for (const auto& [size, protocol, listed] :
+       {std::tuple{mebibytes(256), Protocol::kSimple, true}, std::tuple{kibibytes(16 * 256), Protocol::kLowLatency, true},
+        std::tuple{mebibytes(256), Protocol::kSimple, false}}) {
+    CollectiveSpec s = spec_of(m, CollectiveOp::kAllToAll, size, 0, 256);
+    if (!listed) std::rotate(s.ranks.begin(), s.ranks.begin() + 1, s.ranks.end());
+    EXPECT_EQ(direct_in_parts(CollectiveSimulator(m).layout().schedules(), s).has_value(), listed);
     CollectiveSimulator whole(m, CollectiveSimulator::Folding::kSymmetric, CollectiveSimulator::Rounds::kClosedForm);
     whole.set_round_part(std::size_t{1} << 30);
     std::string why;
@@ -106,6 +116,52 @@ TEST(ClosedRounds, AllToAllInPartsEqualsTheWholeRound) {
     ASSERT_TRUE(f.has_value()) << why;
     expect_same({*w, *f}, true);
   }
+}
+
+bool same_flow(const PlannedFlow& a, const PlannedFlow& b) {
+  return a.src == b.src && a.dst == b.dst && a.bytes == b.bytes && a.channel == b.channel && a.pipeline == b.pipeline &&
+         a.reduction_port == b.reduction_port && a.copies == b.copies && a.rail == b.rail && a.handover == b.handover &&
+         a.connections == b.connections;
+}
+
+TEST(DirectInParts, ListsTheWholeScheduleServerByServer) {
+  // The parts one after another are build_schedule's entries, in order, and flow_count counts
+  // the same flows: all_to_all (one round) and all_reduce (two), DGX H100 servers whose GPUs
+  // share PCIe switches in pairs (PXN proxies and PCIe neighbours), ranks from the middle of a
+  // server on.
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=6"});
+  const ScheduleContext ctx(m.cluster);
+  for (const CollectiveOp op : {CollectiveOp::kAllToAll, CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
+    SCOPED_TRACE(std::string(to_string(op)));
+    const CollectiveSpec s = spec_of(m, op, mebibytes(48), 4, 40);
+    const std::optional<Schedule> whole = build_schedule(ctx, s, CollectiveAlgorithm::kDirect, nullptr);
+    const std::optional<Schedule> parted = direct_in_parts(ctx, s);
+    ASSERT_TRUE(whole && parted);
+    ASSERT_EQ(parted->rounds.size(), whole->rounds.size());
+    EXPECT_EQ(parted->flow_count(), whole->flow_count());
+    EXPECT_EQ(parted->flow_count(), std::size_t{40 * 39} * whole->rounds.size());
+    for (std::size_t r = 0; r < whole->rounds.size(); ++r) {
+      const Round& round = parted->rounds[r];
+      EXPECT_TRUE(round.flows.empty());
+      EXPECT_EQ(round.steps, whole->rounds[r].steps);
+      ASSERT_EQ(round.part_count, 6u);  // 4 ranks of server 0, 8 of each of 1-4, 4 of server 5
+      std::vector<PlannedFlow> listed;
+      for (std::size_t k = 0; k < round.part_count; ++k) {
+        const std::vector<PlannedFlow> part = round.parts(k);
+        EXPECT_FALSE(part.empty());
+        listed.insert(listed.end(), part.begin(), part.end());
+      }
+      const std::vector<PlannedFlow>& flows = whole->rounds[r].flows;
+      ASSERT_EQ(listed.size(), flows.size());
+      for (std::size_t i = 0; i < flows.size(); ++i) EXPECT_TRUE(same_flow(listed[i], flows[i])) << "entry " << i;
+    }
+  }
+  // Ranks that leave a server and come back, on one server, or a rooted operation: not listed in parts.
+  CollectiveSpec back = spec_of(m, CollectiveOp::kAllToAll, mebibytes(48), 0, 16);
+  std::swap(back.ranks[0], back.ranks[15]);
+  EXPECT_FALSE(direct_in_parts(ctx, back));
+  EXPECT_FALSE(direct_in_parts(ctx, spec_of(m, CollectiveOp::kAllToAll, mebibytes(48), 0, 8)));
+  EXPECT_FALSE(direct_in_parts(ctx, spec_of(m, CollectiveOp::kBroadcast, mebibytes(48), 0, 16)));
 }
 
 TEST(ClosedRounds, OversubscribedLeafSpineEqualsItsFlows) {

@@ -483,7 +483,7 @@ SequentialRun transfers(const Machine& m, const std::vector<std::int32_t>& rails
     f.dst = m.cluster.gpus()[8];
     f.bytes = mebibytes(64);
     f.rail = rail;
-    schedule.rounds.push_back(Round{{f}});
+    schedule.rounds.emplace_back().flows = {f};
     CollectiveSpec s = spec_of(m, CollectiveOp::kSendRecv, f.bytes);
     s.ranks = {f.src, f.dst};
     runner.start(s, std::make_shared<const Schedule>(std::move(schedule)), CollectiveAlgorithm::kDirect, Protocol::kSimple,
