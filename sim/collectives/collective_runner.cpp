@@ -260,171 +260,171 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   }
   // One flow of the round, prepared (after the previous ones, in the round's order).
   const auto prepare = [&](const PlannedFlow& pf) {
-      if (keep && pf.pipeline == kNoPipeline && !flow_slots_.empty()) {
-        if (const FlowSlot& kept = flow_slot(pf.src.value, pf.dst.value, pf.rail); kept.src != FlowSlot::kFree) {
-          push({kept.path, kept.path_size}, false, kept.timing);
-          prepared.back().spread = kept.spread;
-          return;
-        }
-      }
-      const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
-      const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
-      if (!nic) {
-        bool unique = true;
-        std::span<const LinkId> path = router_.route(pf.src, pf.dst, label, &unique);
-        if (fold_ && !unique) fold_->label_dependent(path);
-        if (pf.reduction_port.valid()) {
-          const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
-          if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
-          const std::span<LinkId> owned = owned_path(path.size() + 1);
-          std::copy(path.begin(), path.end(), owned.begin());
-          owned.back() = *engine;
-          path = owned;
-        }
-        add(path, !pf.reduction_port.valid());
-        if (pf.pipeline != kNoPipeline) {
-          if (PipelineLoad* load = join_pipeline(pf); load && load->weighted) load->sum.add(path, pf.copies);
-        }
+    if (keep && pf.pipeline == kNoPipeline && !flow_slots_.empty()) {
+      if (const FlowSlot& kept = flow_slot(pf.src.value, pf.dst.value, pf.rail); kept.src != FlowSlot::kFree) {
+        push({kept.path, kept.path_size}, false, kept.timing);
+        prepared.back().spread = kept.spread;
         return;
       }
-      // Between servers: through the rail's NICs (schedule.h, NicRoute). Only the fabric between
-      // the two NICs is chosen by the ECMP hash, salted with the connection: NCCL opens one
-      // connection (queue pair) per pair of ranks and channel, which a PXN proxy shares among the
-      // local ranks it sends for (schedule.h, ProxyRelay), so the salt is the GPU that owns the
-      // connection (the proxy, else the sender) and the destination. Flows outside pipelines
-      // reach here from their proxy (build_schedule relays them); a pipeline's member carries its
-      // handover to the proxy inside its path.
-      const NodeId owner = nic->send_proxy.valid() ? nic->send_proxy : pf.src;
-      const std::uint64_t salt = hash_combine(hash_combine(label, owner.value), pf.dst.value);
-      std::span<const LinkId> segments[4];
-      PathTiming timings[4];  // each segment's (measure): the path's is their sum, exactly
-      std::size_t links = 0, parts = 0;
-      // A connection outside pipelines in a large round of a collective alone (an all-to-all run
-      // by CollectiveSimulator, once) is routed once: its hashed route between the NICs is not
-      // cached (Router::Keep) but copied at once, before the next query. The executor's
-      // collectives, which repeat every micro-batch, keep theirs.
-      const topo::Router::Keep keep_hashed = closed_form_ && pf.pipeline == kNoPipeline && round_size > kKeptScratch
-                                          ? topo::Router::Keep::kUnlessLabelled
-                                          : topo::Router::Keep::kAlways;
-      const auto segment = [&](NodeId a, NodeId b, std::uint64_t l, topo::Router::Keep k = topo::Router::Keep::kAlways) {
-        bool unique = true;
-        if (memo_ends && l == 0 && k == topo::Router::Keep::kAlways) {
-          const EndRoute& memo = end_route(a, b, a != nic->recv_nic, measure);
-          segments[parts] = {memo.path, memo.size};
-          timings[parts] = memo.timing;
-          links += segments[parts++].size();
-          return;
-        }
-        segments[parts] = router_.route(a, b, l, &unique, k);
-        if (!unique && k == topo::Router::Keep::kUnlessLabelled) {
-          hashed_route_.assign(segments[parts].begin(), segments[parts].end());
-          segments[parts] = hashed_route_;
-        }
-        timings[parts] = measure(segments[parts], nullptr);
+    }
+    const std::uint64_t label = hash_combine(run->spec.label, pf.channel);
+    const auto nic = layout_.schedules().nic_route(pf.src, pf.dst, pf.rail);
+    if (!nic) {
+      bool unique = true;
+      std::span<const LinkId> path = router_.route(pf.src, pf.dst, label, &unique);
+      if (fold_ && !unique) fold_->label_dependent(path);
+      if (pf.reduction_port.valid()) {
+        const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
+        if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
+        const std::span<LinkId> owned = owned_path(path.size() + 1);
+        std::copy(path.begin(), path.end(), owned.begin());
+        owned.back() = *engine;
+        path = owned;
+      }
+      add(path, !pf.reduction_port.valid());
+      if (pf.pipeline != kNoPipeline) {
+        if (PipelineLoad* load = join_pipeline(pf); load && load->weighted) load->sum.add(path, pf.copies);
+      }
+      return;
+    }
+    // Between servers: through the rail's NICs (schedule.h, NicRoute). Only the fabric between
+    // the two NICs is chosen by the ECMP hash, salted with the connection: NCCL opens one
+    // connection (queue pair) per pair of ranks and channel, which a PXN proxy shares among the
+    // local ranks it sends for (schedule.h, ProxyRelay), so the salt is the GPU that owns the
+    // connection (the proxy, else the sender) and the destination. Flows outside pipelines
+    // reach here from their proxy (build_schedule relays them); a pipeline's member carries its
+    // handover to the proxy inside its path.
+    const NodeId owner = nic->send_proxy.valid() ? nic->send_proxy : pf.src;
+    const std::uint64_t salt = hash_combine(hash_combine(label, owner.value), pf.dst.value);
+    std::span<const LinkId> segments[4];
+    PathTiming timings[4];  // each segment's (measure): the path's is their sum, exactly
+    std::size_t links = 0, parts = 0;
+    // A connection outside pipelines in a large round of a collective alone (an all-to-all run
+    // by CollectiveSimulator, once) is routed once: its hashed route between the NICs is not
+    // cached (Router::Keep) but copied at once, before the next query. The executor's
+    // collectives, which repeat every micro-batch, keep theirs.
+    const topo::Router::Keep keep_hashed = closed_form_ && pf.pipeline == kNoPipeline && round_size > kKeptScratch
+                                        ? topo::Router::Keep::kUnlessLabelled
+                                        : topo::Router::Keep::kAlways;
+    const auto segment = [&](NodeId a, NodeId b, std::uint64_t l, topo::Router::Keep k = topo::Router::Keep::kAlways) {
+      bool unique = true;
+      if (memo_ends && l == 0 && k == topo::Router::Keep::kAlways) {
+        const EndRoute& memo = end_route(a, b, a != nic->recv_nic, measure);
+        segments[parts] = {memo.path, memo.size};
+        timings[parts] = memo.timing;
         links += segments[parts++].size();
-        // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
-        // spread, which is not routed here; the rest must be label-free.
-        if (fold_ && a != nic->send_nic && !unique) fold_->label_dependent(segments[parts - 1]);
+        return;
+      }
+      segments[parts] = router_.route(a, b, l, &unique, k);
+      if (!unique && k == topo::Router::Keep::kUnlessLabelled) {
+        hashed_route_.assign(segments[parts].begin(), segments[parts].end());
+        segments[parts] = hashed_route_;
+      }
+      timings[parts] = measure(segments[parts], nullptr);
+      links += segments[parts++].size();
+      // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
+      // spread, which is not routed here; the rest must be label-free.
+      if (fold_ && a != nic->send_nic && !unique) fold_->label_dependent(segments[parts - 1]);
+    };
+    // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
+    // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed
+    // path is routed); the rest of its path is as under ECMP.
+    // A pipeline's member between servers of one leaf each takes its route in parts (loads).
+    const std::optional<topo::AdaptiveSpreader::LeafPair> leaves =
+        adaptive && share_leaf_middles_ && pf.pipeline != kNoPipeline ? spreader_.leaf_pair(nic->send_nic, nic->recv_nic) : std::nullopt;
+    const topo::WeightedRoute* fabric = adaptive && !leaves ? &spreader_.spread(nic->send_nic, nic->recv_nic) : nullptr;
+    if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
+    segment(owner, nic->send_nic, 0);
+    if (!adaptive) segment(nic->send_nic, nic->recv_nic, salt, keep_hashed);
+    segment(nic->recv_nic, pf.dst, 0);
+    const std::span<LinkId> path = owned_path(links);
+    auto out = path.begin();
+    for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
+    PathTiming timing = measure({}, fabric);
+    for (std::size_t k = 0; k < parts; ++k) {
+      timing.latency += timings[k].latency;
+      timing.worst = std::max(timing.worst, timings[k].worst);
+    }
+    if (leaves) {
+      const PathTiming ends = leaf_timing(*leaves);
+      timing.latency += ends.latency;
+      timing.worst = std::max(timing.worst, ends.worst);
+    }
+    push(path, false, timing);
+    PipelineLoad* load = pf.pipeline != kNoPipeline ? join_pipeline(pf) : nullptr;
+    if (adaptive && load) {
+      if (!load->weighted) {  // its first spread: the members so far join the sum
+        load->weighted = true;
+        const std::vector<std::uint32_t>& members = pipelines[pf.pipeline];
+        for (std::size_t m = 0; m + 1 < members.size(); ++m) {
+          load->sum.add(prepared[members[m]].path(), round.flows[members[m]].copies);
+        }
+      }
+      // The member's route, segment by segment, in the order a route of its own lists them;
+      // between servers of one leaf each, its middle once per pair of leaves (PipelineLoad).
+      const auto add_fabric = [&] {
+        if (!leaves) return add_to(*load, *fabric, pf.copies);
+        const std::uint64_t key = std::uint64_t{leaves->from.value} << 32 | leaves->to.value;
+        const auto [middle, first] = load->middles.try_emplace(key, 0);
+        if (first) {
+          spreader_.leaf_route(*leaves, leaf_route_);
+          if (load->sum.scale() % leaf_route_.scale != 0) add_middles(*load);  // before the rescale
+          return add_to(*load, leaf_route_, pf.copies);
+        }
+        // The middle's links are in the sum: the two end links are the new ones, in id order.
+        const LinkId ends[2] = {std::min(leaves->first, leaves->last), std::max(leaves->first, leaves->last)};
+        add_to(*load, std::span<const LinkId>(ends), pf.copies);
+        if (middle->second > UINT32_MAX - pf.copies) topo::weight_overflow();
+        middle->second += pf.copies;
       };
-      // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
-      // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed
-      // path is routed); the rest of its path is as under ECMP.
-      // A pipeline's member between servers of one leaf each takes its route in parts (loads).
-      const std::optional<topo::AdaptiveSpreader::LeafPair> leaves =
-          adaptive && share_leaf_middles_ && pf.pipeline != kNoPipeline ? spreader_.leaf_pair(nic->send_nic, nic->recv_nic) : std::nullopt;
-      const topo::WeightedRoute* fabric = adaptive && !leaves ? &spreader_.spread(nic->send_nic, nic->recv_nic) : nullptr;
-      if (nic->send_proxy.valid()) segment(pf.src, nic->send_proxy, 0);
-      segment(owner, nic->send_nic, 0);
-      if (!adaptive) segment(nic->send_nic, nic->recv_nic, salt, keep_hashed);
-      segment(nic->recv_nic, pf.dst, 0);
-      const std::span<LinkId> path = owned_path(links);
-      auto out = path.begin();
-      for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
-      PathTiming timing = measure({}, fabric);
       for (std::size_t k = 0; k < parts; ++k) {
-        timing.latency += timings[k].latency;
-        timing.worst = std::max(timing.worst, timings[k].worst);
+        if (k + 1 == parts) add_fabric();
+        add_to(*load, segments[k], pf.copies);
       }
-      if (leaves) {
-        const PathTiming ends = leaf_timing(*leaves);
-        timing.latency += ends.latency;
-        timing.worst = std::max(timing.worst, ends.worst);
+      spreader_.trim(kSpreadCacheLinks);
+    } else if (adaptive) {
+      topo::WeightedRoute& w = new_spread();
+      topo::RoutePart route[5];
+      std::size_t n = 0;
+      for (std::size_t k = 0; k < parts; ++k) {
+        route[n++] = {nullptr, 1, segments[k]};
+        if (k + 2 == parts) route[n++] = {fabric, 1, {}};  // send NIC -> receive NIC, in order
       }
-      push(path, false, timing);
-      PipelineLoad* load = pf.pipeline != kNoPipeline ? join_pipeline(pf) : nullptr;
-      if (adaptive && load) {
-        if (!load->weighted) {  // its first spread: the members so far join the sum
-          load->weighted = true;
-          const std::vector<std::uint32_t>& members = pipelines[pf.pipeline];
-          for (std::size_t m = 0; m + 1 < members.size(); ++m) {
-            load->sum.add(prepared[members[m]].path(), round.flows[members[m]].copies);
-          }
+      topo::sum_routes(std::span<const topo::RoutePart>(route, n), w);
+      if (fold_) fold_->collapse(w);  // held until the round starts: a few orbits, not every path
+      // Copied into w: the spreader's cache is bounded (a spread per NIC pair of thousands of
+      // servers, thousands of links each on a three-tier fat-tree).
+      spreader_.trim(kSpreadCacheLinks);
+      prepared.back().spread = &w;
+      // Kept for the next flow of the same ends and rail (the header, flow_slots_).
+      if (keep && cached_flow_links_ <= kCachedFlowLinks) keep_flow(pf.src.value, pf.dst.value, pf.rail, path, timing, w);
+    } else if (fold_) {
+      fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's
+      if (load) load->sum.add(path, pf.copies);
+    } else if (pf.connections > 1) {
+      // Static ECMP with the member's NCCL channels on connections of their own (schedule.h,
+      // PlannedFlow::connections): the fabric part is d hashed paths, each 1/d of the bytes.
+      // Built in place (a few links, so a linear merge): the same route as add_route gives.
+      topo::WeightedRoute& w = new_spread();
+      w.scale = pf.connections;
+      const auto put = [&w](std::span<const LinkId> p, std::uint32_t weight) {
+        for (LinkId l : p) {
+          const auto it = std::find_if(w.links.begin(), w.links.end(), [l](const auto& e) { return e.first == l; });
+          if (it == w.links.end()) w.links.emplace_back(l, weight);
+          else it->second += weight;
         }
-        // The member's route, segment by segment, in the order a route of its own lists them;
-        // between servers of one leaf each, its middle once per pair of leaves (PipelineLoad).
-        const auto add_fabric = [&] {
-          if (!leaves) return add_to(*load, *fabric, pf.copies);
-          const std::uint64_t key = std::uint64_t{leaves->from.value} << 32 | leaves->to.value;
-          const auto [middle, first] = load->middles.try_emplace(key, 0);
-          if (first) {
-            spreader_.leaf_route(*leaves, leaf_route_);
-            if (load->sum.scale() % leaf_route_.scale != 0) add_middles(*load);  // before the rescale
-            return add_to(*load, leaf_route_, pf.copies);
-          }
-          // The middle's links are in the sum: the two end links are the new ones, in id order.
-          const LinkId ends[2] = {std::min(leaves->first, leaves->last), std::max(leaves->first, leaves->last)};
-          add_to(*load, std::span<const LinkId>(ends), pf.copies);
-          if (middle->second > UINT32_MAX - pf.copies) topo::weight_overflow();
-          middle->second += pf.copies;
-        };
-        for (std::size_t k = 0; k < parts; ++k) {
-          if (k + 1 == parts) add_fabric();
-          add_to(*load, segments[k], pf.copies);
+      };
+      for (std::size_t k = 0; k < parts; ++k) {
+        if (k + 2 != parts) {
+          put(segments[k], pf.connections);
+          continue;
         }
-        spreader_.trim(kSpreadCacheLinks);
-      } else if (adaptive) {
-        topo::WeightedRoute& w = new_spread();
-        topo::RoutePart route[5];
-        std::size_t n = 0;
-        for (std::size_t k = 0; k < parts; ++k) {
-          route[n++] = {nullptr, 1, segments[k]};
-          if (k + 2 == parts) route[n++] = {fabric, 1, {}};  // send NIC -> receive NIC, in order
+        for (std::uint32_t j = 0; j < pf.connections; ++j) {
+          put(j == 0 ? segments[k] : router_.route(nic->send_nic, nic->recv_nic, hash_combine(salt, j)), 1);
         }
-        topo::sum_routes(std::span<const topo::RoutePart>(route, n), w);
-        if (fold_) fold_->collapse(w);  // held until the round starts: a few orbits, not every path
-        // Copied into w: the spreader's cache is bounded (a spread per NIC pair of thousands of
-        // servers, thousands of links each on a three-tier fat-tree).
-        spreader_.trim(kSpreadCacheLinks);
-        prepared.back().spread = &w;
-        // Kept for the next flow of the same ends and rail (the header, flow_slots_).
-        if (keep && cached_flow_links_ <= kCachedFlowLinks) keep_flow(pf.src.value, pf.dst.value, pf.rail, path, timing, w);
-      } else if (fold_) {
-        fold_->mark_broken();  // static ECMP: the hash of device ids is no automorphism's
-        if (load) load->sum.add(path, pf.copies);
-      } else if (pf.connections > 1) {
-        // Static ECMP with the member's NCCL channels on connections of their own (schedule.h,
-        // PlannedFlow::connections): the fabric part is d hashed paths, each 1/d of the bytes.
-        // Built in place (a few links, so a linear merge): the same route as add_route gives.
-        topo::WeightedRoute& w = new_spread();
-        w.scale = pf.connections;
-        const auto put = [&w](std::span<const LinkId> p, std::uint32_t weight) {
-          for (LinkId l : p) {
-            const auto it = std::find_if(w.links.begin(), w.links.end(), [l](const auto& e) { return e.first == l; });
-            if (it == w.links.end()) w.links.emplace_back(l, weight);
-            else it->second += weight;
-          }
-        };
-        for (std::size_t k = 0; k < parts; ++k) {
-          if (k + 2 != parts) {
-            put(segments[k], pf.connections);
-            continue;
-          }
-          for (std::uint32_t j = 0; j < pf.connections; ++j) {
-            put(j == 0 ? segments[k] : router_.route(nic->send_nic, nic->recv_nic, hash_combine(salt, j)), 1);
-          }
-        }
-        prepared.back().spread = &w;
       }
+      prepared.back().spread = &w;
+    }
   };
   if (round.part_count > 0) {  // listed in parts (Round::parts): streamed, one part at a time
     if (!streamed) throw InternalError("a round listed in parts outside a streamed closed form");
