@@ -212,11 +212,13 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // Its flows, however listed (Round::parts).
   const std::size_t round_size = round.part_count > 0 ? round.part_flow_count : round.flows.size();
   const bool keep = adaptive && round_size <= kKeptScratch;
-  // A large round unfolded takes the label-free routes between a GPU and a NIC (a connection's
-  // first and last segments) from the runner's memo by GPU (end_route) rather than the router's
-  // table, a cache miss each: an all-to-all's connections from one proxy to every rank, or its
-  // handovers, meet the same GPU's segment again and again.
-  const bool memo_ends = !fold_ && round_size > kKeptScratch;
+  // A large round of a collective alone, unfolded, takes the label-free routes between a GPU and
+  // a NIC (a connection's first and last segments) from the runner's memo by GPU (end_route)
+  // rather than the router's table, a cache miss each: an all-to-all's connections from one
+  // proxy to every rank, or its handovers, meet the same GPU's segment again and again. (The
+  // executor's rounds, which share the network, repeat every micro-batch: clearing the memo for
+  // each cost the 405B iteration more than it saved.)
+  const bool memo_ends = closed_form_ && !fold_ && round_size > kKeptScratch;
   if (memo_ends) end_routes_.assign(2 * static_cast<std::size_t>(cluster.node_count()), EndRoute{});
   // A large round of a collective alone that takes the closed form with no pipelines, no fold
   // and static ECMP (an all-to-all across thousands of servers) is prepared in parts: each
@@ -297,7 +299,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const NodeId owner = nic->send_proxy.valid() ? nic->send_proxy : pf.src;
     const std::uint64_t salt = hash_combine(hash_combine(label, owner.value), pf.dst.value);
     std::span<const LinkId> segments[4];
-    PathTiming timings[4];  // each segment's (measure): the path's is their sum, exactly
+    PathTiming timings[4];  // with memo_ends, each segment's (measure): the path's is their sum, exactly
     std::size_t links = 0, parts = 0;
     // A connection outside pipelines in a large round of a collective alone (an all-to-all run
     // by CollectiveSimulator, once) is routed once: its hashed route between the NICs is not
@@ -320,7 +322,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
         hashed_route_.assign(segments[parts].begin(), segments[parts].end());
         segments[parts] = hashed_route_;
       }
-      timings[parts] = measure(segments[parts], nullptr);
+      if (memo_ends) timings[parts] = measure(segments[parts], nullptr);
       links += segments[parts++].size();
       // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
       // spread, which is not routed here; the rest must be label-free.
@@ -340,8 +342,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const std::span<LinkId> path = owned_path(links);
     auto out = path.begin();
     for (std::size_t k = 0; k < parts; ++k) out = std::copy(segments[k].begin(), segments[k].end(), out);
-    PathTiming timing = measure({}, fabric);
-    for (std::size_t k = 0; k < parts; ++k) {
+    PathTiming timing = measure(memo_ends ? std::span<const LinkId>() : std::span<const LinkId>(path), fabric);
+    for (std::size_t k = 0; memo_ends && k < parts; ++k) {
       timing.latency += timings[k].latency;
       timing.worst = std::max(timing.worst, timings[k].worst);
     }

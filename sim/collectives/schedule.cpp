@@ -1070,7 +1070,7 @@ void ScheduleContext::find_nics() {
     Place& p = places_[g.value];
     p.rail = rail_of(g);
     if (p.rail < 0) continue;
-    for (std::int32_t r = 0; r < kPlaceRails; ++r) {
+    for (std::int32_t r = 0; r < std::min<std::int32_t>(kPlaceRails, static_cast<std::int32_t>(rails_)); ++r) {
       const NodeId nic = this->rail_nic(p.server, r);
       if (nic.valid() && reaches_over_pcie(g, nic)) p.pcie_rails |= std::uint64_t{1} << r;
     }
