@@ -1066,13 +1066,24 @@ void ScheduleContext::find_nics() {
   }
   places_.assign(c.node_count(), Place{});
   for (std::uint32_t i = 0; i < c.node_count(); ++i) places_[i].server = c.node(NodeId{i}).server;
+  // reaches_over_pcie by rail, in one pass over the GPU's links and its PCIe switches': its own
+  // NIC's rail, and each rail whose NIC of its server it or its switch is cabled to.
   for (const NodeId g : c.gpus()) {
     Place& p = places_[g.value];
     p.rail = rail_of(g);
     if (p.rail < 0) continue;
-    for (std::int32_t r = 0; r < std::min<std::int32_t>(kPlaceRails, static_cast<std::int32_t>(rails_)); ++r) {
-      const NodeId nic = this->rail_nic(p.server, r);
-      if (nic.valid() && reaches_over_pcie(g, nic)) p.pcie_rails |= std::uint64_t{1} << r;
+    const auto mark = [&](NodeId nic) {
+      const std::int32_t r = c.node(nic).local;
+      if (r >= 0 && r < kPlaceRails && this->rail_nic(p.server, r) == nic) p.pcie_rails |= std::uint64_t{1} << r;
+    };
+    mark(nic_of(g));
+    for (topo::LinkId l : c.out_links(g)) {
+      const NodeId w = c.link(l).dst;
+      if (c.node(w).kind == NodeKind::kNic) mark(w);
+      if (c.node(w).kind != NodeKind::kPcieSwitch) continue;
+      for (topo::LinkId m : c.out_links(w)) {
+        if (c.node(c.link(m).dst).kind == NodeKind::kNic) mark(c.link(m).dst);
+      }
     }
   }
 }

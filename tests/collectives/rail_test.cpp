@@ -462,6 +462,40 @@ TEST(GpuNicAffinity, EachGpuTakesTheNicOfItsPcieSwitchInTurn) {
   }
 }
 
+TEST(GpuNicAffinity, ASenderNeedsAProxyExactlyWhereItDoesNotReachTheRailsNicOverPcie) {
+  // nic_route's per-GPU places (the rails each GPU reaches over PCIe) against reaches_over_pcie,
+  // for every pair of GPUs on two servers and every rail: DGX H100 (a NIC per GPU, two per PCIe
+  // switch) and 4 NICs for 8 GPUs (a NIC per switch).
+  const std::vector<std::vector<std::string>> variants = {
+      {"/servers/0/count=2"}, {"/servers/0/count=2", "/servers/0/nics=4"}};
+  std::size_t proxies = 0, direct = 0;
+  for (const auto& sets : variants) {
+    const Machine m = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json", sets);
+    const ScheduleContext ctx(m.cluster);
+    for (const topo::NodeId src : m.cluster.gpus()) {
+      for (const topo::NodeId dst : m.cluster.gpus()) {
+        if (m.cluster.node(src).server == m.cluster.node(dst).server) {
+          EXPECT_FALSE(ctx.nic_route(src, dst, 0));
+          continue;
+        }
+        for (std::int32_t rail = PlannedFlow::kDestinationRail; rail < 9; ++rail) {
+          const auto r = ctx.nic_route(src, dst, rail);
+          const std::int32_t used = rail == PlannedFlow::kDestinationRail ? ctx.rail_of(dst) : rail;
+          const topo::NodeId send = ctx.rail_nic(m.cluster.node(src).server, used);
+          ASSERT_EQ(r.has_value(), send.valid());
+          if (!r) continue;
+          EXPECT_EQ(r->send_nic, send);
+          EXPECT_EQ(r->recv_nic, ctx.rail_nic(m.cluster.node(dst).server, used));
+          EXPECT_EQ(r->send_proxy.valid(), !ctx.reaches_over_pcie(src, send));
+          (r->send_proxy.valid() ? proxies : direct) += 1;
+        }
+      }
+    }
+  }
+  EXPECT_GT(proxies, direct);  // most GPUs reach one or two rails' NICs over PCIe
+  EXPECT_GT(direct, 0u);
+}
+
 // Point-to-point transfers between two servers, one after another on one runner: each a round of
 // one flow from GPU 0 of the first server to GPU 8 of the second, over rail `rail`. Returns each
 // transfer's time and the bytes every link carried, over all of them.
