@@ -8,6 +8,7 @@
 #include "core/errors.h"
 #include "core/random.h"
 #include "sim/collectives/mesh_rings.h"
+#include "sim/collectives/server_pairs_relay.h"
 
 namespace cs::coll {
 namespace {
@@ -473,10 +474,6 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
     for (std::size_t i = 0; i < n; ++i) {
       if (from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server) senders.push_back(i);
     }
-    ProxyRelay relay(ctx);
-    // Every key's source is on its sender's server (the sender, or its proxy), so where each
-    // server's senders come in one run the table need hold only the current server's keys
-    // (ProxyRelay::forget_keys): a few entries per rank instead of the round's n x servers.
     std::vector<std::int32_t> order;  // the senders' servers, each once per run
     for (const std::size_t i : senders) {
       const std::int32_t server = ctx.cluster().node(s.ranks[i]).server;
@@ -485,12 +482,30 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
     std::vector<std::int32_t> distinct = order;
     std::sort(distinct.begin(), distinct.end());
     const bool runs = std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end();
-    const std::size_t keyed = runs ? 2 * n + 8 * senders.size() / std::max<std::size_t>(order.size(), 1) : 0;
     // Entries: at most two per sending server and rank on another server (the proxy's
     // connection, and its PCIe neighbour's own), and per sender at most one per rank of its own
     // server and one handover per proxy there: no reallocation, which at 16,384 ranks would copy
     // the 2.7 GB of entries into a new block of twice that.
-    relay.reserve(2 * senders.size() * servers + 2 * senders.size() * largest, keyed);
+    const std::size_t entries = 2 * senders.size() * servers + 2 * senders.size() * largest;
+    Round ph;
+    ph.steps = 1;
+    if (runs) {
+      // Each server's senders in one run: their entries are the relay's for that server alone
+      // (every key's source is on its sender's server: the sender, or its proxy), listed from
+      // the routes by rail (server_pairs_relay.h) instead of merging n flows per sender.
+      ph.flows.reserve(entries);
+      for (std::size_t b = 0; b < senders.size();) {
+        std::size_t e = b + 1;
+        const std::int32_t server = ctx.cluster().node(s.ranks[senders[b]]).server;
+        while (e < senders.size() && ctx.cluster().node(s.ranks[senders[e]]).server == server) ++e;
+        relay_server_pairs(ctx, s.ranks, std::span<const std::size_t>(senders).subspan(b, e - b), bytes, ph.flows);
+        b = e;
+      }
+      out.rounds.push_back(std::move(ph));
+      return;
+    }
+    ProxyRelay relay(ctx);
+    relay.reserve(entries);
     // The GPUs of one server send to each rank through one proxy (its rail's): one entry, whose
     // index is remembered per rank while the senders' server stays the same (ProxyRelay::add).
     std::vector<std::uint32_t> memo(n, 0);
@@ -499,15 +514,12 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
       const std::int32_t server = ctx.cluster().node(s.ranks[i]).server;
       if (server != memo_server) {
         std::fill(memo.begin(), memo.end(), 0);
-        if (runs) relay.forget_keys();
         memo_server = server;
       }
       for (std::size_t j = 0; j < n; ++j) {
         if (i != j) relay.add({s.ranks[i], s.ranks[j], bytes, 0, kNoPipeline}, &memo[j]);
       }
     }
-    Round ph;
-    ph.steps = 1;
     ph.flows = relay.take();
     out.rounds.push_back(std::move(ph));
   };
@@ -878,24 +890,18 @@ void add_copies(PlannedFlow& entry, const PlannedFlow& f) {
 
 }  // namespace
 
-void ProxyRelay::reserve(std::size_t entries, std::size_t keyed) {
+void ProxyRelay::reserve(std::size_t entries) {
   flows_.reserve(entries);
   std::size_t slots = 16;
-  while (slots < 2 * (keyed > 0 ? keyed : entries)) slots *= 2;
+  while (slots < 2 * entries) slots *= 2;
   if (slots > slots_.size()) rehash(slots);
 }
 
-void ProxyRelay::forget_keys() {
-  std::fill(slots_.begin(), slots_.end(), 0);
-  keyed_from_ = flows_.size();
-  handover_memo_.fill(0);
-}
-
 void ProxyRelay::rehash(std::size_t slots) {
-  while (slots < 2 * (flows_.size() - keyed_from_ + 1)) slots *= 2;  // the flows merged by scan, if any
+  while (slots < 2 * (flows_.size() + 1)) slots *= 2;  // the flows merged by scan, if any
   slots_.assign(slots, 0);
   const std::size_t mask = slots - 1;
-  for (std::size_t k = keyed_from_; k < flows_.size(); ++k) {
+  for (std::size_t k = 0; k < flows_.size(); ++k) {
     std::size_t at = relay_key_hash(flows_[k]) & mask;
     while (slots_[at] != 0) at = (at + 1) & mask;
     slots_[at] = static_cast<std::uint32_t>(k + 1);
@@ -927,7 +933,7 @@ std::uint32_t ProxyRelay::merge(const PlannedFlow& f) {
     flows_.push_back(f);
     return static_cast<std::uint32_t>(flows_.size() - 1);
   }
-  if (2 * (flows_.size() - keyed_from_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+  if (2 * (flows_.size() + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
   if (flows_.size() >= UINT32_MAX - 1) throw InternalError("more than 2^32 distinct flows in one round");
   const std::size_t mask = slots_.size() - 1;
   std::size_t at = relay_key_hash(f) & mask;
@@ -961,7 +967,6 @@ void ProxyRelay::add(const PlannedFlow& f, std::uint32_t* memo) {
 
 std::vector<PlannedFlow> ProxyRelay::take() {
   slots_.clear();
-  keyed_from_ = 0;
   handover_memo_.fill(0);
   return std::exchange(flows_, {});
 }
@@ -1184,19 +1189,33 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
   return out;
 }
 
-std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const CollectiveSpec& spec) {
-  if (!all_pairs_op(spec.op)) return std::nullopt;
-  // The senders' servers in rank order, each once: build_schedule's entries are then the parts'
-  // one after another (direct: each server's keys are forgotten when the next comes).
+namespace {
+
+// The ranks' servers in rank order, each once per run of its ranks.
+std::vector<std::int32_t> servers_in_order(const topo::Cluster& cluster, const CollectiveSpec& spec) {
   std::vector<std::int32_t> order;
   for (const NodeId g : spec.ranks) {
-    const std::int32_t server = ctx.cluster().node(g).server;
-    if (server < 0) return std::nullopt;
+    const std::int32_t server = cluster.node(g).server;
     if (order.empty() || order.back() != server) order.push_back(server);
   }
-  std::vector<std::int32_t> distinct = order;
-  std::sort(distinct.begin(), distinct.end());
-  if (order.size() < 2 || std::adjacent_find(distinct.begin(), distinct.end()) != distinct.end()) return std::nullopt;
+  return order;
+}
+
+}  // namespace
+
+bool lists_by_server(const topo::Cluster& cluster, const CollectiveSpec& spec) {
+  if (!all_pairs_op(spec.op)) return false;
+  std::vector<std::int32_t> order = servers_in_order(cluster, spec);
+  if (order.size() < 2) return false;
+  std::sort(order.begin(), order.end());
+  return order.front() >= 0 && std::adjacent_find(order.begin(), order.end()) == order.end();
+}
+
+std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const CollectiveSpec& spec) {
+  if (!lists_by_server(ctx.cluster(), spec)) return std::nullopt;
+  // The senders' servers in rank order, each once: build_schedule's entries are then the parts'
+  // one after another.
+  const std::vector<std::int32_t> order = servers_in_order(ctx.cluster(), spec);
   const std::size_t n = spec.ranks.size();
   Schedule out;
   // all_reduce: reduce-scatter then all-gather, the same pairs (direct); the others: one round.

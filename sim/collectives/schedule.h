@@ -217,7 +217,9 @@ class ScheduleContext {
 // NicRoute has a send proxy becomes its handover (src -> proxy, PlannedFlow::handover) and the
 // proxy's send (proxy -> dst); flows with equal ends, bytes, channel, rail and kind become one
 // entry with their copies summed. Memory: one entry per distinct flow, so the n(n-1) sends of an
-// all-to-all over m servers take O(n m) entries.
+// all-to-all over m servers take O(n m) entries. The direct algorithm's all-pairs rounds list
+// each server's entries without it where the server's senders come together
+// (server_pairs_relay.h: the same entries, in the same order).
 class ProxyRelay {
  public:
   explicit ProxyRelay(const ScheduleContext& ctx) : ctx_(ctx) {}
@@ -226,14 +228,8 @@ class ProxyRelay {
   // slot costs a lookup, never a wrong merge). An all-to-all's senders of one server share one
   // slot per destination: their sends go through the same proxy into one entry.
   void add(const PlannedFlow& flow, std::uint32_t* memo = nullptr);
-  // Room for `entries` distinct flows (saves rehashing when their number is known roughly), and
-  // a table for `keyed` of them (0: all) where the caller forgets keys as it goes.
-  void reserve(std::size_t entries, std::size_t keyed = 0);
-  // The flows added from now on share no key with those added before (an all-pairs round's next
-  // sending server, whose keys all have a source on that server: the sender or its proxy): the
-  // table starts again empty and holds only the entries from here on, a server's instead of the
-  // round's, so that it stays in the CPU's caches. The entries themselves are kept.
-  void forget_keys();
+  // Room for `entries` distinct flows (saves rehashing when their number is known roughly).
+  void reserve(std::size_t entries);
   // The flows added so far, in the order their entries were first added; the relay is empty after.
   std::vector<PlannedFlow> take();
 
@@ -245,8 +241,7 @@ class ProxyRelay {
   const ScheduleContext& ctx_;
   std::vector<PlannedFlow> flows_;
   std::array<std::uint32_t, 16> handover_memo_{};  // by proxy id mod 16: entry index + 1
-  std::size_t keyed_from_ = 0;  // the table holds flows_[keyed_from_, size()) (forget_keys)
-  // Open addressing over flows_[keyed_from_, size()): entry index + 1 per slot (0: free),
+  // Open addressing over flows_: entry index + 1 per slot (0: free),
   // linear probing, at most half full; a flow's key is (src, dst, channel, rail, bytes, handover).
   std::vector<std::uint32_t> slots_;
 };
@@ -271,6 +266,9 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
 // what build_schedule lists, the same entries in the same order, when the ranks come server by
 // server; nothing otherwise (or on one server). `ctx` must outlive the schedule.
 std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const CollectiveSpec& spec);
+// Whether direct_in_parts lists `spec` (an all-pairs op whose ranks come server by server, over
+// two servers or more).
+bool lists_by_server(const topo::Cluster& cluster, const CollectiveSpec& spec);
 
 // Algorithms `auto` considers (NCCL's set for the situation), in preference order for ties.
 std::vector<CollectiveAlgorithm> auto_candidates(const ScheduleContext& ctx, const CollectiveSpec& spec);

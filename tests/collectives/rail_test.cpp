@@ -251,31 +251,27 @@ TEST(NvlsTree, AppliesOnlyAcrossNvlsServersAndIsAnAutoCandidateThere) {
   EXPECT_EQ(std::find(none.begin(), none.end(), CollectiveAlgorithm::kNvlsTree), none.end());
 }
 
-TEST(Pxn, TheAllToAllsRelayEntriesAreThoseOfMergingEveryPair) {
-  // build_schedule's direct all-to-all remembers each destination's send entry per sending server
-  // (ProxyRelay::add's memo); the schedule must be the one merging every pair through the table
-  // gives, entry for entry and in order: 4 servers in rank order, and the same ranks interleaved
-  // across servers (the memo then starts again at every sender), where a GPU's own and its PCIe
-  // neighbour's rails send directly and the other six through their proxy.
-  const Machine m = rail_servers(4);
+// build_schedule's direct round(s) against a ProxyRelay merging every pair (i, j), i != j, in
+// rank order, entry for entry and in order. Returns the largest copies of an entry.
+std::uint32_t expect_relay_of_every_pair(const Machine& m, const CollectiveSpec& spec) {
   const ScheduleContext ctx(m.cluster);
-  CollectiveSpec in_order = spec_of(m, CollectiveOp::kAllToAll, mebibytes(32));
-  CollectiveSpec interleaved = in_order;
-  for (std::size_t k = 0; k < interleaved.ranks.size(); ++k) interleaved.ranks[k] = in_order.ranks[(k % 4) * 8 + k / 4];
-  for (const CollectiveSpec* spec : {&in_order, &interleaved}) {
-    const auto built = build_schedule(ctx, *spec, CollectiveAlgorithm::kDirect, nullptr);
-    ASSERT_TRUE(built);
-    ASSERT_EQ(built->rounds.size(), 1u);
-    ProxyRelay reference(ctx);
-    const std::size_t n = spec->ranks.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = 0; j < n; ++j) {
-        if (i != j) reference.add({spec->ranks[i], spec->ranks[j], Bytes{mebibytes(32).value() / static_cast<std::int64_t>(n)}, 0, kNoPipeline});
-      }
+  const auto built = build_schedule(ctx, spec, CollectiveAlgorithm::kDirect, nullptr);
+  EXPECT_TRUE(built);
+  if (!built) return 0;
+  const std::size_t n = spec.ranks.size();
+  EXPECT_EQ(built->rounds.size(), spec.op == CollectiveOp::kAllReduce ? 2u : 1u);
+  ProxyRelay reference(ctx);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j) reference.add({spec.ranks[i], spec.ranks[j], Bytes{spec.size.value() / static_cast<std::int64_t>(n)}, 0, kNoPipeline});
     }
-    const std::vector<PlannedFlow> want = reference.take();
-    const std::vector<PlannedFlow>& got = built->rounds[0].flows;
-    ASSERT_EQ(got.size(), want.size());
+  }
+  const std::vector<PlannedFlow> want = reference.take();
+  std::uint32_t most = 0;
+  for (const Round& round : built->rounds) {
+    const std::vector<PlannedFlow>& got = round.flows;
+    EXPECT_EQ(got.size(), want.size());
+    if (got.size() != want.size()) return 0;
     for (std::size_t k = 0; k < got.size(); ++k) {
       SCOPED_TRACE(k);
       EXPECT_EQ(got[k].src, want[k].src);
@@ -284,12 +280,55 @@ TEST(Pxn, TheAllToAllsRelayEntriesAreThoseOfMergingEveryPair) {
       EXPECT_EQ(got[k].copies, want[k].copies);
       EXPECT_EQ(got[k].handover, want[k].handover);
       EXPECT_EQ(got[k].rail, want[k].rail);
+      EXPECT_EQ(got[k].channel, want[k].channel);
+      EXPECT_EQ(got[k].pipeline, kNoPipeline);
+      most = std::max(most, got[k].copies);
     }
+  }
+  return most;
+}
+
+TEST(Pxn, TheAllToAllsRelayEntriesAreThoseOfMergingEveryPair) {
+  // build_schedule's direct all-to-all lists each server's entries from the routes by rail
+  // (server_pairs_relay.h) where each server's ranks come together, and merges every pair through
+  // the relay's table otherwise; either must be what merging every pair gives, entry for entry and
+  // in order: 4 servers in rank order, and the same ranks interleaved across servers, where a
+  // GPU's own and its PCIe neighbour's rails send directly and the other six through their proxy.
+  const Machine m = rail_servers(4);
+  CollectiveSpec in_order = spec_of(m, CollectiveOp::kAllToAll, mebibytes(32));
+  CollectiveSpec interleaved = in_order;
+  for (std::size_t k = 0; k < interleaved.ranks.size(); ++k) interleaved.ranks[k] = in_order.ranks[(k % 4) * 8 + k / 4];
+  for (const CollectiveSpec* spec : {&in_order, &interleaved}) {
     // Each remote GPU's sends from one server: through its proxy (7 GPUs: the proxy itself and
     // six handovers) and from the proxy's PCIe neighbour directly.
-    std::uint32_t most = 0;
-    for (const PlannedFlow& f : got) most = std::max(most, f.copies);
-    EXPECT_EQ(most, 7u);
+    EXPECT_EQ(expect_relay_of_every_pair(m, *spec), 7u);
+  }
+}
+
+TEST(Pxn, EachServersEntriesListedByRailAreTheRelaysOnMixedServers) {
+  // The listing by rail (server_pairs_relay.h) where the destination's class is not one rail for
+  // every sender's server: ranks cut in the middle of the first and last servers; servers with 8
+  // NICs beside servers with 4 (two GPUs share a NIC: a rail of the 8-NIC servers that the 4-NIC
+  // ones lack is sent without a NIC route); a server without NICs (its GPUs are the fabric's
+  // endpoints: no rail); all_gather and all_reduce (two rounds) over the same pairs.
+  const std::string path = std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json";
+  const auto servers = [](const std::string& name, int count, int nics) {
+    return R"({"count":)" + std::to_string(count) + R"(,"name":")" + name +
+           R"(","template":"nvswitch","gpu":"H100-SXM","gpus":8,"nvlink":"NVLink4","nic":"NDR-400G","nics":)" +
+           std::to_string(nics) + R"(,"pcie_switches":4})";
+  };
+  const Machine cut = rail_servers(3);
+  CollectiveSpec middle = spec_of(cut, CollectiveOp::kAllToAll, mebibytes(19));
+  middle.ranks = std::vector<topo::NodeId>(middle.ranks.begin() + 3, middle.ranks.end() - 2);
+  // The whole middle server sends to each remote GPU through one proxy: its 6 handovers and itself.
+  EXPECT_EQ(expect_relay_of_every_pair(cut, middle), 7u);
+  const Machine mixed = load_machine(path, {"/servers/0/count=2", "/servers/1=" + servers("half", 2, 4), "/fabric/routing=ecmp"});
+  EXPECT_GT(expect_relay_of_every_pair(mixed, spec_of(mixed, CollectiveOp::kAllToAll, mebibytes(32))), 1u);
+  const Machine bare = load_machine(path, {"/servers/0/count=2", "/servers/1=" + servers("bare", 1, 0), "/fabric/routing=ecmp",
+                                           R"(/fabric/link={"bandwidth":"400Gbps"})"});
+  for (const CollectiveOp op : {CollectiveOp::kAllToAll, CollectiveOp::kAllGather, CollectiveOp::kAllReduce}) {
+    SCOPED_TRACE(to_string(op));
+    EXPECT_GT(expect_relay_of_every_pair(bare, spec_of(bare, op, mebibytes(24))), 1u);
   }
 }
 

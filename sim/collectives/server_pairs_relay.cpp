@@ -1,0 +1,130 @@
+#include "sim/collectives/server_pairs_relay.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "core/errors.h"
+
+namespace cs::coll {
+
+using topo::NodeId;
+
+void relay_server_pairs(const ScheduleContext& ctx, std::span<const NodeId> ranks, std::span<const std::size_t> senders,
+                        Bytes bytes, std::vector<PlannedFlow>& out) {
+  const std::size_t n = ranks.size(), k = senders.size();
+  if (k == 0) return;
+  const topo::Cluster& cluster = ctx.cluster();
+  const std::int32_t server = cluster.node(ranks[senders[0]]).server;
+  for (const std::size_t t : senders) {
+    if (t >= n || cluster.node(ranks[t]).server != server) throw InternalError("relay_server_pairs: senders of several servers");
+  }
+  // Each destination's class (server_pairs_relay.h): its rail r in [0, rails), kNoRail, or
+  // kSame; classes are numbered from 0 to rails + 1, rails being one more than the largest rail.
+  std::int32_t rails = 0;
+  std::vector<std::int32_t> rail_of(n, -1);
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::int32_t s = cluster.node(ranks[j]).server;
+    if (s == server || s < 0) continue;
+    const std::int32_t r = ctx.rail_of(ranks[j]);
+    if (r >= 0 && ctx.rail_nic(s, r).valid()) {
+      rail_of[j] = r;
+      rails = std::max(rails, r + 1);
+    }
+  }
+  const auto classes = static_cast<std::size_t>(rails) + 2;
+  if (classes > std::numeric_limits<std::uint16_t>::max()) throw InternalError("relay_server_pairs: too many rails");
+  const std::size_t no_rail = classes - 2, same = classes - 1;
+  std::vector<std::uint16_t> class_of(n);
+  std::vector<std::size_t> first_of(classes, SIZE_MAX);  // a destination of each class, the first
+  std::vector<std::size_t> in_class(classes, 0);         // destinations of each class
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::int32_t s = cluster.node(ranks[j]).server;
+    const std::size_t c = s == server ? same : rail_of[j] >= 0 ? static_cast<std::size_t>(rail_of[j]) : no_rail;
+    class_of[j] = static_cast<std::uint16_t>(c);
+    if (first_of[c] == SIZE_MAX) first_of[c] = j;
+    ++in_class[c];
+  }
+
+  // By sender t and class c (cell t * classes + c): the source its flows leave by, whether that
+  // is a proxy (a handover first), and what opens there.
+  struct Cell {
+    NodeId source;
+    bool proxied = false;
+    bool opens_send = false;     // no earlier sender's flow to this class leaves by `source`
+    std::uint32_t copies = 0;    // opens_send: the senders whose flows leave by `source`
+  };
+  std::vector<Cell> cells(k * classes);
+  for (std::size_t c = 0; c < classes; ++c) {
+    if (first_of[c] == SIZE_MAX) continue;
+    for (std::size_t t = 0; t < k; ++t) {
+      Cell& cell = cells[t * classes + c];
+      cell.source = ranks[senders[t]];
+      if (c < no_rail) {
+        const auto nic = ctx.nic_route(ranks[senders[t]], ranks[first_of[c]], PlannedFlow::kDestinationRail);
+        if (nic && nic->send_proxy.valid()) {
+          cell.source = nic->send_proxy;
+          cell.proxied = true;
+        }
+      }
+      if (c == same) {  // distinct senders: each flow its own entry
+        cell.opens_send = true;
+        cell.copies = 1;
+        continue;
+      }
+      std::size_t u = 0;
+      while (cells[u * classes + c].source != cell.source) ++u;  // u == t at the latest
+      cell.opens_send = u == t;
+      ++cells[u * classes + c].copies;
+    }
+  }
+
+  // Each sender's handovers: to each of its proxies (by first class), the destinations it reaches
+  // through them; each class's index among them (kNone: not proxied).
+  constexpr std::uint8_t kNone = UINT8_MAX;
+  struct Handover {
+    NodeId proxy;
+    std::uint64_t copies = 0;
+    bool listed = false;
+  };
+  std::vector<Handover> handovers;
+  std::vector<std::uint8_t> handover_of(classes);
+  for (std::size_t t = 0; t < k; ++t) {
+    const NodeId sender = ranks[senders[t]];
+    const Cell* row = cells.data() + t * classes;
+    handovers.clear();
+    for (std::size_t c = 0; c < classes; ++c) {
+      handover_of[c] = kNone;
+      if (!row[c].proxied) continue;
+      std::size_t h = 0;
+      while (h < handovers.size() && handovers[h].proxy != row[c].source) ++h;
+      if (h == handovers.size()) {
+        if (h == kNone) throw InternalError("relay_server_pairs: too many proxies");
+        handovers.push_back(Handover{row[c].source});
+      }
+      handovers[h].copies += in_class[c];
+      handover_of[c] = static_cast<std::uint8_t>(h);
+    }
+    for (const Handover& h : handovers) {
+      if (h.copies > UINT32_MAX) throw InternalError("more than 2^32 identical flows in one round");
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == senders[t]) continue;
+      const std::size_t c = class_of[j];
+      if (handover_of[c] != kNone && !handovers[handover_of[c]].listed) {
+        Handover& h = handovers[handover_of[c]];
+        h.listed = true;
+        PlannedFlow handover{sender, h.proxy, bytes, 0, kNoPipeline};
+        handover.copies = static_cast<std::uint32_t>(h.copies);
+        handover.handover = true;
+        out.push_back(handover);
+      }
+      if (!row[c].opens_send) continue;
+      PlannedFlow send{row[c].source, ranks[j], bytes, 0, kNoPipeline};
+      send.copies = row[c].copies;
+      out.push_back(send);
+    }
+  }
+}
+
+}  // namespace cs::coll

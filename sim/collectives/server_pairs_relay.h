@@ -1,0 +1,40 @@
+#pragma once
+// One sending server's share of an all-pairs round (the direct algorithm: every rank sends the
+// same bytes to every other rank) through the PXN relay (schedule.h, ProxyRelay), listed without
+// merging its k x n flows one at a time.
+//
+// The result is ProxyRelay's, entry for entry: the same entries, in the same order, with the same
+// copies, as adding the flows (ranks[t] -> ranks[j]) for each sender t in `senders`' order and
+// each j != t in rank order to an empty ProxyRelay and taking its entries.
+//
+// Why it can be listed directly: the source a sender's flow to j leaves its server by (the sender,
+// or its proxy on j's rail: ScheduleContext::nic_route) depends on j only through j's class,
+// which is
+//  - "same server": a flow inside the server, sent as it is;
+//  - j's rail r, when j's server has rail r's NIC: the route's NICs and proxy depend on the
+//    sender and r alone;
+//  - "no rail" otherwise (no NIC route: sent as it is).
+// So the sources are computed once per sender and class (k x (rails + 2) routes instead of
+// k x n), and then, in the relay's order:
+//  - the send (s -> j) opens an entry at the first sender whose flow to j leaves by s; its
+//    copies are the senders whose flow to j leaves by s;
+//  - a sender's handover (t -> p) opens an entry just before the first of its flows that p
+//    sends; its copies are the destinations t reaches through p.
+// Cost: one pass over the k x n pairs that reads a byte per pair (which entries open there),
+// no hashing and no merging; memory O(n + k x rails) besides the entries.
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "core/units.h"
+#include "sim/collectives/schedule.h"
+
+namespace cs::coll {
+
+// Appends to `out` the relay's entries of the flows `bytes` from each rank ranks[t], t in
+// `senders` (rank indices, ascending, all on one server), to every other rank.
+void relay_server_pairs(const ScheduleContext& ctx, std::span<const topo::NodeId> ranks,
+                        std::span<const std::size_t> senders, Bytes bytes, std::vector<PlannedFlow>& out);
+
+}  // namespace cs::coll
