@@ -788,15 +788,22 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
     walk_branched_ = walk_branched_ || ties > 1;
     return best;
   };
+  // Each link taken is fetched into the caches while the walk goes on: whoever routes the path
+  // reads the links' records next (their latency and class), one cache miss each in a table of
+  // a large cluster's links, which the walk's remaining hashes then hide.
+  const auto take = [&](LinkId l) {
+    path_.push_back(l);
+    __builtin_prefetch(&cluster_.link(l));
+  };
   for (std::uint32_t cur = middle; cur != src;) {
     const std::uint32_t k = hop(0, cur);
-    path_.push_back(in_link_[k]);
+    take(in_link_[k]);
     cur = in_node_[k];
   }
   std::reverse(path_.begin(), path_.end());
   for (std::uint32_t cur = middle; cur != dst;) {
     const std::uint32_t k = hop(1, cur);
-    path_.push_back(out_link_[k]);
+    take(out_link_[k]);
     cur = out_node_[k];
   }
 }
