@@ -112,29 +112,37 @@ int run_collective_command(const CollectiveOptions& o) {
   spec.algorithm = *algo;
   spec.ranks.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(n));
   coll::CollectiveSimulator simulator(machine);
+  const bool tracing = !o.trace.empty();
   if (*op == CollectiveOp::kAllToAll) {
     // Every rank's transfer to every other server's ranks: a connection each, before PXN
     // aggregates them by proxy (docs/network-model.md); a folded run opens one server's
-    // (sim/collectives/network_fold.h). Beyond the limit the run would take many GB and
-    // minutes: refuse before building anything (docs/cli.md, "Limits").
+    // (sim/collectives/network_fold.h). A run prepared in parts (static ECMP, no trace) holds one
+    // sending server's connections at a time: its count bounds the time, against a limit of its
+    // own. Beyond the limit the run would take many GB or many minutes: refuse before building
+    // anything (docs/cli.md, "Limits").
     std::int64_t servers = 0;
     for (std::size_t r = 0, last = SIZE_MAX; r < n; ++r) {
       const auto server = static_cast<std::size_t>(cluster.node(gpus[r]).server);
       if (server != last) ++servers;
       last = server;
     }
-    const std::int64_t folded = simulator.fold_servers(spec, CollectiveAlgorithm::kDirect);
+    const bool in_parts = simulator.prepares_in_parts(spec, CollectiveAlgorithm::kDirect, tracing);
+    const std::int64_t folded = in_parts ? 1 : simulator.fold_servers(spec, CollectiveAlgorithm::kDirect);
     const std::int64_t connections = static_cast<std::int64_t>(n) * (servers - 1) / std::max<std::int64_t>(folded, 1);
-    if (connections > limits().connections) {
-      option_error("--ranks", "an all-to-all over " + std::to_string(n) + " ranks on " + std::to_string(servers) + " servers opens " +
-                                  std::to_string(connections) + " connections, more than the limit of " + std::to_string(limits().connections) +
-                                  "; " + limit_hint("connections"));
+    const std::int64_t limit = in_parts ? limits().streamed_connections : limits().connections;
+    if (connections > limit) {
+      std::string why = "an all-to-all over " + std::to_string(n) + " ranks on " + std::to_string(servers) + " servers opens " +
+                        std::to_string(connections) + " connections, more than the limit of " + std::to_string(limit);
+      if (in_parts) why += " for a run prepared in parts";
+      else if (tracing) why += " for a traced run, which holds them all";
+      why += "; ";
+      why += limit_hint(in_parts ? "streamed_connections" : "connections");
+      option_error("--ranks", why);
     }
   }
   print_warnings(machine.warnings);  // once the input is known to be good
 
   results::ChromeTrace trace;
-  const bool tracing = !o.trace.empty();
   if (tracing) {
     trace.name_process(1, "GPUs");
     for (std::size_t r = 0; r < spec.ranks.size(); ++r) {

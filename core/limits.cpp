@@ -12,7 +12,7 @@ namespace cs {
 Limits parse_limits(const std::string& text) {
   Limits l;
   const auto fail = [](const std::string& why) -> void {
-    throw InputError("", "CLUSTERSIM_LIMITS", why + " (expected name=value,...: gpus, links, connections, micro_batches, layer_passes, requests, jobs, file)");
+    throw InputError("", "CLUSTERSIM_LIMITS", why + " (expected name=value,...: gpus, links, connections, streamed_connections, micro_batches, layer_passes, requests, jobs, file)");
   };
   std::string_view rest = text;
   while (!rest.empty()) {
@@ -39,6 +39,7 @@ Limits parse_limits(const std::string& text) {
     if (name == "gpus") l.gpus = n;
     else if (name == "links") l.links = n;
     else if (name == "connections") l.connections = n;
+    else if (name == "streamed_connections") l.streamed_connections = n;
     else if (name == "micro_batches") l.micro_batches = n;
     else if (name == "layer_passes") l.layer_passes = n;
     else if (name == "requests") l.requests = n;

@@ -212,17 +212,20 @@ std::optional<CollectiveResult> CollectiveSimulator::run_fixed(const CollectiveS
   return simulate(spec, algorithm, protocol, why_not, activity, nullptr, nullptr);
 }
 
+bool CollectiveSimulator::prepares_in_parts(const CollectiveSpec& spec, CollectiveAlgorithm algorithm, bool activity) const {
+  const std::size_t ranks = spec.ranks.size();
+  return rounds_ == Rounds::kClosedForm && !activity && algorithm == CollectiveAlgorithm::kDirect &&
+         layout_.cluster().routing() != topo::Routing::kAdaptive && ranks > 1 &&
+         ranks * (ranks - 1) > CollectiveRunner::kStreamedRound && lists_by_server(layout_.cluster(), spec);
+}
+
 std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSpec& spec, CollectiveAlgorithm algorithm,
                                                               Protocol protocol, std::string* why_not,
                                                               std::vector<LinkActivity>* activity,
                                                               const topo::ServerOrbits* orbits, bool* broken) {
   // An all-pairs round of many ranks taking the closed form under static ECMP, unfolded, is
-  // listed in parts, one sending server's at a time (direct_in_parts), so that the runner never
-  // holds it whole (CollectiveRunner::kStreamedRound).
-  const std::size_t ranks = spec.ranks.size();
-  const bool in_parts = rounds_ == Rounds::kClosedForm && !activity && !orbits && algorithm == CollectiveAlgorithm::kDirect &&
-                        layout_.cluster().routing() != topo::Routing::kAdaptive && ranks > 1 &&
-                        ranks * (ranks - 1) > CollectiveRunner::kStreamedRound;
+  // listed in parts, one sending server's at a time, so that the runner never holds it whole.
+  const bool in_parts = !orbits && prepares_in_parts(spec, algorithm, activity != nullptr);
   std::optional<Schedule> schedule = in_parts ? direct_in_parts(layout_.schedules(), spec) : std::nullopt;
   if (!schedule) schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not, orbits ? orbits->representative() : -1);
   if (!schedule) return std::nullopt;

@@ -94,6 +94,12 @@ class CollectiveSimulator {
   // How many servers a run of `algorithm` on `spec` folds onto one (network_fold.h); 0 when it
   // runs every flow (or the fold breaks on a route, found only while running).
   std::uint32_t fold_servers(const CollectiveSpec& spec, CollectiveAlgorithm algorithm);
+  // Whether a run of `algorithm` on `spec` (unfolded; with every link's activity asked for or not)
+  // lists its all-pairs round in parts and prepares it one part at a time, holding one sending
+  // server's connections instead of all (direct_in_parts, CollectiveRunner::kStreamedRound): the
+  // direct algorithm in closed form under static ECMP, with more than kStreamedRound flows, its
+  // ranks server by server.
+  bool prepares_in_parts(const CollectiveSpec& spec, CollectiveAlgorithm algorithm, bool activity) const;
   // The flows a part of a large closed-form round holds at once (CollectiveRunner::set_round_part;
   // tests make parts small to compare them with the whole round).
   void set_round_part(std::size_t flows) { round_part_ = flows; }

@@ -1396,3 +1396,37 @@ TEST(HugePages, AnUnknownSettingIsRefusedWithOneLine) {
   EXPECT_EQ(r.err, "clustersim: CLUSTERSIM_HUGE_PAGES must be 0 (off) or 1 (on), not \"off\" (docs/cli.md, \"Huge pages\")\n");
   EXPECT_FALSE(fs::exists(folder));
 }
+
+// An all-to-all's connections count against one of two limits (docs/cli.md, "Limits"): a run
+// prepared in parts (static ECMP, no trace: one sending server's connections at a time) against
+// streamed_connections, which bounds its time; a traced one, which holds every connection,
+// against connections. 72 ranks on 9 DGX H100 open 72 x 8 = 576 connections (71 x 72 = 5,112
+// flows, past the 4,096 from which a round is prepared in parts).
+TEST(Limits, AnAllToAllPreparedInPartsCountsItsConnectionsAgainstItsOwnLimit) {
+  TempDir out("a2a-limits");
+  const std::string trace = (out.path() / "t.json").string();
+  const std::vector<std::string> args{"collective", "--cluster", "h100-rail-512", "--set", "/servers/0/count=9",
+                                      "--set", "/fabric/routing=ecmp", "--op", "all_to_all", "--bytes", "64MiB"};
+  std::vector<std::string> traced = args;
+  traced.insert(traced.end(), {"--trace", trace});
+  const RunResult streamed = cs::test::run_binary(kBinary, args, {{"CLUSTERSIM_LIMITS", "connections=575"}}, 120);
+  EXPECT_EQ(streamed.exit_code, 0) << describe(args, streamed);
+  EXPECT_NE(streamed.out.find("direct/simple"), std::string::npos) << streamed.out;
+  const RunResult held = cs::test::run_binary(kBinary, traced, {{"CLUSTERSIM_LIMITS", "connections=575"}}, 120);
+  EXPECT_EQ(held.exit_code, 2) << describe(traced, held);
+  EXPECT_EQ(held.out, "");
+  EXPECT_EQ(held.err,
+            "clustersim: config error at --ranks: an all-to-all over 72 ranks on 9 servers opens 576 connections, more than the "
+            "limit of 575 for a traced run, which holds them all; raise it with CLUSTERSIM_LIMITS=connections=N (docs/cli.md, "
+            "\"Limits\")\n");
+  EXPECT_FALSE(fs::exists(trace));
+  const RunResult bounded = cs::test::run_binary(kBinary, args, {{"CLUSTERSIM_LIMITS", "streamed_connections=575"}}, 120);
+  EXPECT_EQ(bounded.exit_code, 2) << describe(args, bounded);
+  EXPECT_EQ(bounded.err,
+            "clustersim: config error at --ranks: an all-to-all over 72 ranks on 9 servers opens 576 connections, more than the "
+            "limit of 575 for a run prepared in parts; raise it with CLUSTERSIM_LIMITS=streamed_connections=N (docs/cli.md, "
+            "\"Limits\")\n");
+  // At the limit, both run.
+  EXPECT_EQ(cs::test::run_binary(kBinary, traced, {{"CLUSTERSIM_LIMITS", "connections=576"}}, 120).exit_code, 0);
+  EXPECT_EQ(cs::test::run_binary(kBinary, args, {{"CLUSTERSIM_LIMITS", "streamed_connections=576"}}, 120).exit_code, 0);
+}

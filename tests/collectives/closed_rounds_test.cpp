@@ -162,6 +162,29 @@ TEST(DirectInParts, ListsTheWholeScheduleServerByServer) {
   EXPECT_FALSE(direct_in_parts(ctx, back));
   EXPECT_FALSE(direct_in_parts(ctx, spec_of(m, CollectiveOp::kAllToAll, mebibytes(48), 0, 8)));
   EXPECT_FALSE(direct_in_parts(ctx, spec_of(m, CollectiveOp::kBroadcast, mebibytes(48), 0, 16)));
+  EXPECT_FALSE(lists_by_server(m.cluster, back));
+  EXPECT_TRUE(lists_by_server(m.cluster, spec_of(m, CollectiveOp::kAllReduce, mebibytes(48), 4, 40)));
+}
+
+TEST(DirectInParts, ARunPreparedInPartsIsTheDirectAlgorithmInClosedFormUnderStaticEcmpPastTheStreamedRound) {
+  // CollectiveSimulator::prepares_in_parts, which the CLI's connection limits ask (docs/cli.md,
+  // "Limits"): 65 ranks (4,160 flows, past CollectiveRunner::kStreamedRound's 4,096) under static
+  // ECMP, and not: 64 ranks (4,032), adaptive routing, with every link's activity asked for,
+  // simulated flow by flow, another algorithm, ranks that come back to a server.
+  const Machine ecmp = machine("h100-rail-512", {"/servers/0/count=9", "/fabric/routing=ecmp"});
+  const Machine adaptive = machine("h100-rail-512", {"/servers/0/count=9", "/fabric/routing=adaptive"});
+  CollectiveSimulator closed(ecmp), flows(ecmp, CollectiveSimulator::Folding::kSymmetric, CollectiveSimulator::Rounds::kFlows),
+      routed(adaptive);
+  const CollectiveSpec past = spec_of(ecmp, CollectiveOp::kAllToAll, mebibytes(48), 0, 65);
+  EXPECT_TRUE(closed.prepares_in_parts(past, CollectiveAlgorithm::kDirect, false));
+  EXPECT_FALSE(closed.prepares_in_parts(spec_of(ecmp, CollectiveOp::kAllToAll, mebibytes(48), 0, 64), CollectiveAlgorithm::kDirect, false));
+  EXPECT_FALSE(routed.prepares_in_parts(past, CollectiveAlgorithm::kDirect, false));
+  EXPECT_FALSE(closed.prepares_in_parts(past, CollectiveAlgorithm::kDirect, true));
+  EXPECT_FALSE(flows.prepares_in_parts(past, CollectiveAlgorithm::kDirect, false));
+  EXPECT_FALSE(closed.prepares_in_parts(past, CollectiveAlgorithm::kRing, false));
+  CollectiveSpec back = past;
+  std::swap(back.ranks[0], back.ranks[64]);
+  EXPECT_FALSE(closed.prepares_in_parts(back, CollectiveAlgorithm::kDirect, false));
 }
 
 TEST(ClosedRounds, OversubscribedLeafSpineEqualsItsFlows) {
