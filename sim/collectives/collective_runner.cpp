@@ -228,10 +228,18 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   // every flow is measured, and equal for all: so each part's flows join with tail 0 and the
   // round ends at the closed form's end plus the tail. Flows of one part are not merged (an
   // equal path's weights add up on its links either way, and are integers here: the same sums).
-  const bool streamed = closed_form_ && !adaptive && !fold_ && round_size > kStreamedRound &&
-                        round.latency != StepLatency::kNvls && equal_wire_bytes(round, wire) &&
+  // Alone on an idle network, a round whose flows all move the same bytes with one tail takes
+  // the closed form (solve_alone): every tail is the round's but for NVLS's fills, and a flow's
+  // bytes on the wire are wire(its bytes). Asked once, for a round streamed or taken whole.
+  const bool closed_round = closed_form_ && round.latency != StepLatency::kNvls && equal_wire_bytes(round, wire);
+  const bool streamed = closed_round && !adaptive && !fold_ && round_size > kStreamedRound &&
                         std::none_of(round.flows.begin(), round.flows.end(),
                                      [](const PlannedFlow& f) { return f.pipeline != kNoPipeline; });
+  // A flow outside pipelines counts its copies' bytes on the wire, but for a handover (its
+  // transfer is counted once, as the proxy's send: PlannedFlow::handover).
+  const auto count_wire = [&](const PlannedFlow& f) {
+    if (!f.handover) run->outcome.wire_bytes += Bytes{wire(f.bytes).value() * f.copies};
+  };
   // The flows being prepared: the round's, or the part of them listed last (Round::parts).
   std::span<const PlannedFlow> listing = round.flows;
   std::size_t part_begin = 0;  // listing[part_begin + j] is prepared[j]
@@ -240,7 +248,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       const PlannedFlow& f = listing[part_begin + j];
       const Prepared& p = prepared[j];
       const Bytes bytes = wire(f.bytes);
-      if (!f.handover) run->outcome.wire_bytes += Bytes{bytes.value() * f.copies};
+      count_wire(f);
       if (p.spread) {
         start_weighted(*p.spread, f.copies, bytes, Duration{0}, run);
         continue;
@@ -491,7 +499,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     const PlannedFlow& f = round.flows[i];
     if (f.pipeline != kNoPipeline) continue;  // in pipelines already
     if (weight.empty()) weight.assign(prepared.size(), 0);
-    if (!f.handover) run->outcome.wire_bytes += Bytes{wire(f.bytes).value() * f.copies};
+    count_wire(f);
     std::size_t first = i;
     if (p.shared && merge_identical_) {
       if (prepared.size() <= kScanFlows) {
@@ -507,11 +515,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
   run->outstanding = singles.size() + pipelines.size();
   run->round_start = sim_.now();
   run->round_tail = tail;
-  // Alone on an idle network, a round whose flows all move the same bytes with one tail takes
-  // the closed form (solve_alone): every tail is `tail` but for NVLS's fills, and a flow's
-  // bytes on the wire are wire(its bytes).
+  // The closed form (closed_round, above): every tail is `tail`.
   closed_ = nullptr;
-  if (closed_form_ && round.latency != StepLatency::kNvls && equal_wire_bytes(round, wire)) {
+  if (closed_round) {
     closed_ = closed_form_;
     closed_->clear();  // whatever a round that threw left
   }

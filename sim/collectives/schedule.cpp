@@ -22,6 +22,22 @@ struct ServerBlocks {
   bool uniform = true;                           // every block has the same size
 };
 
+// Whether visit(w) holds for some node w that `gpu` reaches over PCIe alone: a node it is cabled
+// to, or one cabled to a PCIe switch it is cabled to; visited in that order, stopping at the
+// first. (ScheduleContext::shares_pcie_switch, and the places' rails.)
+template <class Visit>
+bool any_over_pcie(const topo::Cluster& c, NodeId gpu, const Visit& visit) {
+  for (topo::LinkId l : c.out_links(gpu)) {
+    const NodeId w = c.link(l).dst;
+    if (visit(w)) return true;
+    if (c.node(w).kind != topo::NodeKind::kPcieSwitch) continue;
+    for (topo::LinkId m : c.out_links(w)) {
+      if (visit(c.link(m).dst)) return true;
+    }
+  }
+  return false;
+}
+
 ServerBlocks group_by_server(const topo::Cluster& c, const std::vector<NodeId>& ranks) {
   ServerBlocks out;
   std::map<std::int32_t, std::size_t> index;
@@ -1082,14 +1098,10 @@ void ScheduleContext::find_nics() {
       if (r >= 0 && r < kPlaceRails && this->rail_nic(p.server, r) == nic) p.pcie_rails |= std::uint64_t{1} << r;
     };
     mark(nic_of(g));
-    for (topo::LinkId l : c.out_links(g)) {
-      const NodeId w = c.link(l).dst;
+    any_over_pcie(c, g, [&](NodeId w) {
       if (c.node(w).kind == NodeKind::kNic) mark(w);
-      if (c.node(w).kind != NodeKind::kPcieSwitch) continue;
-      for (topo::LinkId m : c.out_links(w)) {
-        if (c.node(c.link(m).dst).kind == NodeKind::kNic) mark(c.link(m).dst);
-      }
-    }
+      return false;
+    });
   }
 }
 
@@ -1104,15 +1116,7 @@ std::int32_t ScheduleContext::rail_of(NodeId gpu) const {
 }
 
 bool ScheduleContext::shares_pcie_switch(NodeId gpu, NodeId nic) const {
-  for (topo::LinkId l : cluster_.out_links(gpu)) {
-    const NodeId w = cluster_.link(l).dst;
-    if (w == nic) return true;
-    if (cluster_.node(w).kind != topo::NodeKind::kPcieSwitch) continue;
-    for (topo::LinkId m : cluster_.out_links(w)) {
-      if (cluster_.link(m).dst == nic) return true;
-    }
-  }
-  return false;
+  return any_over_pcie(cluster_, gpu, [nic](NodeId w) { return w == nic; });
 }
 
 NodeId ScheduleContext::rail_nic(std::int32_t server, std::int32_t rail) const {
