@@ -38,6 +38,22 @@ bool any_over_pcie(const topo::Cluster& c, NodeId gpu, const Visit& visit) {
   return false;
 }
 
+// The ranks' servers in rank order, each once per run of its ranks.
+std::vector<std::int32_t> servers_in_order(const topo::Cluster& cluster, const CollectiveSpec& spec) {
+  std::vector<std::int32_t> order;
+  for (const NodeId g : spec.ranks) {
+    const std::int32_t server = cluster.node(g).server;
+    if (order.empty() || order.back() != server) order.push_back(server);
+  }
+  return order;
+}
+
+// Whether no server comes back in `order` (servers_in_order): each server's ranks in one run.
+bool each_once(std::vector<std::int32_t> order) {
+  std::sort(order.begin(), order.end());
+  return std::adjacent_find(order.begin(), order.end()) == order.end();
+}
+
 ServerBlocks group_by_server(const topo::Cluster& c, const std::vector<NodeId>& ranks) {
   ServerBlocks out;
   std::map<std::int32_t, std::size_t> index;
@@ -490,14 +506,8 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
     for (std::size_t i = 0; i < n; ++i) {
       if (from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server) senders.push_back(i);
     }
-    std::vector<std::int32_t> order;  // the senders' servers, each once per run
-    for (const std::size_t i : senders) {
-      const std::int32_t server = ctx.cluster().node(s.ranks[i]).server;
-      if (order.empty() || order.back() != server) order.push_back(server);
-    }
-    std::vector<std::int32_t> distinct = order;
-    std::sort(distinct.begin(), distinct.end());
-    const bool runs = std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end();
+    // Whether each sending server's senders come in one run (one server's senders always do).
+    const bool runs = from_server >= 0 || each_once(servers_in_order(ctx.cluster(), s));
     // Entries: at most two per sending server and rank on another server (the proxy's
     // connection, and its PCIe neighbour's own), and per sender at most one per rank of its own
     // server and one handover per proxy there: no reallocation, which at 16,384 ranks would copy
@@ -1193,26 +1203,10 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
   return out;
 }
 
-namespace {
-
-// The ranks' servers in rank order, each once per run of its ranks.
-std::vector<std::int32_t> servers_in_order(const topo::Cluster& cluster, const CollectiveSpec& spec) {
-  std::vector<std::int32_t> order;
-  for (const NodeId g : spec.ranks) {
-    const std::int32_t server = cluster.node(g).server;
-    if (order.empty() || order.back() != server) order.push_back(server);
-  }
-  return order;
-}
-
-}  // namespace
-
 bool lists_by_server(const topo::Cluster& cluster, const CollectiveSpec& spec) {
   if (!all_pairs_op(spec.op)) return false;
-  std::vector<std::int32_t> order = servers_in_order(cluster, spec);
-  if (order.size() < 2) return false;
-  std::sort(order.begin(), order.end());
-  return order.front() >= 0 && std::adjacent_find(order.begin(), order.end()) == order.end();
+  const std::vector<std::int32_t> order = servers_in_order(cluster, spec);
+  return order.size() >= 2 && *std::min_element(order.begin(), order.end()) >= 0 && each_once(order);
 }
 
 std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const CollectiveSpec& spec) {

@@ -19,12 +19,14 @@ void relay_server_pairs(const ScheduleContext& ctx, std::span<const NodeId> rank
   for (const std::size_t t : senders) {
     if (t >= n || cluster.node(ranks[t]).server != server) throw InternalError("relay_server_pairs: senders of several servers");
   }
-  // Each destination's class (server_pairs_relay.h): its rail r in [0, rails), kNoRail, or
-  // kSame; classes are numbered from 0 to rails + 1, rails being one more than the largest rail.
+  // Each destination's class (server_pairs_relay.h): its rail r, numbered r; no rail, numbered
+  // rails; the senders' own server, numbered rails + 1 (rails: one more than the largest rail).
+  constexpr std::int32_t kNoRail = -1, kSame = -2;
   std::int32_t rails = 0;
-  std::vector<std::int32_t> rail_of(n, -1);
+  std::vector<std::int32_t> rail_of(n, kNoRail);
   for (std::size_t j = 0; j < n; ++j) {
     const std::int32_t s = cluster.node(ranks[j]).server;
+    if (s == server) rail_of[j] = kSame;
     if (s == server || s < 0) continue;
     const std::int32_t r = ctx.rail_of(ranks[j]);
     if (r >= 0 && ctx.rail_nic(s, r).valid()) {
@@ -39,8 +41,7 @@ void relay_server_pairs(const ScheduleContext& ctx, std::span<const NodeId> rank
   std::vector<std::size_t> first_of(classes, SIZE_MAX);  // a destination of each class, the first
   std::vector<std::size_t> in_class(classes, 0);         // destinations of each class
   for (std::size_t j = 0; j < n; ++j) {
-    const std::int32_t s = cluster.node(ranks[j]).server;
-    const std::size_t c = s == server ? same : rail_of[j] >= 0 ? static_cast<std::size_t>(rail_of[j]) : no_rail;
+    const std::size_t c = rail_of[j] == kSame ? same : rail_of[j] == kNoRail ? no_rail : static_cast<std::size_t>(rail_of[j]);
     class_of[j] = static_cast<std::uint16_t>(c);
     if (first_of[c] == SIZE_MAX) first_of[c] = j;
     ++in_class[c];
