@@ -95,6 +95,15 @@ struct LinkInfo {
   LinkId reverse;             // the other direction of the cable, if any
 };
 
+// What a path's step latency reads of each of its links: its latency and class. A cluster has
+// few distinct pairs (one per link type and tier), so Cluster keeps each pair once and a 4-byte
+// index per link (link_timing): the collectives' preparation reads it for every link of millions
+// of paths, where a LinkInfo (32 bytes) per link would not stay in cache on a large cluster.
+struct LinkTiming {
+  Duration latency{0};
+  hw::LinkClass link_class = hw::LinkClass::kNetwork;
+};
+
 // Adjacency of one direction in compressed sparse rows: the links of vertex v are the slots k in
 // [begin[v], begin[v + 1]), in the order they were added; link[k] is the link and node[k] its far
 // end (the destination of an out-link, the source of an in-link). O(V + E) memory: 4 bytes per
@@ -119,6 +128,10 @@ class Cluster {
   std::size_t link_count() const { return links_.size(); }
   const NodeInfo& node(NodeId id) const { return nodes_.at(id.value); }
   const LinkInfo& link(LinkId id) const { return links_.at(id.value); }
+  // link(id)'s latency and class, from the compact table (LinkTiming).
+  const LinkTiming& link_timing(LinkId id) const { return timings_[timing_of_.at(id.value)]; }
+  // Where link_timing(id)'s index lies, for a caller that prefetches it (topo::Router's walk).
+  const std::uint32_t* link_timing_slot(LinkId id) const { return timing_of_.data() + id.value; }
   std::optional<NodeId> find_node(std::string_view name) const;
   // The directed link src->dst, if any (the first one added). O(out-degree of src).
   std::optional<LinkId> find_link(NodeId src, NodeId dst) const;
@@ -147,6 +160,8 @@ class Cluster {
   std::string name_;
   std::vector<NodeInfo> nodes_;
   std::vector<LinkInfo> links_;
+  std::vector<LinkTiming> timings_;        // each distinct (latency, class) once, by first link
+  std::vector<std::uint32_t> timing_of_;  // per link: its entry in timings_ (build)
   Adjacency out_, in_;  // filled by ClusterBuilder::build
   std::vector<NodeId> gpus_;
   Routing routing_ = Routing::kEcmp;

@@ -1,5 +1,6 @@
 #include "topology/cluster_builder.h"
 
+#include <map>
 #include <memory>
 #include <utility>
 
@@ -121,6 +122,15 @@ Cluster ClusterBuilder::build() && {
   head_ = {};
   next_ = {};
   compress(c.nodes_.size(), c.links_, c.out_, c.in_);
+  // The links' distinct (latency, class) pairs, numbered by first link (LinkTiming).
+  std::map<std::pair<std::int64_t, hw::LinkClass>, std::uint32_t> numbers;
+  c.timing_of_.reserve(c.links_.size());
+  for (const LinkInfo& link : c.links_) {
+    const auto [at, fresh] = numbers.try_emplace({link.latency.count(), link.link_class},
+                                                 static_cast<std::uint32_t>(c.timings_.size()));
+    if (fresh) c.timings_.push_back({link.latency, link.link_class});
+    c.timing_of_.push_back(at->second);
+  }
   return std::move(cluster_);
 }
 

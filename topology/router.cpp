@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -136,17 +138,42 @@ void start_search(Marks& marks, std::vector<std::uint32_t>& front_fwd, std::vect
   front_bwd.assign(1, d);
 }
 
-// Calls f(k) for each slot k of the row [begin, end) whose far end node[k] is one of the
-// level's vertices (a Router::SmallLevel), found by binary search in the row's slots sorted by
-// far end (by_node[begin, end)); a vertex may hold several parallel links.
-template <class Level, class F>
-void for_links_from(const Level& level, std::uint32_t begin, std::uint32_t end, const std::uint32_t* by_node,
-                    const std::uint32_t* node, const F& f) {
+// Where the search for v starts (for_links_from); null when v is outside the row's far ends.
+template <class Slot>
+const Slot* interpolate(const Slot* first, const Slot* last, std::uint32_t v) {
+  const std::uint32_t low = first->far, high = last[-1].far;
+  if (v < low || v > high) return nullptr;
+  const auto n = static_cast<std::uint64_t>(last - first);
+  return first + (high == low ? 0 : std::uint64_t{v - low} * (n - 1) / (high - low));
+}
+
+// Calls f(slot) for each slot of a sorted row [first, last) (Router::SortedSlot) whose far end
+// is one of the level's vertices (a Router::SmallLevel); a vertex may hold several parallel
+// links. The search starts where the vertex would lie were the row's far ends evenly spaced
+// (interpolation), as they are in a regular fabric (a spine's leaves): then it reads one entry
+// where a binary search of a row of hundreds reads eight or nine, each a cache miss on a large
+// cluster. Otherwise it gallops from there to a range that holds the vertex, and searches that.
+template <class Level, class Slot, class F>
+void for_links_from(const Level& level, const Slot* first, const Slot* last, const F& f) {
+  const auto below = [](const Slot& slot, std::uint32_t x) { return slot.far < x; };
   for (std::uint32_t i = 0; i < level.size; ++i) {
     const std::uint32_t v = level.vertex[i];
-    const std::uint32_t* k = std::lower_bound(by_node + begin, by_node + end, v,
-                                              [node](std::uint32_t slot, std::uint32_t x) { return node[slot] < x; });
-    for (; k != by_node + end && node[*k] == v; ++k) f(*k);
+    const Slot* guess = interpolate(first, last, v);
+    if (!guess) continue;
+    // [lo, hi) holds the first slot whose far end is v or more: lo[-1].far < v <= hi->far.
+    const Slot *lo = guess, *hi = lo;
+    if (lo->far < v) {
+      for (std::size_t step = 1; hi != last && hi->far < v; step *= 2) {
+        lo = hi + 1;
+        hi = static_cast<std::size_t>(last - hi) > step ? hi + step : last;
+      }
+    } else {
+      for (std::size_t step = 1; lo != first && lo[-1].far >= v; step *= 2) {
+        hi = lo - 1;
+        lo = static_cast<std::size_t>(lo - first) > step ? lo - step : first;
+      }
+    }
+    for (const Slot* k = std::lower_bound(lo, hi, v, below); k != last && k->far == v; ++k) f(*k);
   }
 }
 
@@ -357,20 +384,36 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
   }
   entries_ = std::move(entries);
   blocks_ = std::move(blocks);
-  // 3. The slots of each row of kBigRow links or more, sorted by far end: the walk finds the
-  // links from a known vertex by binary search instead of a pass over the row.
+  // 3. The slots of each row of kBigRow links or more, sorted by far end (SortedSlot): the walk
+  // finds the links from a known vertex by a search instead of a pass over the row. A rate's
+  // width is its rank among the distinct rates of both directions.
+  std::set<double> distinct(out_bw_.begin(), out_bw_.end());
+  distinct.insert(in_bw_.begin(), in_bw_.end());
+  const std::vector<double> rates(distinct.begin(), distinct.end());
   for (int dir = 0; dir < 2; ++dir) {
     const std::uint32_t* begin = dir == 0 ? out_begin_ : in_begin_;
     const std::uint32_t* node = dir == 0 ? out_node_ : in_node_;
-    std::vector<std::uint32_t>& by_node = dir == 0 ? out_by_node_ : in_by_node_;
-    by_node.resize(begin[n]);
+    const LinkId* link = dir == 0 ? out_link_ : in_link_;
+    const std::vector<double>& bw = dir == 0 ? out_bw_ : in_bw_;
+    std::vector<SortedSlot>& sorted = dir == 0 ? out_sorted_ : in_sorted_;
+    std::vector<std::uint32_t>& at = dir == 0 ? out_sorted_begin_ : in_sorted_begin_;
+    at.assign(n + 1, 0);
     for (std::uint32_t v = 0; v < n; ++v) {
-      if (begin[v + 1] - begin[v] < kBigRow) continue;
-      const auto first = by_node.begin() + begin[v], last = by_node.begin() + begin[v + 1];
-      std::iota(first, last, begin[v]);
-      std::sort(first, last, [node](std::uint32_t a, std::uint32_t b) {
-        return node[a] != node[b] ? node[a] < node[b] : a < b;
-      });
+      const std::uint32_t size = begin[v + 1] - begin[v];
+      at[v + 1] = at[v] + (size < kBigRow ? 0 : size);
+    }
+    sorted.resize(at[n]);
+    for (std::uint32_t v = 0; v < n; ++v) {
+      if (at[v + 1] == at[v]) continue;
+      for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) {
+        const auto rank = std::lower_bound(rates.begin(), rates.end(), bw[k]) - rates.begin();
+        const auto width = static_cast<std::uint32_t>(rank);
+        sorted[at[v] + k - begin[v]] = {node[k], k - begin[v], link[k].value, width};
+      }
+      std::sort(sorted.begin() + at[v], sorted.begin() + at[v + 1],
+                [](const SortedSlot& a, const SortedSlot& b) {
+                  return a.far != b.far ? a.far < b.far : a.place < b.place;
+                });
     }
   }
   compressed_ = true;
@@ -722,8 +765,9 @@ void Router::walk_compressed(std::uint32_t src, std::uint32_t dst, std::uint64_t
 // `levels` (a compressed search, of the canonical pair under `exchange`), when the vertices one
 // hop back are known to be few (a small level, or the single vertex whose links reached the
 // class), the pass compares ids (mapped back through the exchanges) instead of reading marks,
-// and in a row of kBigRow links or more finds their slots by binary search. Both directions take
-// the same step (hop), with the in- or the out-links. g: the generation of the marks.
+// and in a row of kBigRow links or more finds their slots by a search of the sorted row
+// (for_links_from). Both directions take the same step (hop), with the in- or the out-links.
+// g: the generation of the marks.
 template <class MarkOf>
 void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middle, std::uint64_t hash, std::uint32_t g,
                        const MarkOf& mark_of, const Searched* levels, const Exchange* exchange) {
@@ -748,8 +792,22 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
     return &one;
   };
 
-  // The slot of the link taken from cur one hop toward src (side 0: among the in-links from
-  // one hop closer to src) or toward dst (side 1: the out-links to one hop closer to dst).
+  // cur's sorted row toward src (side 0: its in-links) or toward dst, if it has one.
+  struct SortedRow {
+    const SortedSlot *first, *last;
+  };
+  const auto sorted_row = [this](int side, std::uint32_t cur) -> std::optional<SortedRow> {
+    const std::vector<std::uint32_t>& at = side == 0 ? in_sorted_begin_ : out_sorted_begin_;
+    if (at.empty() || at[cur + 1] == at[cur]) return std::nullopt;
+    const SortedSlot* row = (side == 0 ? in_sorted_ : out_sorted_).data();
+    return SortedRow{row + at[cur], row + at[cur + 1]};
+  };
+  // The link taken from cur one hop toward src (side 0: among the in-links from one hop closer
+  // to src) or toward dst (side 1: the out-links to one hop closer to dst), and its far end.
+  struct Step {
+    LinkId link;
+    std::uint32_t far;
+  };
   const auto hop = [&](int side, std::uint32_t cur) {
     const bool back = side == 0;
     const std::uint32_t* begin = back ? in_begin_ : out_begin_;
@@ -758,23 +816,25 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
     const Mark& here = mark_of(cur);
     const std::uint32_t want = (back ? here.dist_fwd : here.dist_bwd) - 1;
     const SmallLevel* level = small(side, cur, want);
-    std::uint32_t best = UINT32_MAX;
-    double best_bw = -1;
+    Step best{};
+    double best_width = -1;  // a rate, or in a sorted row a rate's rank: either orders the slots as their rates
     std::uint64_t best_hash = 0;
     int ties = 0;
     const std::uint64_t salt = back ? hash_combine(hash, cur) : hash_combine(hash_combine(hash, cur), kOutSalt);
-    const auto consider = [&](std::uint32_t k) {
-      const std::uint64_t h = hash_combine(salt, k - begin[cur]);
-      ties = bw[k] > best_bw ? 1 : ties + (bw[k] == best_bw ? 1 : 0);
-      if (bw[k] > best_bw || (bw[k] == best_bw && h > best_hash)) {
-        best = k;
-        best_bw = bw[k];
+    const auto consider = [&](std::uint32_t place, double width, LinkId link, std::uint32_t far) {
+      const std::uint64_t h = hash_combine(salt, place);
+      ties = width > best_width ? 1 : ties + (width == best_width ? 1 : 0);
+      if (width > best_width || (width == best_width && h > best_hash)) {
+        best = {link, far};
+        best_width = width;
         best_hash = h;
       }
     };
-    if (level && begin[cur + 1] - begin[cur] >= kBigRow) {
-      for_links_from(*level, begin[cur], begin[cur + 1], (back ? in_by_node_ : out_by_node_).data(), node, consider);
+    if (const std::optional<SortedRow> row = sorted_row(side, cur); row && level) {
+      for_links_from(*level, row->first, row->last,
+                     [&](const SortedSlot& s) { consider(s.place, s.width, LinkId{s.link}, s.far); });
     } else {
+      const LinkId* link = back ? in_link_ : out_link_;
       for (std::uint32_t k = begin[cur]; k < begin[cur + 1]; ++k) {
         if (level) {
           if (!level->holds(node[k])) continue;
@@ -782,29 +842,29 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
           const Mark& m = mark_of(node[k]);
           if ((back ? m.gen_fwd : m.gen_bwd) != g || (back ? m.dist_fwd : m.dist_bwd) != want) continue;
         }
-        consider(k);
+        consider(k - begin[cur], bw[k], link[k], node[k]);
       }
     }
     walk_branched_ = walk_branched_ || ties > 1;
     return best;
   };
-  // Each link taken is fetched into the caches while the walk goes on: whoever routes the path
-  // reads the links' records next (their latency and class), one cache miss each in a table of
-  // a large cluster's links, which the walk's remaining hashes then hide.
+  // Each link taken has its timing's index (Cluster::link_timing) fetched into the caches while
+  // the walk goes on: whoever routes the path reads the links' latency and class next, a cache
+  // miss each on a large cluster, which the walk's remaining hashes then hide.
   const auto take = [&](LinkId l) {
     path_.push_back(l);
-    __builtin_prefetch(&cluster_.link(l));
+    __builtin_prefetch(cluster_.link_timing_slot(l));
   };
   for (std::uint32_t cur = middle; cur != src;) {
-    const std::uint32_t k = hop(0, cur);
-    take(in_link_[k]);
-    cur = in_node_[k];
+    const Step step = hop(0, cur);
+    take(step.link);
+    cur = step.far;
   }
   std::reverse(path_.begin(), path_.end());
   for (std::uint32_t cur = middle; cur != dst;) {
-    const std::uint32_t k = hop(1, cur);
-    take(out_link_[k]);
-    cur = out_node_[k];
+    const Step step = hop(1, cur);
+    take(step.link);
+    cur = step.far;
   }
 }
 

@@ -254,9 +254,18 @@ class Router {
   TwinServers twin_servers_ = TwinServers::kUse;
   std::function<std::shared_ptr<const ServerTwins>()> server_twins_source_;
   std::shared_ptr<const ServerTwins> server_twins_;  // on the first pair that needs them
-  // The slots of each row of 16 links or more sorted by far end (then slot), in the row's
-  // place; other rows' places unused. Built with the quotient.
-  std::vector<std::uint32_t> out_by_node_, in_by_node_;
+  // Each slot of a row of 16 links or more, with what the walk reads of it (router.cpp,
+  // for_links_from): its far end, its place in the row, its link and its rate's rank among the
+  // cluster's distinct rates (ordered as the rates: a slot's choice compares them as it would
+  // the rates). 16 bytes, so a hop in a large row reads one entry where it read the slot's place,
+  // far end, rate, link and far end again from five arrays, a cache miss each on a large cluster.
+  // Vertex v's row: *_sorted_[*_sorted_begin_[v], *_sorted_begin_[v + 1]), by far end, then
+  // place. Built with the quotient.
+  struct SortedSlot {
+    std::uint32_t far, place, link, width;
+  };
+  std::vector<SortedSlot> out_sorted_, in_sorted_;
+  std::vector<std::uint32_t> out_sorted_begin_, in_sorted_begin_;
   // Scratch of the middle's choice: candidates (a class's first, or a class's members), the
   // classes' weights, and the generic walk's (class, vertex) candidates.
   std::vector<std::uint32_t> widest_, class_weight_;

@@ -123,8 +123,9 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     PathTiming t;
     for (LinkId l : path) {
       if (l.value < cluster.link_count()) {
-        t.latency += cluster.link(l).latency;
-        t.worst = std::max(t.worst, static_cast<int>(cluster.link(l).link_class));
+        const topo::LinkTiming& link = cluster.link_timing(l);
+        t.latency += link.latency;
+        t.worst = std::max(t.worst, static_cast<int>(link.link_class));
       }
     }
     if (fabric) {
@@ -440,7 +441,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     if (!streamed) throw InternalError("a round listed in parts outside a streamed closed form");
     for (std::size_t k = 0; k < round.part_count; ++k) {
       load_part();
-      listed_part_ = round.parts(k);
+      round.parts(k, listed_part_);
       listing = listed_part_;
       part_begin = 0;
       for (const PlannedFlow& pf : listing) {

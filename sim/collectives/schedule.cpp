@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
+#include <numeric>
+#include <span>
 #include <utility>
 
 #include "core/errors.h"
@@ -492,51 +495,74 @@ void relay_round(const ScheduleContext& ctx, Round& round) {
   round.flows = std::move(kept);
 }
 
+// The ranks' sending servers when each server's ranks come in one run (lists_by_server): the
+// relay's entries of all pairs are then each server's alone, one after another (every key's
+// source is on its sender's server: the sender, or its proxy), listed from the routes by rail
+// (server_pairs_relay.h) instead of merging n flows per sender. Worked out once per schedule.
+struct ServerRuns {
+  std::vector<std::size_t> ranks;  // 0, 1, ..., n - 1: each run's senders are a span of it
+  std::vector<std::size_t> begin;  // run k: ranks[begin[k], begin[k + 1])
+  std::size_t largest = 0;         // the longest run
+  RankRails rails;
+
+  ServerRuns(const ScheduleContext& ctx, const CollectiveSpec& s) : rails(rank_rails(ctx, s.ranks)) {
+    ranks.resize(s.ranks.size());
+    std::iota(ranks.begin(), ranks.end(), std::size_t{0});
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (i == 0 || rails.server[i] != rails.server[i - 1]) begin.push_back(i);
+    }
+    begin.push_back(ranks.size());
+    for (std::size_t k = 0; k + 1 < begin.size(); ++k) largest = std::max(largest, begin[k + 1] - begin[k]);
+  }
+  std::size_t count() const { return begin.size() - 1; }
+  std::span<const std::size_t> senders(std::size_t k) const {
+    return std::span<const std::size_t>(ranks).subspan(begin[k], begin[k + 1] - begin[k]);
+  }
+  // Entries of `senders` senders' listing, at most: two per sender and rank on another server (the
+  // proxy's connection, and its PCIe neighbour's own), and per sender one per rank of its own
+  // server and one handover per proxy there. Reserved at once: at 16,384 ranks a reallocation
+  // would copy the 2.7 GB of entries into a new block of twice that.
+  std::size_t entries(std::size_t senders) const { return 2 * senders * count() + 2 * senders * largest; }
+};
+
 std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec& s, std::int32_t from_server) {
   const std::size_t n = s.ranks.size();
   const auto ni = static_cast<std::int64_t>(n);
   Schedule out;
   // All pairs through the PXN relay as they are listed: O(n m) entries for m servers, never n^2.
   auto all_pairs = [&](Bytes bytes) {
-    const ServerBlocks by_server = group_by_server(ctx.cluster(), s.ranks);
-    const std::size_t servers = by_server.blocks.size();
-    std::size_t largest = 0;  // ranks on the fullest server
-    for (const auto& block : by_server.blocks) largest = std::max(largest, block.size());
-    std::vector<std::size_t> senders;  // every rank, or those of from_server
-    for (std::size_t i = 0; i < n; ++i) {
-      if (from_server < 0 || ctx.cluster().node(s.ranks[i]).server == from_server) senders.push_back(i);
-    }
-    // Whether each sending server's senders come in one run (one server's senders always do).
-    const bool runs = from_server >= 0 || each_once(servers_in_order(ctx.cluster(), s));
-    // Entries: at most two per sending server and rank on another server (the proxy's
-    // connection, and its PCIe neighbour's own), and per sender at most one per rank of its own
-    // server and one handover per proxy there: no reallocation, which at 16,384 ranks would copy
-    // the 2.7 GB of entries into a new block of twice that.
-    const std::size_t entries = 2 * senders.size() * servers + 2 * senders.size() * largest;
     Round ph;
     ph.steps = 1;
-    if (runs) {
-      // Each server's senders in one run: their entries are the relay's for that server alone
-      // (every key's source is on its sender's server: the sender, or its proxy), listed from
-      // the routes by rail (server_pairs_relay.h) instead of merging n flows per sender.
-      ph.flows.reserve(entries);
-      for (std::size_t b = 0; b < senders.size();) {
-        std::size_t e = b + 1;
-        const std::int32_t server = ctx.cluster().node(s.ranks[senders[b]]).server;
-        while (e < senders.size() && ctx.cluster().node(s.ranks[senders[e]]).server == server) ++e;
-        relay_server_pairs(ctx, s.ranks, std::span<const std::size_t>(senders).subspan(b, e - b), bytes, ph.flows);
-        b = e;
+    if (from_server >= 0) {  // one server's senders: the relay's entries for that server alone
+      const RankRails rails = rank_rails(ctx, s.ranks);
+      std::vector<std::size_t> senders;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (rails.server[i] == from_server) senders.push_back(i);
+      }
+      relay_server_pairs(ctx, s.ranks, rails, senders, bytes, ph.flows);
+      out.rounds.push_back(std::move(ph));
+      return;
+    }
+    if (each_once(servers_in_order(ctx.cluster(), s))) {
+      const ServerRuns runs(ctx, s);
+      ph.flows.reserve(runs.entries(n));
+      for (std::size_t k = 0; k < runs.count(); ++k) {
+        relay_server_pairs(ctx, s.ranks, runs.rails, runs.senders(k), bytes, ph.flows);
       }
       out.rounds.push_back(std::move(ph));
       return;
     }
+    const ServerBlocks by_server = group_by_server(ctx.cluster(), s.ranks);
+    std::size_t largest = 0;  // ranks on the fullest server
+    for (const auto& block : by_server.blocks) largest = std::max(largest, block.size());
+    const std::size_t entries = 2 * n * by_server.blocks.size() + 2 * n * largest;  // as ServerRuns::entries
     ProxyRelay relay(ctx);
     relay.reserve(entries);
     // The GPUs of one server send to each rank through one proxy (its rail's): one entry, whose
     // index is remembered per rank while the senders' server stays the same (ProxyRelay::add).
     std::vector<std::uint32_t> memo(n, 0);
     std::int32_t memo_server = std::numeric_limits<std::int32_t>::min();
-    for (const std::size_t i : senders) {
+    for (std::size_t i = 0; i < n; ++i) {
       const std::int32_t server = ctx.cluster().node(s.ranks[i]).server;
       if (server != memo_server) {
         std::fill(memo.begin(), memo.end(), 0);
@@ -1211,22 +1237,31 @@ bool lists_by_server(const topo::Cluster& cluster, const CollectiveSpec& spec) {
 
 std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const CollectiveSpec& spec) {
   if (!lists_by_server(ctx.cluster(), spec)) return std::nullopt;
-  // The senders' servers in rank order, each once: build_schedule's entries are then the parts'
-  // one after another.
-  const std::vector<std::int32_t> order = servers_in_order(ctx.cluster(), spec);
+  // The sending servers in rank order, each once: build_schedule's entries are then the parts'
+  // one after another (direct). What every part reads of the ranks is worked out here, once.
+  struct Parts {
+    std::vector<NodeId> ranks;
+    ServerRuns runs;
+    Bytes bytes;
+  };
   const std::size_t n = spec.ranks.size();
+  const Bytes bytes = share(spec.size, 1, static_cast<std::int64_t>(n));
+  const auto parts = std::make_shared<const Parts>(Parts{spec.ranks, ServerRuns(ctx, spec), bytes});
   Schedule out;
-  // all_reduce: reduce-scatter then all-gather, the same pairs (direct); the others: one round.
+  // all_reduce: reduce-scatter then all-gather, the same pairs and shares (direct); the others:
+  // one round.
   const std::size_t rounds = spec.op == CollectiveOp::kAllReduce ? 2 : 1;
   for (std::size_t r = 0; r < rounds; ++r) {
     Round round;
     round.steps = 1;
-    round.part_count = order.size();
+    round.part_count = parts->runs.count();
     round.part_flow_count = n * (n - 1);  // every ordered pair of ranks once
-    round.parts = [&ctx, spec, order, r](std::size_t part) {
-      std::optional<Schedule> one = build_schedule(ctx, spec, CollectiveAlgorithm::kDirect, nullptr, order.at(part));
-      if (!one || one->rounds.size() <= r) throw InternalError("direct_in_parts: a server's part has no round");
-      return std::move(one->rounds[r].flows);
+    round.parts = [&ctx, parts](std::size_t part, std::vector<PlannedFlow>& flows) {
+      if (part >= parts->runs.count()) throw InternalError("direct_in_parts: no such part");
+      const std::span<const std::size_t> senders = parts->runs.senders(part);
+      flows.clear();
+      flows.reserve(parts->runs.entries(senders.size()));
+      relay_server_pairs(ctx, parts->ranks, parts->runs.rails, senders, parts->bytes, flows);
     };
     out.rounds.push_back(std::move(round));
   }

@@ -114,13 +114,14 @@ struct Round {
   // NVLS's base latency in place of the launch latency.
   int local_steps = 0;
   StepLatency local_latency = StepLatency::kLinkClass;
-  // Listed in parts instead (`flows` empty; direct_in_parts): the round's flows are those of
-  // parts(0), ..., parts(part_count - 1) in order, part_flow_count of them as flow_count counts.
-  // A runner that prepares the round in parts takes it so (CollectiveRunner), holding one part
-  // at a time: an all-to-all of 16,384 ranks lists 67 million entries, 2.7 GB.
+  // Listed in parts instead (`flows` empty; direct_in_parts): the round's flows are those that
+  // parts(0, v), ..., parts(part_count - 1, v) put in v (replacing what it held) in order,
+  // part_flow_count of them as flow_count counts. A runner that prepares the round in parts
+  // takes it so (CollectiveRunner), holding one part at a time in one vector: an all-to-all of
+  // 16,384 ranks lists 67 million entries, 2.7 GB.
   std::size_t part_count = 0;
   std::size_t part_flow_count = 0;
-  std::function<std::vector<PlannedFlow>(std::size_t part)> parts;
+  std::function<void(std::size_t part, std::vector<PlannedFlow>& flows)> parts;
 };
 
 struct Schedule {

@@ -10,30 +10,38 @@ namespace cs::coll {
 
 using topo::NodeId;
 
-void relay_server_pairs(const ScheduleContext& ctx, std::span<const NodeId> ranks, std::span<const std::size_t> senders,
-                        Bytes bytes, std::vector<PlannedFlow>& out) {
+RankRails rank_rails(const ScheduleContext& ctx, std::span<const NodeId> ranks) {
+  const topo::Cluster& cluster = ctx.cluster();
+  RankRails out;
+  out.server.resize(ranks.size());
+  out.rail.resize(ranks.size(), -1);
+  for (std::size_t j = 0; j < ranks.size(); ++j) {
+    const std::int32_t s = cluster.node(ranks[j]).server;
+    out.server[j] = s;
+    if (s < 0) continue;
+    const std::int32_t r = ctx.rail_of(ranks[j]);
+    if (r >= 0 && ctx.rail_nic(s, r).valid()) out.rail[j] = r;
+  }
+  return out;
+}
+
+void relay_server_pairs(const ScheduleContext& ctx, std::span<const NodeId> ranks, const RankRails& by_rank,
+                        std::span<const std::size_t> senders, Bytes bytes, std::vector<PlannedFlow>& out) {
   const std::size_t n = ranks.size(), k = senders.size();
   if (k == 0) return;
-  const topo::Cluster& cluster = ctx.cluster();
-  const std::int32_t server = cluster.node(ranks[senders[0]]).server;
+  if (by_rank.server.size() != n || by_rank.rail.size() != n) {
+    throw InternalError("relay_server_pairs: rails of other ranks");
+  }
+  const std::int32_t server = by_rank.server[senders[0]];
   for (const std::size_t t : senders) {
-    if (t >= n || cluster.node(ranks[t]).server != server) throw InternalError("relay_server_pairs: senders of several servers");
+    if (t >= n || by_rank.server[t] != server) throw InternalError("relay_server_pairs: senders of several servers");
   }
   // Each destination's class (server_pairs_relay.h): its rail r, numbered r; no rail, numbered
   // rails; the senders' own server, numbered rails + 1 (rails: one more than the largest rail).
   constexpr std::int32_t kNoRail = -1, kSame = -2;
   std::int32_t rails = 0;
-  std::vector<std::int32_t> rail_of(n, kNoRail);
-  for (std::size_t j = 0; j < n; ++j) {
-    const std::int32_t s = cluster.node(ranks[j]).server;
-    if (s == server) rail_of[j] = kSame;
-    if (s == server || s < 0) continue;
-    const std::int32_t r = ctx.rail_of(ranks[j]);
-    if (r >= 0 && ctx.rail_nic(s, r).valid()) {
-      rail_of[j] = r;
-      rails = std::max(rails, r + 1);
-    }
-  }
+  const auto rail_of = [&](std::size_t j) { return by_rank.server[j] == server ? kSame : by_rank.rail[j]; };
+  for (std::size_t j = 0; j < n; ++j) rails = std::max(rails, rail_of(j) + 1);
   const auto classes = static_cast<std::size_t>(rails) + 2;
   if (classes > std::numeric_limits<std::uint16_t>::max()) throw InternalError("relay_server_pairs: too many rails");
   const std::size_t no_rail = classes - 2, same = classes - 1;
@@ -41,7 +49,8 @@ void relay_server_pairs(const ScheduleContext& ctx, std::span<const NodeId> rank
   std::vector<std::size_t> first_of(classes, SIZE_MAX);  // a destination of each class, the first
   std::vector<std::size_t> in_class(classes, 0);         // destinations of each class
   for (std::size_t j = 0; j < n; ++j) {
-    const std::size_t c = rail_of[j] == kSame ? same : rail_of[j] == kNoRail ? no_rail : static_cast<std::size_t>(rail_of[j]);
+    const std::int32_t r = rail_of(j);
+    const std::size_t c = r == kSame ? same : r == kNoRail ? no_rail : static_cast<std::size_t>(r);
     class_of[j] = static_cast<std::uint16_t>(c);
     if (first_of[c] == SIZE_MAX) first_of[c] = j;
     ++in_class[c];

@@ -20,10 +20,12 @@
 //    copies are the senders whose flow to j leaves by s;
 //  - a sender's handover (t -> p) opens an entry just before the first of its flows that p
 //    sends; its copies are the destinations t reaches through p.
-// Cost: one pass over the k x n pairs that reads a byte per pair (which entries open there),
-// no hashing and no merging; memory O(n + k x rails) besides the entries.
+// Cost: one pass over the n ranks' rails (RankRails), then one over the k x n pairs that reads
+// a byte per pair (which entries open there), no hashing and no merging; memory
+// O(n + k x rails) besides the entries.
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -32,9 +34,20 @@
 
 namespace cs::coll {
 
+// What the listing reads of each rank, worked out once per schedule (rank_rails) for every
+// sending server's listing: the rank's server (-1: none), and its rail when its server has that
+// rail's NIC (-1 otherwise: no NIC route to it). 8 bytes a rank, read in order, where reading
+// the cluster's records for every rank again for each of 2,048 sending servers was a cache miss
+// or two per rank.
+struct RankRails {
+  std::vector<std::int32_t> server, rail;  // by rank index
+};
+RankRails rank_rails(const ScheduleContext& ctx, std::span<const topo::NodeId> ranks);
+
 // Appends to `out` the relay's entries of the flows `bytes` from each rank ranks[t], t in
-// `senders` (rank indices, ascending, all on one server), to every other rank.
-void relay_server_pairs(const ScheduleContext& ctx, std::span<const topo::NodeId> ranks,
+// `senders` (rank indices, ascending, all on one server), to every other rank. `rails` is
+// rank_rails(ctx, ranks).
+void relay_server_pairs(const ScheduleContext& ctx, std::span<const topo::NodeId> ranks, const RankRails& rails,
                         std::span<const std::size_t> senders, Bytes bytes, std::vector<PlannedFlow>& out);
 
 }  // namespace cs::coll

@@ -2,6 +2,7 @@
 // exactly the link list grouped by endpoint in id order, lookups, and no mutators on a Cluster.
 #include "topology/cluster_builder.h"
 
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -151,6 +152,34 @@ TEST(ClusterBuilder, ChangesWhileBuildingReachTheCluster) {
   EXPECT_EQ(c.link(ba).reverse, ab);
   EXPECT_EQ(c.gpu_spec(g0).name, "G");
   EXPECT_EQ(&c.gpu_spec(g0), &c.gpu_spec(g1));  // shared by name
+}
+
+TEST(ClusterBuilder, EachLinksTimingIsItsLatencyAndClassKeptOncePerDistinctPair) {
+  // Cluster::link_timing: every link's latency and class as its record has them (a latency
+  // changed while building included), and links of one (latency, class) share one entry.
+  ClusterBuilder b("timings");
+  const NodeId g0 = add_device(b, "g0", NodeKind::kGpu), g1 = add_device(b, "g1", NodeKind::kGpu);
+  const NodeId sw = add_device(b, "sw", NodeKind::kLeafSwitch);
+  const auto [nv, nv_back] = b.add_cable(g0, g1, gigabytes_per_second(450), nanoseconds(5), hw::LinkClass::kNvlink, 0);
+  const auto [up, down] = b.add_cable(g0, sw, gigabytes_per_second(50), nanoseconds(5), hw::LinkClass::kNetwork, 1);
+  const auto [up1, down1] = b.add_cable(g1, sw, gigabytes_per_second(25), nanoseconds(5), hw::LinkClass::kNetwork, 1);
+  const LinkId slow = b.add_link(g1, sw, gigabytes_per_second(50), nanoseconds(9), hw::LinkClass::kNetwork, 1);
+  b.set_link_latency(down1, nanoseconds(700));
+  const Cluster c = std::move(b).build();
+  for (std::uint32_t l = 0; l < c.link_count(); ++l) {
+    const LinkId id{l};
+    EXPECT_EQ(c.link_timing(id).latency, c.link(id).latency) << l;
+    EXPECT_EQ(c.link_timing(id).link_class, c.link(id).link_class) << l;
+  }
+  EXPECT_EQ(c.link_timing(down1).latency, nanoseconds(700));
+  const auto entry = [&c](LinkId l) { return *c.link_timing_slot(l); };
+  EXPECT_EQ(entry(nv), entry(nv_back));
+  EXPECT_EQ(entry(up), entry(down));  // another rate, the same timing
+  EXPECT_EQ(entry(up), entry(up1));
+  EXPECT_NE(entry(up), entry(nv));    // the same latency, another class
+  EXPECT_NE(entry(slow), entry(up));  // the same class, another latency
+  EXPECT_NE(entry(down1), entry(up1));
+  EXPECT_THROW(static_cast<void>(c.link_timing(LinkId{static_cast<std::uint32_t>(c.link_count())})), std::out_of_range);
 }
 
 TEST(ClusterBuilder, RejectsDuplicateNamesAndSelfLinks) {

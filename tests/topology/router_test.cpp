@@ -469,72 +469,100 @@ TEST(RouterCompressed, MatchesGenericOnOversubscribedLeafSpines) {
   expect_compressed_matches_generic(load_config("leafspine-oversub.json", {}), 3000, 14);
 }
 
+// A seeded random graph of GPUs and switches, cables and one-way links of two rates, where some
+// switches are cloned (the same links, so twins) and some clones get one more link (no longer
+// twins). With `hubs`, each of that many switches also gets 16 to 63 more links, to random
+// vertices (parallel ones included) in both directions and of either rate: rows of 16 links or
+// more, which the compressed walk searches sorted by far end (router.cpp, for_links_from), their
+// far ends unevenly spaced, so that the search's first guess misses on either side.
+Cluster random_twin_graph(std::uint64_t seed, int hubs) {
+  Rng rng = Rng::derive(seed, 1);
+  ClusterBuilder builder("twins");
+  const int n = 10 + static_cast<int>(rng.below(15));
+  std::vector<NodeKind> kinds;
+  for (int i = 0; i < n; ++i) {
+    kinds.push_back(i < hubs || rng.below(2) != 0 ? NodeKind::kSpineSwitch : NodeKind::kGpu);
+    add_device(builder, "v" + std::to_string(i), kinds.back());
+  }
+  struct Edge {
+    std::uint32_t a, b;
+    bool cable;
+    Bandwidth bw;
+  };
+  std::vector<Edge> edges;
+  const auto any = [&rng, n] { return static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n))); };
+  const auto rate = [&rng] { return gigabytes_per_second(rng.below(2) == 0 ? 1 : 2); };
+  const int m = n + static_cast<int>(rng.below(static_cast<std::uint64_t>(2 * n)));
+  for (int e = 0; e < m; ++e) {
+    const std::uint32_t a = any(), b = any();
+    if (a != b) edges.push_back({a, b, rng.below(3) != 0, rate()});
+  }
+  for (int h = 0; h < hubs; ++h) {
+    const auto hub = static_cast<std::uint32_t>(h);
+    for (std::uint64_t e = 16 + rng.below(48); e > 0; --e) {
+      const std::uint32_t far = any();
+      if (far == hub) continue;
+      const bool out = rng.below(2) == 0;
+      edges.push_back({out ? hub : far, out ? far : hub, rng.below(2) != 0, rate()});
+    }
+  }
+  const auto add = [&builder](std::uint32_t a, std::uint32_t b, bool cable, Bandwidth bw) {
+    if (cable) {
+      builder.add_cable(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
+    } else {
+      builder.add_link(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
+    }
+  };
+  for (const Edge& e : edges) add(e.a, e.b, e.cable, e.bw);
+  std::uint32_t next = static_cast<std::uint32_t>(n);
+  for (std::uint32_t v = 0; v < static_cast<std::uint32_t>(n); ++v) {
+    if (kinds[v] != NodeKind::kSpineSwitch || rng.below(2) == 0) continue;
+    for (std::uint64_t copy = 1 + rng.below(3); copy > 0; --copy) {
+      const std::uint32_t clone = next++;
+      add_device(builder, "v" + std::to_string(clone), NodeKind::kSpineSwitch);
+      for (const Edge& e : edges) {
+        if (e.a == v) add(clone, e.b, e.cable, e.bw);
+        if (e.b == v) add(e.a, clone, e.cable, e.bw);
+      }
+      if (rng.below(4) == 0) add(clone, any(), true, gigabytes_per_second(1));
+    }
+  }
+  return std::move(builder).build();
+}
+
+// Every ordered pair of `c` under two labels: the compressed search's hops and routes are the
+// generic search's.
+void expect_every_pair_as_generic(const Cluster& c, std::uint64_t seed) {
+  Router generic(c, Router::Search::kGeneric), compressed(c, Router::Search::kCompressed);
+  const auto count = static_cast<std::uint32_t>(c.node_count());
+  for (std::uint32_t s = 0; s < count; ++s) {
+    for (std::uint32_t d = 0; d < count; ++d) {
+      const NodeId src{s}, dst{d};
+      const int hops = generic.hops(src, dst);
+      ASSERT_EQ(compressed.hops(src, dst), hops) << "seed " << seed << " " << s << "->" << d;
+      if (hops < 0) {
+        EXPECT_THROW(compressed.route(src, dst), TopologyError);
+        continue;
+      }
+      for (std::uint64_t label : {seed * 1000 + s, seed * 1000 + s + 500}) {
+        const auto a = generic.route(src, dst, label);
+        const auto b = compressed.route(src, dst, label);
+        ASSERT_EQ(std::vector<LinkId>(b.begin(), b.end()), std::vector<LinkId>(a.begin(), a.end()))
+            << "seed " << seed << " " << s << "->" << d << " label " << label;
+      }
+    }
+  }
+}
+
 TEST(RouterCompressed, MatchesGenericOnRandomGraphsWithTwins) {
-  // Seeded random graphs of GPUs and switches, cables and one-way links of two rates, where
-  // some switches are cloned (the same links, so twins) and some clones get one more link
-  // (no longer twins): every ordered pair under two labels.
-  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
-    Rng rng = Rng::derive(seed, 1);
-    ClusterBuilder builder("twins");
-    const int n = 10 + static_cast<int>(rng.below(15));
-    std::vector<NodeKind> kinds;
-    for (int i = 0; i < n; ++i) {
-      kinds.push_back(rng.below(2) == 0 ? NodeKind::kGpu : NodeKind::kSpineSwitch);
-      add_device(builder, "v" + std::to_string(i), kinds.back());
-    }
-    struct Edge {
-      std::uint32_t a, b;
-      bool cable;
-      Bandwidth bw;
-    };
-    std::vector<Edge> edges;
-    const int m = n + static_cast<int>(rng.below(static_cast<std::uint64_t>(2 * n)));
-    for (int e = 0; e < m; ++e) {
-      const auto a = static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n)));
-      const auto b = static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n)));
-      if (a == b) continue;
-      edges.push_back({a, b, rng.below(3) != 0, gigabytes_per_second(rng.below(2) == 0 ? 1 : 2)});
-    }
-    const auto add = [&builder](std::uint32_t a, std::uint32_t b, bool cable, Bandwidth bw) {
-      if (cable) {
-        builder.add_cable(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
-      } else {
-        builder.add_link(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
-      }
-    };
-    for (const Edge& e : edges) add(e.a, e.b, e.cable, e.bw);
-    std::uint32_t next = static_cast<std::uint32_t>(n);
-    for (std::uint32_t v = 0; v < static_cast<std::uint32_t>(n); ++v) {
-      if (kinds[v] != NodeKind::kSpineSwitch || rng.below(2) == 0) continue;
-      for (std::uint64_t copy = 1 + rng.below(3); copy > 0; --copy) {
-        const std::uint32_t clone = next++;
-        add_device(builder, "v" + std::to_string(clone), NodeKind::kSpineSwitch);
-        for (const Edge& e : edges) {
-          if (e.a == v) add(clone, e.b, e.cable, e.bw);
-          if (e.b == v) add(e.a, clone, e.cable, e.bw);
-        }
-        if (rng.below(4) == 0) add(clone, static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(n))), true, gigabytes_per_second(1));
-      }
-    }
-    const Cluster c = std::move(builder).build();
-    Router generic(c, Router::Search::kGeneric), compressed(c, Router::Search::kCompressed);
-    for (std::uint32_t s = 0; s < next; ++s) {
-      for (std::uint32_t d = 0; d < next; ++d) {
-        const NodeId src{s}, dst{d};
-        const int hops = generic.hops(src, dst);
-        ASSERT_EQ(compressed.hops(src, dst), hops) << "seed " << seed << " " << s << "->" << d;
-        if (hops < 0) {
-          EXPECT_THROW(compressed.route(src, dst), TopologyError);
-          continue;
-        }
-        for (std::uint64_t label : {seed * 1000 + s, seed * 1000 + s + 500}) {
-          const auto a = generic.route(src, dst, label);
-          const auto b = compressed.route(src, dst, label);
-          ASSERT_EQ(std::vector<LinkId>(b.begin(), b.end()), std::vector<LinkId>(a.begin(), a.end()))
-              << "seed " << seed << " " << s << "->" << d << " label " << label;
-        }
-      }
-    }
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) expect_every_pair_as_generic(random_twin_graph(seed, 0), seed);
+}
+
+TEST(RouterCompressed, MatchesGenericOnRandomGraphsWithLargeRows) {
+  // One to three hubs of 16 to 63 more links each, unevenly spaced far ends, parallel links and
+  // two rates in their rows.
+  for (std::uint64_t seed = 31; seed <= 60; ++seed) {
+    expect_every_pair_as_generic(random_twin_graph(seed, 1 + static_cast<int>(seed % 3)), seed);
   }
 }
 
