@@ -202,16 +202,7 @@ int run_case(long gpus, const std::string& algo_name, const std::string& protoco
   r.total_s = seconds_since(t0);
   r.rss_kib = peak_rss_kib();
 
-  if (*algo == cs::CollectiveAlgorithm::kAuto) {  // outside the timings: how many runs auto did
-    const cs::coll::ScheduleContext ctx(cluster);
-    for (auto a : cs::coll::auto_candidates(ctx, spec)) {
-      std::string why;
-      if (!cs::coll::build_schedule(ctx, spec, a, &why)) continue;
-      r.candidates += cs::coll::simple_protocol_only(a) ? 1 : 2;
-    }
-  } else {
-    r.candidates = 1;
-  }
+  r.candidates = static_cast<int>(res.candidates);
   r.simulated = static_cast<int>(res.simulated_candidates);
   r.gpus = static_cast<long>(spec.ranks.size());
   r.chosen = std::string(cs::to_string(res.algorithm)) + "/" + cs::coll::to_string(res.protocol);

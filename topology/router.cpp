@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -149,15 +148,31 @@ const Slot* interpolate(const Slot* first, const Slot* last, std::uint32_t v) {
 
 // Calls f(slot) for each slot of a sorted row [first, last) (Router::SortedSlot) whose far end
 // is one of the level's vertices (a Router::SmallLevel); a vertex may hold several parallel
-// links. The search starts where the vertex would lie were the row's far ends evenly spaced
-// (interpolation), as they are in a regular fabric (a spine's leaves): then it reads one entry
-// where a binary search of a row of hundreds reads eight or nine, each a cache miss on a large
-// cluster. Otherwise it gallops from there to a range that holds the vertex, and searches that.
-template <class Level, class Slot, class F>
-void for_links_from(const Level& level, const Slot* first, const Slot* last, const F& f) {
+// links. A row of a few runs (Router::RowRun, [runs, runs_end)) gives each vertex's place by
+// arithmetic: one entry read, the one the walk takes. Any other row is searched from where the
+// vertex would lie were its far ends evenly spaced (interpolation), galloping from there to a
+// range that holds the vertex, then searching that: where a binary search of a row of hundreds
+// reads eight or nine entries, each a cache miss on a large cluster.
+template <class Level, class Slot, class Run, class F>
+void for_links_from(const Level& level, const Slot* first, const Slot* last, const Run* runs, const Run* runs_end,
+                    const F& f) {
   const auto below = [](const Slot& slot, std::uint32_t x) { return slot.far < x; };
   for (std::uint32_t i = 0; i < level.size; ++i) {
     const std::uint32_t v = level.vertex[i];
+    if (runs != runs_end) {
+      // The runs ascend and do not overlap: v lies in the last run that starts at or below it.
+      for (const Run* r = runs; r != runs_end && r->first <= v; ++r) {
+        const std::uint32_t d = v - r->first;
+        if (d > (r->count - 1) * r->stride) continue;  // past the run's last far end
+        const std::uint32_t q = d / r->stride;
+        if (q * r->stride == d) {
+          const Slot* k = first + r->begin + q * r->copies;
+          for (std::uint32_t c = 0; c < r->copies; ++c) f(k[c]);
+        }
+        break;
+      }
+      continue;
+    }
     const Slot* guess = interpolate(first, last, v);
     if (!guess) continue;
     // [lo, hi) holds the first slot whose far end is v or more: lo[-1].far < v <= hi->far.
@@ -174,6 +189,38 @@ void for_links_from(const Level& level, const Slot* first, const Slot* last, con
       }
     }
     for (const Slot* k = std::lower_bound(lo, hi, v, below); k != last && k->far == v; ++k) f(*k);
+  }
+}
+
+// The runs of a sorted row (Router::RowRun), each as long as it goes, into `out`; none when
+// there would be more than `most`. Groups of equal far ends are a run's far ends: a group joins
+// the run when it has the run's copies and lies one stride past the run's last.
+template <class Slot, class Run>
+void row_runs(const Slot* row, std::uint32_t size, std::size_t most, std::vector<Run>& out) {
+  const std::size_t before = out.size();
+  const auto copies_at = [&](std::uint32_t i) {
+    std::uint32_t j = i + 1;
+    while (j < size && row[j].far == row[i].far) ++j;
+    return j - i;
+  };
+  for (std::uint32_t i = 0; i < size;) {
+    Run run{row[i].far, 1, i, 1, copies_at(i)};
+    std::uint32_t next = i + run.copies;
+    if (next < size && copies_at(next) == run.copies) {
+      run.stride = row[next].far - run.first;
+      std::uint32_t last = run.first;
+      while (next < size && row[next].far - last == run.stride && copies_at(next) == run.copies) {
+        last = row[next].far;
+        ++run.count;
+        next += run.copies;
+      }
+    }
+    if (out.size() - before == most) {
+      out.resize(before);
+      return;
+    }
+    out.push_back(run);
+    i = next;
   }
 }
 
@@ -396,25 +443,31 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
     const LinkId* link = dir == 0 ? out_link_ : in_link_;
     const std::vector<double>& bw = dir == 0 ? out_bw_ : in_bw_;
     std::vector<SortedSlot>& sorted = dir == 0 ? out_sorted_ : in_sorted_;
-    std::vector<std::uint32_t>& at = dir == 0 ? out_sorted_begin_ : in_sorted_begin_;
-    at.assign(n + 1, 0);
+    std::vector<RowRun>& runs = dir == 0 ? out_runs_ : in_runs_;
+    std::vector<SortedAt>& at = dir == 0 ? out_sorted_at_ : in_sorted_at_;
+    at.assign(n + 1, SortedAt{});
     for (std::uint32_t v = 0; v < n; ++v) {
       const std::uint32_t size = begin[v + 1] - begin[v];
-      at[v + 1] = at[v] + (size < kBigRow ? 0 : size);
+      at[v + 1].begin = at[v].begin + (size < kBigRow ? 0 : size);
     }
-    sorted.resize(at[n]);
+    sorted.resize(at[n].begin);
+    runs.clear();
     for (std::uint32_t v = 0; v < n; ++v) {
-      if (at[v + 1] == at[v]) continue;
-      for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) {
-        const auto rank = std::lower_bound(rates.begin(), rates.end(), bw[k]) - rates.begin();
-        const auto width = static_cast<std::uint32_t>(rank);
-        sorted[at[v] + k - begin[v]] = {node[k], k - begin[v], link[k].value, width};
+      if (at[v + 1].begin != at[v].begin) {
+        for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) {
+          const auto rank = std::lower_bound(rates.begin(), rates.end(), bw[k]) - rates.begin();
+          const auto width = static_cast<std::uint32_t>(rank);
+          sorted[at[v].begin + k - begin[v]] = {node[k], k - begin[v], link[k].value, width};
+        }
+        std::sort(sorted.begin() + at[v].begin, sorted.begin() + at[v + 1].begin,
+                  [](const SortedSlot& a, const SortedSlot& b) {
+                    return a.far != b.far ? a.far < b.far : a.place < b.place;
+                  });
+        row_runs(sorted.data() + at[v].begin, at[v + 1].begin - at[v].begin, kRowRuns, runs);
       }
-      std::sort(sorted.begin() + at[v], sorted.begin() + at[v + 1],
-                [](const SortedSlot& a, const SortedSlot& b) {
-                  return a.far != b.far ? a.far < b.far : a.place < b.place;
-                });
+      at[v + 1].runs = static_cast<std::uint32_t>(runs.size());
     }
+    runs.shrink_to_fit();
   }
   compressed_ = true;
 }
@@ -792,16 +845,6 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
     return &one;
   };
 
-  // cur's sorted row toward src (side 0: its in-links) or toward dst, if it has one.
-  struct SortedRow {
-    const SortedSlot *first, *last;
-  };
-  const auto sorted_row = [this](int side, std::uint32_t cur) -> std::optional<SortedRow> {
-    const std::vector<std::uint32_t>& at = side == 0 ? in_sorted_begin_ : out_sorted_begin_;
-    if (at.empty() || at[cur + 1] == at[cur]) return std::nullopt;
-    const SortedSlot* row = (side == 0 ? in_sorted_ : out_sorted_).data();
-    return SortedRow{row + at[cur], row + at[cur + 1]};
-  };
   // The link taken from cur one hop toward src (side 0: among the in-links from one hop closer
   // to src) or toward dst (side 1: the out-links to one hop closer to dst), and its far end.
   struct Step {
@@ -817,7 +860,8 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
     const std::uint32_t want = (back ? here.dist_fwd : here.dist_bwd) - 1;
     const SmallLevel* level = small(side, cur, want);
     Step best{};
-    double best_width = -1;  // a rate, or in a sorted row a rate's rank: either orders the slots as their rates
+    // A rate, or in a sorted row a rate's rank: either orders the slots as their rates do.
+    double best_width = -1;
     std::uint64_t best_hash = 0;
     int ties = 0;
     const std::uint64_t salt = back ? hash_combine(hash, cur) : hash_combine(hash_combine(hash, cur), kOutSalt);
@@ -830,8 +874,13 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
         best_hash = h;
       }
     };
-    if (const std::optional<SortedRow> row = sorted_row(side, cur); row && level) {
-      for_links_from(*level, row->first, row->last,
+    // cur's row sorted by far end (side 0: its in-links), if it has one (kBigRow links or more).
+    const std::vector<SortedAt>& sorted_at = back ? in_sorted_at_ : out_sorted_at_;
+    if (level && !sorted_at.empty() && sorted_at[cur + 1].begin != sorted_at[cur].begin) {
+      const SortedSlot* row = (back ? in_sorted_ : out_sorted_).data();
+      const RowRun* runs = (back ? in_runs_ : out_runs_).data();
+      const SortedAt at = sorted_at[cur], end = sorted_at[cur + 1];
+      for_links_from(*level, row + at.begin, row + end.begin, runs + at.runs, runs + end.runs,
                      [&](const SortedSlot& s) { consider(s.place, s.width, LinkId{s.link}, s.far); });
     } else {
       const LinkId* link = back ? in_link_ : out_link_;
@@ -845,6 +894,8 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
         consider(k - begin[cur], bw[k], link[k], node[k]);
       }
     }
+    // A vertex on a shortest path always has a link one hop closer to the end it walks to.
+    if (ties == 0) throw InternalError("Router: no link one hop closer from node " + std::to_string(cur));
     walk_branched_ = walk_branched_ || ties > 1;
     return best;
   };

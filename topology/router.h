@@ -42,8 +42,10 @@
 //    classes hold it. Smaller rows are read from the adjacency arrays. The walk reads class
 //    marks, and where the vertices one hop back are known to be one or a few (a level of at most
 //    4 vertices, or the single class whose links reached the vertex's class), it compares ids
-//    instead, and in a row of 16 links or more finds their links by binary search over the
-//    row's slots sorted by far end (built with the quotient, 4 bytes per slot of such rows): a
+//    instead, and in a row of 16 links or more finds their links among the row's slots sorted by
+//    far end (built with the quotient, 16 bytes per slot of such rows): where the row is at most
+//    4 arithmetic runs of far ends (a spine's leaves; a leaf's NICs, then its spines), their
+//    place is computed and one slot read; otherwise by a search from an interpolated guess. A
 //    hop at an aggregation switch or core of the radix-128 fat-tree reads a few slots, not 128.
 //    The same fat-tree query scans a few hundred entries and hashes 128 candidates for the
 //    middle (8 hashes at a time where the CPU has AVX-512, 4 with AVX2; a class of 64 cores
@@ -259,13 +261,26 @@ class Router {
   // cluster's distinct rates (ordered as the rates: a slot's choice compares them as it would
   // the rates). 16 bytes, so a hop in a large row reads one entry where it read the slot's place,
   // far end, rate, link and far end again from five arrays, a cache miss each on a large cluster.
-  // Vertex v's row: *_sorted_[*_sorted_begin_[v], *_sorted_begin_[v + 1]), by far end, then
-  // place. Built with the quotient.
+  // Vertex v's row: *_sorted_[*_sorted_at_[v].begin, *_sorted_at_[v + 1].begin), by far end,
+  // then place. Built with the quotient.
   struct SortedSlot {
     std::uint32_t far, place, link, width;
   };
+  // A run of a sorted row: far ends first, first + stride, ..., first + (count - 1) stride, each
+  // with `copies` slots (parallel links), from the row's slot `begin` on. A row that is at most
+  // kRowRuns such runs (a spine's leaves; a leaf's NICs, one per server, then its spines) has
+  // them in *_runs_[*_sorted_at_[v].runs, *_sorted_at_[v + 1].runs): the walk then computes
+  // where a far end's slots lie (for_links_from) instead of searching for them. Otherwise none.
+  struct RowRun {
+    std::uint32_t first, stride, begin, count, copies;
+  };
+  static constexpr std::size_t kRowRuns = 4;
+  struct SortedAt {
+    std::uint32_t begin = 0, runs = 0;
+  };
   std::vector<SortedSlot> out_sorted_, in_sorted_;
-  std::vector<std::uint32_t> out_sorted_begin_, in_sorted_begin_;
+  std::vector<RowRun> out_runs_, in_runs_;
+  std::vector<SortedAt> out_sorted_at_, in_sorted_at_;
   // Scratch of the middle's choice: candidates (a class's first, or a class's members), the
   // classes' weights, and the generic walk's (class, vertex) candidates.
   std::vector<std::uint32_t> widest_, class_weight_;

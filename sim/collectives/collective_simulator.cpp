@@ -388,6 +388,7 @@ CollectiveResult CollectiveSimulator::run(const CollectiveSpec& spec, const std:
   if (!best) throw ConfigError("", spec_origin, why.empty() ? "no algorithm applies" : why);
   if (activity) run_fixed(spec, best->algorithm, best->protocol, nullptr, activity);
   best->simulated_candidates = simulated;
+  best->candidates = static_cast<std::uint32_t>(candidates.size());
   return *best;
 }
 

@@ -32,6 +32,9 @@ struct CollectiveResult {
   // The (algorithm, protocol) candidates run() simulated to choose this one (the others it
   // bounded out); 1 from run_fixed.
   std::uint32_t simulated_candidates = 1;
+  // The (algorithm, protocol) candidates run() chose among: those with a schedule for this
+  // spec (simulated or bounded out); 1 from run_fixed.
+  std::uint32_t candidates = 1;
   // Folded (sim/collectives/network_fold.h): the servers whose flows one server's stood for; 0
   // when every flow ran. flows and wire_bytes count them all either way.
   std::uint32_t folded_servers = 0;

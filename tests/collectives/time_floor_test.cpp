@@ -140,15 +140,26 @@ TEST(TimeFloor, ATreesSimpleRunBoundsItsLLRunAboveIt) {
   EXPECT_EQ(chosen.protocol, Protocol::kSimple);
   EXPECT_EQ(chosen.time, simple->time);
   EXPECT_EQ(chosen.simulated_candidates, 1u);
+  EXPECT_EQ(chosen.candidates, 2u);
+  // An all-to-all has one candidate: direct sends, under the one protocol NCCL's threshold picks.
+  CollectiveSpec a2a = s;
+  a2a.op = CollectiveOp::kAllToAll;
+  a2a.algorithm = CollectiveAlgorithm::kAuto;
+  const CollectiveResult direct = sim.run(a2a);
+  EXPECT_EQ(direct.algorithm, CollectiveAlgorithm::kDirect);
+  EXPECT_EQ(direct.candidates, 1u);
+  EXPECT_EQ(direct.simulated_candidates, 1u);
 }
 
 // Every candidate run in NCCL's order, the fastest kept (the earlier on a tie): what run()
-// decided before it skipped candidates by their bound.
-CollectiveResult exhaustive(CollectiveSimulator& sim, const Machine& m, const CollectiveSpec& s) {
+// decided before it skipped candidates by their bound. *ran: the candidates that ran.
+CollectiveResult exhaustive(CollectiveSimulator& sim, const Machine& m, const CollectiveSpec& s, std::uint32_t* ran) {
   std::optional<CollectiveResult> best;
+  *ran = 0;
   for (CollectiveAlgorithm a : auto_candidates(ScheduleContext(m.cluster), s)) {
     for (Protocol p : {Protocol::kSimple, Protocol::kLowLatency}) {
       const auto r = sim.run_fixed(s, a, p, nullptr);
+      *ran += r.has_value();
       if (r && (!best || r->time < best->time)) best = r;
     }
   }
@@ -165,7 +176,10 @@ TEST(TimeFloor, AutoPicksWhatRunningEveryCandidatePicks) {
       for (Bytes size : kSizes) {
         const CollectiveSpec s = spec_of(m, op, size, CollectiveAlgorithm::kAuto);
         const CollectiveResult picked = sim.run(s);
-        const CollectiveResult all = exhaustive(sim, m, s);
+        std::uint32_t ran = 0;
+        const CollectiveResult all = exhaustive(sim, m, s, &ran);
+        EXPECT_EQ(picked.candidates, ran) << c.cluster << " " << to_string(op) << " " << size.value();
+        EXPECT_LE(picked.simulated_candidates, picked.candidates);
         EXPECT_EQ(picked.algorithm, all.algorithm) << c.cluster << " " << to_string(op) << " " << size.value();
         EXPECT_EQ(picked.protocol, all.protocol) << c.cluster << " " << to_string(op) << " " << size.value();
         EXPECT_EQ(picked.time, all.time) << c.cluster << " " << to_string(op) << " " << size.value();

@@ -469,6 +469,15 @@ TEST(RouterCompressed, MatchesGenericOnOversubscribedLeafSpines) {
   expect_compressed_matches_generic(load_config("leafspine-oversub.json", {}), 3000, 14);
 }
 
+// A network link a -> b of rate bw and 1 ns, with its reverse when `cable`.
+void add_edge(ClusterBuilder& builder, std::uint32_t a, std::uint32_t b, bool cable, Bandwidth bw) {
+  if (cable) {
+    builder.add_cable(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
+  } else {
+    builder.add_link(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
+  }
+}
+
 // A seeded random graph of GPUs and switches, cables and one-way links of two rates, where some
 // switches are cloned (the same links, so twins) and some clones get one more link (no longer
 // twins). With `hubs`, each of that many switches also gets 16 to 63 more links, to random
@@ -506,13 +515,7 @@ Cluster random_twin_graph(std::uint64_t seed, int hubs) {
       edges.push_back({out ? hub : far, out ? far : hub, rng.below(2) != 0, rate()});
     }
   }
-  const auto add = [&builder](std::uint32_t a, std::uint32_t b, bool cable, Bandwidth bw) {
-    if (cable) {
-      builder.add_cable(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
-    } else {
-      builder.add_link(NodeId{a}, NodeId{b}, bw, nanoseconds(1), hw::LinkClass::kNetwork, 1);
-    }
-  };
+  const auto add = [&builder](std::uint32_t a, std::uint32_t b, bool cable, Bandwidth bw) { add_edge(builder, a, b, cable, bw); };
   for (const Edge& e : edges) add(e.a, e.b, e.cable, e.bw);
   std::uint32_t next = static_cast<std::uint32_t>(n);
   for (std::uint32_t v = 0; v < static_cast<std::uint32_t>(n); ++v) {
@@ -564,6 +567,48 @@ TEST(RouterCompressed, MatchesGenericOnRandomGraphsWithLargeRows) {
   for (std::uint64_t seed = 31; seed <= 60; ++seed) {
     expect_every_pair_as_generic(random_twin_graph(seed, 1 + static_cast<int>(seed % 3)), seed);
   }
+}
+
+// A seeded random graph of 40 to 79 GPUs and switches, sparse random cables and links, and one
+// to three hubs whose extra links run to arithmetic progressions of vertices: 1 to 6
+// progressions per hub (start, stride 1 to 7, 1 to 8 terms, each term 1 to 3 parallel links,
+// in or out, of either rate). The hubs' rows are then a few runs (router.h, RowRun: the walk
+// computes a far end's place), or more than it keeps (searched), and progressions that overlap or
+// abut make groups of uneven copies and strides that end a run early.
+Cluster progression_hub_graph(std::uint64_t seed) {
+  Rng rng = Rng::derive(seed, 2);
+  ClusterBuilder builder("progressions");
+  const auto n = static_cast<std::uint32_t>(40 + rng.below(40));
+  const auto hubs = static_cast<std::uint32_t>(1 + rng.below(3));
+  for (std::uint32_t i = 0; i < n; ++i) {
+    add_device(builder, "v" + std::to_string(i), i < hubs || rng.below(2) != 0 ? NodeKind::kSpineSwitch : NodeKind::kGpu);
+  }
+  const auto rate = [&rng] { return gigabytes_per_second(rng.below(2) == 0 ? 1 : 2); };
+  const auto add = [&builder](std::uint32_t a, std::uint32_t b, bool cable, Bandwidth bw) { add_edge(builder, a, b, cable, bw); };
+  for (std::uint32_t e = 0; e < n + n / 2; ++e) {
+    const auto a = static_cast<std::uint32_t>(rng.below(n)), b = static_cast<std::uint32_t>(rng.below(n));
+    if (a != b) add(a, b, rng.below(3) != 0, rate());
+  }
+  for (std::uint32_t hub = 0; hub < hubs; ++hub) {
+    for (std::uint64_t p = 1 + rng.below(6); p > 0; --p) {
+      const auto start = static_cast<std::uint32_t>(rng.below(n));
+      const auto stride = static_cast<std::uint32_t>(1 + rng.below(7));
+      const auto terms = static_cast<std::uint32_t>(1 + rng.below(8));
+      const auto copies = static_cast<std::uint32_t>(1 + rng.below(3));
+      const bool out = rng.below(2) == 0, cable = rng.below(2) == 0;
+      const Bandwidth bw = rate();
+      for (std::uint32_t t = 0; t < terms && start + t * stride < n; ++t) {
+        const std::uint32_t far = start + t * stride;
+        if (far == hub) continue;
+        for (std::uint32_t c = 0; c < copies; ++c) add(out ? hub : far, out ? far : hub, cable, bw);
+      }
+    }
+  }
+  return std::move(builder).build();
+}
+
+TEST(RouterCompressed, MatchesGenericWhereLargeRowsAreArithmeticRuns) {
+  for (std::uint64_t seed = 61; seed <= 90; ++seed) expect_every_pair_as_generic(progression_hub_graph(seed), seed);
 }
 
 TEST(RouterCompressed, AutoKeepsTheGenericSearchWhereNothingRepeats) {
