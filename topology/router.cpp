@@ -146,6 +146,24 @@ const Slot* interpolate(const Slot* first, const Slot* last, std::uint32_t v) {
   return first + (high == low ? 0 : std::uint64_t{v - low} * (n - 1) / (high - low));
 }
 
+// Where far end v's slots lie in a row of runs [runs, runs_end) (Router::RowRun): from the row's
+// slot `slot` on, `copies` of them; none (copies 0) when v is not a far end of the row. The runs
+// ascend and do not overlap: v lies in the last run that starts at or below it, if any.
+struct RunPlace {
+  std::uint32_t slot = 0, copies = 0;
+};
+template <class Run>
+RunPlace run_place(const Run* runs, const Run* runs_end, std::uint32_t v) {
+  for (const Run* r = runs; r != runs_end && r->first <= v; ++r) {
+    const std::uint32_t d = v - r->first;
+    if (d > (r->count - 1) * r->stride) continue;  // past the run's last far end
+    const std::uint32_t q = d / r->stride;
+    if (q * r->stride != d) break;  // between two of its far ends
+    return {r->begin + q * r->copies, r->copies};
+  }
+  return {};
+}
+
 // Calls f(slot) for each slot of a sorted row [first, last) (Router::SortedSlot) whose far end
 // is one of the level's vertices (a Router::SmallLevel); a vertex may hold several parallel
 // links. A row of a few runs (Router::RowRun, [runs, runs_end)) gives each vertex's place by
@@ -160,17 +178,8 @@ void for_links_from(const Level& level, const Slot* first, const Slot* last, con
   for (std::uint32_t i = 0; i < level.size; ++i) {
     const std::uint32_t v = level.vertex[i];
     if (runs != runs_end) {
-      // The runs ascend and do not overlap: v lies in the last run that starts at or below it.
-      for (const Run* r = runs; r != runs_end && r->first <= v; ++r) {
-        const std::uint32_t d = v - r->first;
-        if (d > (r->count - 1) * r->stride) continue;  // past the run's last far end
-        const std::uint32_t q = d / r->stride;
-        if (q * r->stride == d) {
-          const Slot* k = first + r->begin + q * r->copies;
-          for (std::uint32_t c = 0; c < r->copies; ++c) f(k[c]);
-        }
-        break;
-      }
+      const RunPlace at = run_place(runs, runs_end, v);
+      for (std::uint32_t c = 0; c < at.copies; ++c) f(first[at.slot + c]);
       continue;
     }
     const Slot* guess = interpolate(first, last, v);
@@ -468,6 +477,9 @@ void Router::build_compressed(const Cluster& cluster, Search search) {
       at[v + 1].runs = static_cast<std::uint32_t>(runs.size());
     }
     runs.shrink_to_fit();
+    std::vector<std::uint32_t>& links = dir == 0 ? out_sorted_link_ : in_sorted_link_;
+    links.resize(sorted.size());
+    for (std::size_t k = 0; k < sorted.size(); ++k) links[k] = sorted[k].link;
   }
   compressed_ = true;
 }
@@ -880,6 +892,14 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
       const SortedSlot* row = (back ? in_sorted_ : out_sorted_).data();
       const RowRun* runs = (back ? in_runs_ : out_runs_).data();
       const SortedAt at = sorted_at[cur], end = sorted_at[cur + 1];
+      // One vertex one hop back, with one link to it: no choice, so its link alone is read, from
+      // the 4-byte links beside the slots (*_sorted_link_), not its 16-byte slot.
+      if (level->size == 1 && at.runs != end.runs) {
+        const RunPlace place = run_place(runs + at.runs, runs + end.runs, level->vertex[0]);
+        if (place.copies == 1) {
+          return Step{LinkId{(back ? in_sorted_link_ : out_sorted_link_)[at.begin + place.slot]}, level->vertex[0]};
+        }
+      }
       for_links_from(*level, row + at.begin, row + end.begin, runs + at.runs, runs + end.runs,
                      [&](const SortedSlot& s) { consider(s.place, s.width, LinkId{s.link}, s.far); });
     } else {

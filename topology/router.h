@@ -43,9 +43,10 @@
 //    marks, and where the vertices one hop back are known to be one or a few (a level of at most
 //    4 vertices, or the single class whose links reached the vertex's class), it compares ids
 //    instead, and in a row of 16 links or more finds their links among the row's slots sorted by
-//    far end (built with the quotient, 16 bytes per slot of such rows): where the row is at most
+//    far end (built with the quotient, 20 bytes per slot of such rows): where the row is at most
 //    4 arithmetic runs of far ends (a spine's leaves; a leaf's NICs, then its spines), their
-//    place is computed and one slot read; otherwise by a search from an interpolated guess. A
+//    place is computed and one slot read (its link alone, 4 bytes, when the hop has a single
+//    vertex and link to choose); otherwise by a search from an interpolated guess. A
 //    hop at an aggregation switch or core of the radix-128 fat-tree reads a few slots, not 128.
 //    The same fat-tree query scans a few hundred entries and hashes 128 candidates for the
 //    middle (8 hashes at a time where the CPU has AVX-512, 4 with AVX2; a class of 64 cores
@@ -279,6 +280,9 @@ class Router {
     std::uint32_t begin = 0, runs = 0;
   };
   std::vector<SortedSlot> out_sorted_, in_sorted_;
+  // Each slot's link again, 4 bytes a slot: a hop to a single vertex over a single link (a run's
+  // far end with one copy) reads only that, a quarter of the slot's cache lines.
+  std::vector<std::uint32_t> out_sorted_link_, in_sorted_link_;
   std::vector<RowRun> out_runs_, in_runs_;
   std::vector<SortedAt> out_sorted_at_, in_sorted_at_;
   // Scratch of the middle's choice: candidates (a class's first, or a class's members), the
