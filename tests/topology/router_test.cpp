@@ -515,8 +515,7 @@ Cluster random_twin_graph(std::uint64_t seed, int hubs) {
       edges.push_back({out ? hub : far, out ? far : hub, rng.below(2) != 0, rate()});
     }
   }
-  const auto add = [&builder](std::uint32_t a, std::uint32_t b, bool cable, Bandwidth bw) { add_edge(builder, a, b, cable, bw); };
-  for (const Edge& e : edges) add(e.a, e.b, e.cable, e.bw);
+  for (const Edge& e : edges) add_edge(builder, e.a, e.b, e.cable, e.bw);
   std::uint32_t next = static_cast<std::uint32_t>(n);
   for (std::uint32_t v = 0; v < static_cast<std::uint32_t>(n); ++v) {
     if (kinds[v] != NodeKind::kSpineSwitch || rng.below(2) == 0) continue;
@@ -524,10 +523,10 @@ Cluster random_twin_graph(std::uint64_t seed, int hubs) {
       const std::uint32_t clone = next++;
       add_device(builder, "v" + std::to_string(clone), NodeKind::kSpineSwitch);
       for (const Edge& e : edges) {
-        if (e.a == v) add(clone, e.b, e.cable, e.bw);
-        if (e.b == v) add(e.a, clone, e.cable, e.bw);
+        if (e.a == v) add_edge(builder, clone, e.b, e.cable, e.bw);
+        if (e.b == v) add_edge(builder, e.a, clone, e.cable, e.bw);
       }
-      if (rng.below(4) == 0) add(clone, any(), true, gigabytes_per_second(1));
+      if (rng.below(4) == 0) add_edge(builder, clone, any(), true, gigabytes_per_second(1));
     }
   }
   return std::move(builder).build();
@@ -584,10 +583,10 @@ Cluster progression_hub_graph(std::uint64_t seed) {
     add_device(builder, "v" + std::to_string(i), i < hubs || rng.below(2) != 0 ? NodeKind::kSpineSwitch : NodeKind::kGpu);
   }
   const auto rate = [&rng] { return gigabytes_per_second(rng.below(2) == 0 ? 1 : 2); };
-  const auto add = [&builder](std::uint32_t a, std::uint32_t b, bool cable, Bandwidth bw) { add_edge(builder, a, b, cable, bw); };
   for (std::uint32_t e = 0; e < n + n / 2; ++e) {
     const auto a = static_cast<std::uint32_t>(rng.below(n)), b = static_cast<std::uint32_t>(rng.below(n));
-    if (a != b) add(a, b, rng.below(3) != 0, rate());
+    const bool cable = rng.below(3) != 0;  // drawn before the rate, in a fixed order
+    if (a != b) add_edge(builder, a, b, cable, rate());
   }
   for (std::uint32_t hub = 0; hub < hubs; ++hub) {
     for (std::uint64_t p = 1 + rng.below(6); p > 0; --p) {
@@ -600,7 +599,7 @@ Cluster progression_hub_graph(std::uint64_t seed) {
       for (std::uint32_t t = 0; t < terms && start + t * stride < n; ++t) {
         const std::uint32_t far = start + t * stride;
         if (far == hub) continue;
-        for (std::uint32_t c = 0; c < copies; ++c) add(out ? hub : far, out ? far : hub, cable, bw);
+        for (std::uint32_t c = 0; c < copies; ++c) add_edge(builder, out ? hub : far, out ? far : hub, cable, bw);
       }
     }
   }
