@@ -66,6 +66,10 @@ constexpr std::uint64_t kOutSalt = 1;
 constexpr std::uint64_t kMemberSalt = 0x6d656d62;  // "memb": the member of a class chosen among several
 constexpr std::uint32_t kDirect = 1u << 31;  // a class's small row, read from the adjacency
 constexpr std::uint32_t kSeveral = UINT32_MAX;  // Mark::pred_*: found from several classes
+// Searched::plan_at: not walked yet, walked once, not to be planned (else the plan's offset)
+constexpr std::uint32_t kUnplanned = UINT32_MAX, kWalkedOnce = UINT32_MAX - 1, kUnplannable = UINT32_MAX - 2;
+constexpr std::uint32_t kPlanLink = UINT32_MAX, kPlanEnd = UINT32_MAX - 1;  // PlanStep::vertex: a link, the path's end
+constexpr std::uint32_t kInRow = 1u << 31;          // PlanStep::slot: of the in-row
 constexpr std::uint32_t kTwins = 1u << 31;      // class_of_: a class of several vertices
 // A row of this many links or more is a big row: the compressed search reads it as blocks of
 // entries, and the walk finds the links from a known vertex in it by binary search.
@@ -555,6 +559,8 @@ Router::Searched& Router::searched(std::uint32_t src, std::uint32_t dst, bool ca
   oldest->used = ++search_clock_;
   oldest->distance = search_compressed(src, dst, *oldest);
   oldest->branched = -1;
+  oldest->plan_at.clear();
+  oldest->plan_steps.clear();
   ++compressed_searches_;
   return *oldest;
 }
@@ -790,7 +796,7 @@ void Router::walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash)
 // dst are classes of their own), so the candidates are the members of the widest classes, each
 // class weighing its size; a class inside a server is the image of the canonical one, its
 // members in the same order (a server's devices by position are in NodeId order).
-void Router::walk_compressed(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, const Searched& found,
+void Router::walk_compressed(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, Searched& found,
                              const Exchange& exchange) {
   constexpr double kEndpoint = std::numeric_limits<double>::infinity();
   const std::uint64_t meet_seed = hash_combine(hash, kMeetSalt);
@@ -814,15 +820,77 @@ void Router::walk_compressed(std::uint32_t src, std::uint32_t dst, std::uint64_t
     }
   }
   std::uint64_t member_seed = 0;
-  const std::uint32_t chosen = class_of_[widest_[middle_class(meet_seed, &member_seed)]] & ~kTwins;
+  const std::size_t w = middle_class(meet_seed, &member_seed);
+  const std::uint32_t chosen = class_of_[widest_[w]] & ~kTwins;
   const std::uint32_t* members = class_members_.data() + class_begin_[chosen];
-  const std::uint32_t middle = members[max_hash(members, class_begin_[chosen + 1] - class_begin_[chosen], member_seed)];
+  const std::size_t member = max_hash(members, class_begin_[chosen + 1] - class_begin_[chosen], member_seed);
+  const std::uint32_t middle = members[member];
   walk_branched_ = ties > 1;
+  // The middle's plan (router.h, "Walks by middle"; Searched::plan_at): the candidates are
+  // numbered as the widest classes list them, each class's members in order.
+  std::size_t candidate = member;
+  for (std::size_t k = 0; k < w; ++k) candidate += class_weight_[k];
+  if (found.plan_at.size() != ties) {
+    found.plan_at.assign(ties, kUnplanned);
+    found.plan_steps.clear();
+  }
+  if (found.plan_at[candidate] < kUnplannable) {
+    ++planned_walks_;
+    path_.clear();
+    for (const PlanStep* step = found.plan_steps.data() + found.plan_at[candidate]; step->vertex != kPlanEnd; ++step) {
+      LinkId l{step->slot};
+      if (step->vertex != kPlanLink) {
+        const std::uint32_t v = exchange.from_canonical(step->vertex);
+        l = step->slot & kInRow ? in_link_[in_begin_[v] + (step->slot & ~kInRow)] : out_link_[out_begin_[v] + step->slot];
+      }
+      path_.push_back(l);
+      __builtin_prefetch(cluster_.link_timing_slot(l));
+    }
+    return;
+  }
+  hop_tied_ = false;
   walk_hops(src, dst, middle, hash, found.gen,
             [this, &found, &exchange](std::uint32_t v) -> const Mark& {
               return found.marks[class_of_[exchange.to_canonical(v)] & ~kTwins];
             },
             &found, &exchange);
+  // The second walk through this middle (a search met once, as most are outside a large round,
+  // pays no more than a flag): kept as its plan when no hop decided a tie. A link with an end in
+  // a server is kept as its source's out-row slot, or its destination's in-row slot when only
+  // the destination is in a server; a path with a link between two servers is not planned (an
+  // exchange may move one end and not the other).
+  std::uint32_t& state = found.plan_at[candidate];
+  if (state == kUnplanned) {
+    state = kWalkedOnce;
+    return;
+  }
+  if (state != kWalkedOnce) return;
+  state = kUnplannable;
+  if (hop_tied_) return;
+  const std::size_t at = found.plan_steps.size();
+  for (LinkId l : path_) {
+    const LinkInfo& info = cluster_.link(l);
+    const std::uint32_t from = server_twins_ ? server_twins_->server_of[info.src.value] : ServerTwins::kNone;
+    const std::uint32_t to = server_twins_ ? server_twins_->server_of[info.dst.value] : ServerTwins::kNone;
+    if (from != ServerTwins::kNone && to != ServerTwins::kNone && from != to) {
+      found.plan_steps.resize(at);
+      return;
+    }
+    PlanStep step{kPlanLink, l.value};
+    if (from != ServerTwins::kNone || to != ServerTwins::kNone) {
+      const bool out = from != ServerTwins::kNone;
+      const std::uint32_t v = out ? info.src.value : info.dst.value;
+      const std::uint32_t* begin = out ? out_begin_ : in_begin_;
+      const LinkId* links = out ? out_link_ : in_link_;
+      std::uint32_t k = begin[v];
+      while (links[k] != l) ++k;
+      step = {exchange.to_canonical(v), (k - begin[v]) | (out ? 0u : kInRow)};
+    }
+    found.plan_steps.push_back(step);
+  }
+  found.plan_steps.push_back({kPlanEnd, 0});
+  if (found.plan_steps.size() >= kUnplannable) throw InternalError("Router: a plan of 2^32 steps");
+  state = static_cast<std::uint32_t>(at);
 }
 
 // The links from src to middle and from middle to dst: at each vertex, among the links that
@@ -917,6 +985,7 @@ void Router::walk_hops(std::uint32_t src, std::uint32_t dst, std::uint32_t middl
     // A vertex on a shortest path always has a link one hop closer to the end it walks to.
     if (ties == 0) throw InternalError("Router: no link one hop closer from node " + std::to_string(cur));
     walk_branched_ = walk_branched_ || ties > 1;
+    hop_tied_ = hop_tied_ || ties > 1;
     return best;
   };
   // Each link taken has its timing's index (Cluster::link_timing) fetched into the caches while

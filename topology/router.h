@@ -75,6 +75,19 @@
 // pair's (the exchanges map ties onto ties) and the same for every label (the first tie is met by
 // every label's walk): a route not to be cached (Keep::kUnlessLabelled) of such a pair is walked
 // without the cache's lookups.
+// Walks by middle: a kept search also keeps, per candidate middle (the widest classes'
+// members), the path its second walk through that middle took (a search met once pays a flag,
+// no more), in the canonical pair's coordinates: a link between switches as it is, a link with
+// an end in a server as that end's row and slot, mapped back through the pair's exchanges. Not
+// kept when a hop below the middle decided a tie by its hash, or when the path has a link
+// between two servers. Each hop of a kept walk had one candidate, and the exchanges map
+// candidates onto candidates slot by slot, so every later walk of the pair, or of a pair with
+// the same canonical pair, through that middle takes the mapped path: its middle is hashed as
+// before, then its links are read from the plan instead of walked (tested against the generic
+// search, RouterTwinServers). On h100-rail-512 no hop below the spines ties between two NICs of
+// one rail, and an all-to-all's parts listed by rail (sim/collectives/schedule.h,
+// direct_in_parts) meet each canonical pair's 64 middles hundreds of times while its search is
+// kept.
 // Routes are cached by (src, dst, flow_label): about 50 bytes of table per route plus 4 bytes
 // per link, in chunks that never move, so returned spans stay valid for the Router's lifetime.
 // A pair whose path no label can change (no tie among the widest candidates, as inside a
@@ -148,6 +161,8 @@ class Router {
   void set_twin_servers(TwinServers use) { twin_servers_ = use; }
   // Compressed searches run so far (the others were found among the kept ones).
   std::uint64_t compressed_searches() const { return compressed_searches_; }
+  // Walks read from a kept search's plan by middle (the others walked hop by hop).
+  std::uint64_t planned_walks() const { return planned_walks_; }
 
  private:
   struct Slot;
@@ -173,7 +188,7 @@ class Router {
   // pair is not between two servers' devices or twin servers are off.
   Exchange exchange_of(std::uint32_t src, std::uint32_t dst);
   void walk_path(std::uint32_t src, std::uint32_t dst, std::uint64_t hash);
-  void walk_compressed(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, const Searched& found,
+  void walk_compressed(std::uint32_t src, std::uint32_t dst, std::uint64_t hash, Searched& found,
                        const Exchange& exchange);
   std::size_t middle_class(std::uint64_t meet_seed, std::uint64_t* member_seed) const;
   template <class MarkOf>
@@ -182,6 +197,7 @@ class Router {
   void next_generation();
   void build_twins();
   void build_compressed(const Cluster& cluster, Search search);
+  bool hop_tied_ = false;  // the last walk_hops decided a tie below the middle by its hash
   bool walk_branched_ = false;  // the last walk_path decided a tie by its hash
   // The pair of the last search that found a path, and its generation: route() walks again on
   // its marks for another label of the same pair.
@@ -241,6 +257,13 @@ class Router {
   };
   // The last few compressed searches (router.cpp, Router::searched), each with its marks by
   // class, its levels and its meeting classes: the least recently used is searched over.
+  // A link of a planned walk, in the canonical pair's coordinates: the slot-th link of vertex's
+  // out-row (in-row when slot has kInRow), vertex a device of a server; or, vertex kDirect, the
+  // link `slot` itself (no end in a server: the exchanges fix it).
+  struct PlanStep {
+    std::uint32_t vertex;
+    std::uint32_t slot;
+  };
   struct Searched {
     std::uint32_t src = UINT32_MAX, dst = UINT32_MAX;  // the pair searched; UINT32_MAX: none
     std::uint32_t gen = 0;                             // its generation, stamped on its marks
@@ -250,10 +273,17 @@ class Router {
     std::vector<Mark> marks;  // by class; sized on first use
     std::vector<SmallLevel> levels[2];
     std::vector<std::uint32_t> meet;
+    // Its walks by middle (router.cpp, walk_compressed): per candidate middle (the widest
+    // classes' members, in their order), the offset of its path's steps in plan_steps, or
+    // whether it was walked not at all or once, or cannot be planned (a hop below the middle
+    // decided a tie, or a link between two servers); planned at the second walk, emptied when
+    // the pair is searched over.
+    std::vector<std::uint32_t> plan_at;
+    std::vector<PlanStep> plan_steps;
   };
   static constexpr std::size_t kSearches = 8;
   std::array<Searched, 1 + kSearches> searches_;
-  std::uint64_t search_clock_ = 0, compressed_searches_ = 0;
+  std::uint64_t search_clock_ = 0, compressed_searches_ = 0, planned_walks_ = 0;
   TwinServers twin_servers_ = TwinServers::kUse;
   std::function<std::shared_ptr<const ServerTwins>()> server_twins_source_;
   std::shared_ptr<const ServerTwins> server_twins_;  // on the first pair that needs them

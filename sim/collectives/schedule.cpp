@@ -525,6 +525,14 @@ struct ServerRuns {
   std::size_t entries(std::size_t senders) const { return 2 * senders * count() + 2 * senders * largest; }
 };
 
+// The rank indices 0, ..., n - 1: relay_server_pairs's destinations in rank order.
+std::vector<std::uint32_t> in_rank_order(std::size_t n) {
+  if (n > UINT32_MAX) throw InternalError("more than 2^32 ranks");
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), std::uint32_t{0});
+  return order;
+}
+
 std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec& s, std::int32_t from_server) {
   const std::size_t n = s.ranks.size();
   const auto ni = static_cast<std::int64_t>(n);
@@ -539,15 +547,18 @@ std::optional<Schedule> direct(const ScheduleContext& ctx, const CollectiveSpec&
       for (std::size_t i = 0; i < n; ++i) {
         if (rails.server[i] == from_server) senders.push_back(i);
       }
-      relay_server_pairs(ctx, s.ranks, rails, senders, bytes, ph.flows);
+      const std::span<const std::size_t> one[1] = {senders};
+      relay_server_pairs(ctx, s.ranks, rails, one, in_rank_order(n), bytes, ph.flows);
       out.rounds.push_back(std::move(ph));
       return;
     }
     if (each_once(servers_in_order(ctx.cluster(), s))) {
       const ServerRuns runs(ctx, s);
+      const std::vector<std::uint32_t> destinations = in_rank_order(n);
       ph.flows.reserve(runs.entries(n));
       for (std::size_t k = 0; k < runs.count(); ++k) {
-        relay_server_pairs(ctx, s.ranks, runs.rails, runs.senders(k), bytes, ph.flows);
+        const std::span<const std::size_t> one[1] = {runs.senders(k)};
+        relay_server_pairs(ctx, s.ranks, runs.rails, one, destinations, bytes, ph.flows);
       }
       out.rounds.push_back(std::move(ph));
       return;
@@ -1237,16 +1248,36 @@ bool lists_by_server(const topo::Cluster& cluster, const CollectiveSpec& spec) {
 
 std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const CollectiveSpec& spec) {
   if (!lists_by_server(ctx.cluster(), spec)) return std::nullopt;
-  // The sending servers in rank order, each once: build_schedule's entries are then the parts'
-  // one after another (direct). What every part reads of the ranks is worked out here, once.
+  // The sending servers in rank order, each once: a part lists a run of `group` of them (schedule.h),
+  // with the destinations by rail. What every part reads of the ranks is worked out here, once.
   struct Parts {
     std::vector<NodeId> ranks;
     ServerRuns runs;
     Bytes bytes;
+    std::vector<std::uint32_t> by_rail;  // the rank indices by rail (no rail last), in rank order within one
+    std::size_t group = 1;
   };
   const std::size_t n = spec.ranks.size();
+  if (n > UINT32_MAX) throw InternalError("more than 2^32 ranks");
   const Bytes bytes = share(spec.size, 1, static_cast<std::int64_t>(n));
-  const auto parts = std::make_shared<const Parts>(Parts{spec.ranks, ServerRuns(ctx, spec), bytes});
+  Parts made{spec.ranks, ServerRuns(ctx, spec), bytes, {}, 1};
+  {
+    // A counting sort of the ranks by rail: rail r's ranks at [at[r], at[r + 1]), no rail last.
+    std::int32_t rails = 0;
+    for (const std::int32_t r : made.runs.rails.rail) rails = std::max(rails, r + 1);
+    const auto slot = [&](std::size_t j) {
+      const std::int32_t r = made.runs.rails.rail[j];
+      return r < 0 ? static_cast<std::size_t>(rails) : static_cast<std::size_t>(r);
+    };
+    std::vector<std::size_t> at(static_cast<std::size_t>(rails) + 2, 0);
+    for (std::size_t j = 0; j < n; ++j) ++at[slot(j) + 1];
+    for (std::size_t r = 0; r + 1 < at.size(); ++r) at[r + 1] += at[r];
+    made.by_rail.resize(n);
+    for (std::size_t j = 0; j < n; ++j) made.by_rail[at[slot(j)]++] = static_cast<std::uint32_t>(j);
+  }
+  made.group = std::clamp<std::size_t>(kPartEntries / std::max<std::size_t>(1, made.runs.entries(made.runs.largest)), 1,
+                                       kPartServers);
+  const auto parts = std::make_shared<const Parts>(std::move(made));
   Schedule out;
   // all_reduce: reduce-scatter then all-gather, the same pairs and shares (direct); the others:
   // one round.
@@ -1254,14 +1285,21 @@ std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const Collec
   for (std::size_t r = 0; r < rounds; ++r) {
     Round round;
     round.steps = 1;
-    round.part_count = parts->runs.count();
+    round.part_count = (parts->runs.count() + parts->group - 1) / parts->group;
     round.part_flow_count = n * (n - 1);  // every ordered pair of ranks once
     round.parts = [&ctx, parts](std::size_t part, std::vector<PlannedFlow>& flows) {
-      if (part >= parts->runs.count()) throw InternalError("direct_in_parts: no such part");
-      const std::span<const std::size_t> senders = parts->runs.senders(part);
+      const std::size_t first = part * parts->group, last = std::min(parts->runs.count(), first + parts->group);
+      if (first >= last) throw InternalError("direct_in_parts: no such part");
+      std::vector<std::span<const std::size_t>> servers;
+      servers.reserve(last - first);
+      std::size_t senders = 0;
+      for (std::size_t k = first; k < last; ++k) {
+        servers.push_back(parts->runs.senders(k));
+        senders += servers.back().size();
+      }
       flows.clear();
-      flows.reserve(parts->runs.entries(senders.size()));
-      relay_server_pairs(ctx, parts->ranks, parts->runs.rails, senders, parts->bytes, flows);
+      flows.reserve(parts->runs.entries(senders));
+      relay_server_pairs(ctx, parts->ranks, parts->runs.rails, servers, parts->by_rail, parts->bytes, flows);
     };
     out.rounds.push_back(std::move(round));
   }

@@ -263,10 +263,18 @@ std::optional<Schedule> build_schedule(const ScheduleContext& ctx, const Collect
                                        std::int32_t from_server = -1);
 
 // The direct schedule of an all-pairs `spec` (all_pairs_op) with each round listed in parts
-// (Round::parts), part k the flows of the k-th sending server's GPUs with their PXN relays:
-// what build_schedule lists, the same entries in the same order, when the ranks come server by
-// server; nothing otherwise (or on one server). `ctx` must outlive the schedule.
+// (Round::parts), part k the flows of the k-th run of up to kPartServers consecutive sending
+// servers (fewer where their entries could pass kPartEntries: 32 servers of 512 DGX H100, 15 of
+// 2,048) with their PXN relays: what build_schedule lists, the same entries, when the ranks come
+// server by server; nothing otherwise (or on one server). Within a part the entries come by
+// sender position, then by destination rail, then by server (server_pairs_relay.h), where
+// build_schedule lists them server by server: a static-ECMP all-to-all's connections between
+// the same rails and classes of twin servers then come one after another, which the router's
+// kept searches and their walks by middle serve (topology/router.h). `ctx` must outlive the
+// schedule.
 std::optional<Schedule> direct_in_parts(const ScheduleContext& ctx, const CollectiveSpec& spec);
+inline constexpr std::size_t kPartServers = 32;
+inline constexpr std::size_t kPartEntries = std::size_t{1} << 19;  // 20 MiB of entries
 // Whether direct_in_parts lists `spec` (an all-pairs op whose ranks come server by server, over
 // two servers or more).
 bool lists_by_server(const topo::Cluster& cluster, const CollectiveSpec& spec);

@@ -1,11 +1,18 @@
 #pragma once
-// One sending server's share of an all-pairs round (the direct algorithm: every rank sends the
-// same bytes to every other rank) through the PXN relay (schedule.h, ProxyRelay), listed without
-// merging its k x n flows one at a time.
+// Sending servers' share of an all-pairs round (the direct algorithm: every rank sends the same
+// bytes to every other rank) through the PXN relay (schedule.h, ProxyRelay), listed without
+// merging their k x n flows one at a time.
 //
-// The result is ProxyRelay's, entry for entry: the same entries, in the same order, with the same
-// copies, as adding the flows (ranks[t] -> ranks[j]) for each sender t in `senders`' order and
-// each j != t in rank order to an empty ProxyRelay and taking its entries.
+// For one server and destinations in rank order, the result is ProxyRelay's, entry for entry:
+// the same entries, in the same order, with the same copies, as adding the flows
+// (ranks[t] -> ranks[j]) for each sender t in `senders`' order and each j != t in rank order to
+// an empty ProxyRelay and taking its entries. For several servers the entries are each server's
+// own (no entry merges flows of two servers: every source is on its sender's server, the sender
+// or its proxy), listed by sender position, then by destination in the given order, then by
+// server: each server's entries keep their own order when the destinations come in rank order.
+// direct_in_parts (schedule.h) lists a part of several servers with the destinations by rail, so
+// that the connections listed one after another go between the same NICs' rails (and classes of
+// twin servers: the router's kept searches, topology/router.h, serve them in turn).
 //
 // Why it can be listed directly: the source a sender's flow to j leaves its server by (the sender,
 // or its proxy on j's rail: ScheduleContext::nic_route) depends on j only through j's class,
@@ -20,9 +27,9 @@
 //    copies are the senders whose flow to j leaves by s;
 //  - a sender's handover (t -> p) opens an entry just before the first of its flows that p
 //    sends; its copies are the destinations t reaches through p.
-// Cost: one pass over the n ranks' rails (RankRails), then one over the k x n pairs that reads
+// Cost: per server one pass over the n ranks' classes, then one over its k x n pairs that reads
 // a byte per pair (which entries open there), no hashing and no merging; memory
-// O(n + k x rails) besides the entries.
+// O(n + k x rails) per server besides the entries.
 
 #include <cstddef>
 #include <cstdint>
@@ -44,10 +51,12 @@ struct RankRails {
 };
 RankRails rank_rails(const ScheduleContext& ctx, std::span<const topo::NodeId> ranks);
 
-// Appends to `out` the relay's entries of the flows `bytes` from each rank ranks[t], t in
-// `senders` (rank indices, ascending, all on one server), to every other rank. `rails` is
-// rank_rails(ctx, ranks).
+// Appends to `out` the relay's entries of the flows `bytes` from each rank ranks[t], t in one of
+// `servers` (each a server's senders: rank indices, ascending, all on that server), to every
+// other rank, in the order of the header: by sender position, destination (`destinations`, a
+// permutation of the rank indices), server. `rails` is rank_rails(ctx, ranks).
 void relay_server_pairs(const ScheduleContext& ctx, std::span<const topo::NodeId> ranks, const RankRails& rails,
-                        std::span<const std::size_t> senders, Bytes bytes, std::vector<PlannedFlow>& out);
+                        std::span<const std::span<const std::size_t>> servers,
+                        std::span<const std::uint32_t> destinations, Bytes bytes, std::vector<PlannedFlow>& out);
 
 }  // namespace cs::coll

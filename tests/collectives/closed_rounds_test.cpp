@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <tuple>
 #include <optional>
+#include <span>
 #include <utility>
 #include <string>
 #include <vector>
@@ -118,45 +119,71 @@ TEST(ClosedRounds, AllToAllInPartsEqualsTheWholeRound) {
   }
 }
 
-bool same_flow(const PlannedFlow& a, const PlannedFlow& b) {
-  return a.src == b.src && a.dst == b.dst && a.bytes == b.bytes && a.channel == b.channel && a.pipeline == b.pipeline &&
-         a.reduction_port == b.reduction_port && a.copies == b.copies && a.rail == b.rail && a.handover == b.handover &&
-         a.connections == b.connections;
+// The entries as a sorted list: the same entries in any order compare equal.
+std::vector<std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::uint32_t, std::uint32_t, bool>> sorted_entries(
+    std::span<const PlannedFlow> flows) {
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::uint32_t, std::uint32_t, bool>> out;
+  for (const PlannedFlow& f : flows) {
+    EXPECT_EQ(f.pipeline, kNoPipeline);
+    EXPECT_FALSE(f.reduction_port.valid());
+    EXPECT_EQ(f.rail, PlannedFlow::kDestinationRail);
+    EXPECT_EQ(f.connections, 1);
+    out.emplace_back(f.src.value, f.dst.value, f.bytes.value(), f.channel, f.copies, f.handover);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
-TEST(DirectInParts, ListsTheWholeScheduleServerByServer) {
-  // The parts one after another are build_schedule's entries, in order, and flow_count counts
-  // the same flows: all_to_all (one round) and all_reduce (two), DGX H100 servers whose GPUs
-  // share PCIe switches in pairs (PXN proxies and PCIe neighbours), ranks from the middle of a
-  // server on.
-  const Machine m = machine("h100-rail-512", {"/servers/0/count=6"});
-  const ScheduleContext ctx(m.cluster);
-  for (const CollectiveOp op : {CollectiveOp::kAllToAll, CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
-    SCOPED_TRACE(std::string(to_string(op)));
-    const CollectiveSpec s = spec_of(m, op, mebibytes(48), 4, 40);
-    const std::optional<Schedule> whole = build_schedule(ctx, s, CollectiveAlgorithm::kDirect, nullptr);
-    const std::optional<Schedule> parted = direct_in_parts(ctx, s);
-    ASSERT_TRUE(whole && parted);
-    ASSERT_EQ(parted->rounds.size(), whole->rounds.size());
-    EXPECT_EQ(parted->flow_count(), whole->flow_count());
-    EXPECT_EQ(parted->flow_count(), std::size_t{40 * 39} * whole->rounds.size());
-    for (std::size_t r = 0; r < whole->rounds.size(); ++r) {
-      const Round& round = parted->rounds[r];
-      EXPECT_TRUE(round.flows.empty());
-      EXPECT_EQ(round.steps, whole->rounds[r].steps);
-      ASSERT_EQ(round.part_count, 6u);  // 4 ranks of server 0, 8 of each of 1-4, 4 of server 5
-      std::vector<PlannedFlow> listed, part = {PlannedFlow{}};  // a part replaces what the vector held
-      for (std::size_t k = 0; k < round.part_count; ++k) {
-        round.parts(k, part);
-        EXPECT_FALSE(part.empty());
-        listed.insert(listed.end(), part.begin(), part.end());
+TEST(DirectInParts, ListsTheWholeScheduleInRunsOfServersByRail) {
+  // The parts one after another list build_schedule's entries, and flow_count counts the same
+  // flows: all_to_all (one round) and all_reduce (two), DGX H100 servers whose GPUs share PCIe
+  // switches in pairs (PXN proxies and PCIe neighbours), ranks from the middle of a server on.
+  // 6 servers make one part; 40 make two (kPartServers: 32 and 8). Within a part the entries
+  // come by sender position, then by the destination's rail, then by server
+  // (server_pairs_relay.h): the sends' destination rails rise but where a sender position ends,
+  // at most 7 times for 8 GPUs a server, where server by server they fall at every server.
+  for (const int servers : {6, 40}) {
+    const Machine m = machine("h100-rail-512", {"/servers/0/count=" + std::to_string(servers)});
+    const ScheduleContext ctx(m.cluster);
+    const std::size_t ranks = 8 * static_cast<std::size_t>(servers) - 8;
+    for (const CollectiveOp op : {CollectiveOp::kAllToAll, CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
+      SCOPED_TRACE(std::string(to_string(op)) + ", " + std::to_string(servers) + " servers");
+      const CollectiveSpec s = spec_of(m, op, mebibytes(48), 4, ranks);
+      const std::optional<Schedule> whole = build_schedule(ctx, s, CollectiveAlgorithm::kDirect, nullptr);
+      const std::optional<Schedule> parted = direct_in_parts(ctx, s);
+      ASSERT_TRUE(whole && parted);
+      ASSERT_EQ(parted->rounds.size(), whole->rounds.size());
+      EXPECT_EQ(parted->flow_count(), whole->flow_count());
+      EXPECT_EQ(parted->flow_count(), ranks * (ranks - 1) * whole->rounds.size());
+      for (std::size_t r = 0; r < whole->rounds.size(); ++r) {
+        const Round& round = parted->rounds[r];
+        EXPECT_TRUE(round.flows.empty());
+        EXPECT_EQ(round.steps, whole->rounds[r].steps);
+        ASSERT_EQ(round.part_count, servers == 6 ? 1u : 2u);  // 4 ranks of the first server, 8 of the next, 4 of the last
+        std::vector<PlannedFlow> listed, part = {PlannedFlow{}};  // a part replaces what the vector held
+        for (std::size_t k = 0; k < round.part_count; ++k) {
+          round.parts(k, part);
+          EXPECT_FALSE(part.empty());
+          int falls = 0, last_rail = -1;
+          for (const PlannedFlow& f : part) {
+            const topo::NodeInfo& to = m.cluster.node(f.dst);
+            const topo::NodeInfo& from = m.cluster.node(f.src);
+            if (f.handover || to.server == from.server) continue;  // a send between servers
+            const int rail = m.cluster.node(f.dst).local;
+            falls += rail < last_rail ? 1 : 0;
+            last_rail = rail;
+          }
+          EXPECT_LE(falls, 7) << "part " << k;
+          EXPECT_GT(falls, 0) << "part " << k;  // the next sender position starts again at rail 0
+          listed.insert(listed.end(), part.begin(), part.end());
+        }
+        EXPECT_EQ(sorted_entries(listed), sorted_entries(whole->rounds[r].flows));
       }
-      const std::vector<PlannedFlow>& flows = whole->rounds[r].flows;
-      ASSERT_EQ(listed.size(), flows.size());
-      for (std::size_t i = 0; i < flows.size(); ++i) EXPECT_TRUE(same_flow(listed[i], flows[i])) << "entry " << i;
     }
   }
   // Ranks that leave a server and come back, on one server, or a rooted operation: not listed in parts.
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=6"});
+  const ScheduleContext ctx(m.cluster);
   CollectiveSpec back = spec_of(m, CollectiveOp::kAllToAll, mebibytes(48), 0, 16);
   std::swap(back.ranks[0], back.ranks[15]);
   EXPECT_FALSE(direct_in_parts(ctx, back));
