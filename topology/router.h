@@ -255,15 +255,16 @@ class Router {
       return false;
     }
   };
-  // The last few compressed searches (router.cpp, Router::searched), each with its marks by
-  // class, its levels and its meeting classes: the least recently used is searched over.
-  // A link of a planned walk, in the canonical pair's coordinates: the slot-th link of vertex's
-  // out-row (in-row when slot has kInRow), vertex a device of a server; or, vertex kDirect, the
-  // link `slot` itself (no end in a server: the exchanges fix it).
+  // A link of a planned walk ("Walks by middle"), in the canonical pair's coordinates: the
+  // slot-th link of `vertex`'s out-row (its in-row when slot has router.cpp's kInRow bit),
+  // `vertex` a device of a server; or, vertex kPlanLink, the link `slot` itself (no end in a
+  // server: the exchanges fix it). A path's steps end with vertex kPlanEnd.
   struct PlanStep {
     std::uint32_t vertex;
     std::uint32_t slot;
   };
+  // The last few compressed searches (router.cpp, Router::searched), each with its marks by
+  // class, its levels and its meeting classes: the least recently used is searched over.
   struct Searched {
     std::uint32_t src = UINT32_MAX, dst = UINT32_MAX;  // the pair searched; UINT32_MAX: none
     std::uint32_t gen = 0;                             // its generation, stamped on its marks
