@@ -1040,6 +1040,11 @@ void Router::grow_table() {
   }
 }
 
+void Router::prefetch(NodeId src, NodeId dst) const {
+  if (slots_.empty()) return;
+  __builtin_prefetch(&slots_[key_hash(src.value, dst.value, kAnyLabel) & (slots_.size() - 1)]);
+}
+
 std::span<const LinkId> Router::route(NodeId src, NodeId dst, std::uint64_t flow_label, bool* unique, Keep keep) {
   check_node(src, "source");
   check_node(dst, "destination");

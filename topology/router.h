@@ -142,6 +142,12 @@ class Router {
   enum class Keep : std::uint8_t { kAlways, kUnlessLabelled };
   std::span<const LinkId> route(NodeId src, NodeId dst, std::uint64_t flow_label = 0, bool* unique = nullptr,
                                 Keep keep = Keep::kAlways);
+  // A hint, no effect on any result: starts loading the cache slot where route(src, dst, ...)
+  // first looks for a route of the pair that holds for every label (the cache's only entry for
+  // most pairs). A caller that routes many pairs in a known order (a round's flows) hints a few
+  // ahead, so that the lookup's cache miss, most of route()'s time in the 131,072-GPU tree,
+  // overlaps the work before it.
+  void prefetch(NodeId src, NodeId dst) const;
   // Length in hops of a shortest path from src to dst; 0 when src == dst; -1 if unreachable.
   int hops(NodeId src, NodeId dst);
   // Whether route(src, dst, label) is one path for every label (no tie among the widest

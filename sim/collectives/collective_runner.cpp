@@ -444,16 +444,20 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       round.parts(k, listed_part_);
       listing = listed_part_;
       part_begin = 0;
-      for (const PlannedFlow& pf : listing) {
+      for (std::size_t i = 0; i < listing.size(); ++i) {
+        const PlannedFlow& pf = listing[i];
         if (pf.pipeline != kNoPipeline) throw InternalError("a round listed in parts with pipelines");
+        if (i + kRouteAhead < listing.size()) router_.prefetch(listing[i + kRouteAhead].src, listing[i + kRouteAhead].dst);
         if (prepared.size() == part_flows_) load_part();
         prepare(pf);
       }
     }
   } else {
-    for (const PlannedFlow& pf : round.flows) {
+    const std::span<const PlannedFlow> flows = round.flows;
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      if (i + kRouteAhead < flows.size()) router_.prefetch(flows[i + kRouteAhead].src, flows[i + kRouteAhead].dst);
       if (streamed && prepared.size() == part_flows_) load_part();
-      prepare(pf);
+      prepare(flows[i]);
     }
   }
   const bool nvls = round.latency == StepLatency::kNvls || (round.local_steps > 0 && round.local_latency == StepLatency::kNvls);

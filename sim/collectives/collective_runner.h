@@ -121,6 +121,9 @@ class CollectiveRunner {
   // point-to-point transfer is a run of one such round), released after a larger one.
   static constexpr std::size_t kKeptScratch = 4096;
   std::size_t part_flows_ = std::size_t{1} << 16;  // set_round_part
+  // How many flows ahead start_round hints the router's cache slot of a flow's ends
+  // (Router::prefetch): a few flows' preparation covers a miss to memory.
+  static constexpr std::size_t kRouteAhead = 8;
   std::vector<Prepared> prepared_;
   std::vector<std::size_t> singles_;
   std::vector<std::uint32_t> weight_;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <deque>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -143,6 +145,30 @@ TEST(Router, DeterministicAcrossCallsAndRouters) {
     EXPECT_EQ(a.data(), again.data());  // served from the cache
     const auto b = second.route(src, dst, label);
     EXPECT_EQ(std::vector<LinkId>(a.begin(), a.end()), std::vector<LinkId>(b.begin(), b.end()));
+  }
+}
+
+TEST(Router, PrefetchIsAHintThatChangesNoRoute) {
+  // prefetch() reads no node and writes nothing: hints for any ids, before the cache exists and
+  // after it grew, leave every route and every cached span as a router without hints gives.
+  Cluster c = fixtures::leaf_spine(4, 4, 4, gigabytes_per_second(50), gigabytes_per_second(25));
+  Router hinted(c), plain(c);
+  const auto g = c.gpus();
+  hinted.prefetch(NodeId{0}, NodeId{UINT32_MAX - 1});  // ids that are no node: only a slot's address
+  std::vector<std::span<const LinkId>> first;
+  for (std::uint64_t label = 0; label < 200; ++label) {
+    const NodeId src = g[label % g.size()], dst = g[(label * 7 + 5) % g.size()];
+    hinted.prefetch(dst, src);
+    hinted.prefetch(src, dst);
+    const auto a = hinted.route(src, dst, label);
+    const auto b = plain.route(src, dst, label);
+    EXPECT_EQ(std::vector<LinkId>(a.begin(), a.end()), std::vector<LinkId>(b.begin(), b.end())) << label;
+    first.push_back(a);
+  }
+  EXPECT_EQ(hinted.cached_routes(), plain.cached_routes());
+  for (std::uint64_t label = 0; label < 200; ++label) {
+    const NodeId src = g[label % g.size()], dst = g[(label * 7 + 5) % g.size()];
+    EXPECT_EQ(hinted.route(src, dst, label).data(), first[label].data()) << label;  // still cached
   }
 }
 
