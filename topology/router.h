@@ -145,8 +145,8 @@ class Router {
   // A hint, no effect on any result: starts loading the cache slot where route(src, dst, ...)
   // first looks for a route of the pair that holds for every label (the cache's only entry for
   // most pairs). A caller that routes many pairs in a known order (a round's flows) hints a few
-  // ahead, so that the lookup's cache miss, most of route()'s time in the 131,072-GPU tree,
-  // overlaps the work before it.
+  // ahead, so that the lookup's cache miss (82% of route()'s samples in the 131,072-GPU `auto`,
+  // docs/performance.md) overlaps the work before it.
   void prefetch(NodeId src, NodeId dst) const;
   // Length in hops of a shortest path from src to dst; 0 when src == dst; -1 if unreachable.
   int hops(NodeId src, NodeId dst);
