@@ -21,13 +21,13 @@ constexpr std::size_t kHeapFrom = 16;
 }  // namespace
 
 FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkCapacity> links)
-    : sim_(&simulator), links_(links.size()) {
+    : sim_(&simulator), links_(links.size()), accounts_(links.size()), latencies_(links.size()) {
   for (std::size_t i = 0; i < links.size(); ++i) {
     if (!(links[i].bandwidth.value() > 0)) {
       throw InternalError("FlowNetwork: link " + std::to_string(i) + " has no capacity");
     }
     links_[i].capacity = links[i].bandwidth.value();
-    links_[i].latency = links[i].latency;
+    latencies_[i] = links[i].latency;
   }
 }
 
@@ -39,17 +39,16 @@ FlowNetwork::~FlowNetwork() {
 
 void FlowNetwork::reset(sim::Simulator& simulator) {
   sim_ = &simulator;
-  // Capacity and latency are all a new link holds; only set_capacity changes a capacity.
+  // Its capacity is all a new link holds (latencies never change); only set_capacity changes a capacity.
   for (const auto& [l, capacity] : original_capacity_) links_[l].capacity = capacity;
   original_capacity_.clear();
   for (std::uint32_t l : used_) {
     if (l < intervals_.size()) intervals_[l].clear();
     const double capacity = links_[l].capacity;
-    const Duration latency = links_[l].latency;
     flow_refs_.release(links_[l].flows);
     links_[l] = Link{};
     links_[l].capacity = capacity;
-    links_[l].latency = latency;
+    accounts_[l] = Account{};
   }
   used_.clear();
   flow_refs_.clear();  // the used links' lists, released above, were all it held
@@ -75,7 +74,7 @@ void FlowNetwork::reset(sim::Simulator& simulator) {
 
 Duration FlowNetwork::path_latency(std::span<const LinkId> path) const {
   Duration d{0};
-  for (LinkId l : path) d += links_[l.value].latency;
+  for (LinkId l : path) d += latencies_[l.value];
   return d;
 }
 
@@ -131,10 +130,10 @@ void FlowNetwork::add_hop(std::vector<Hop>& hops, std::uint32_t link, double wei
   Link& l = links_[link];
   if (l.mark != epoch_) {
     l.mark = epoch_;
-    l.unfrozen_flows = static_cast<std::uint32_t>(hops.size());  // scratch: index of the hop for this link
+    l.scratch = static_cast<std::uint32_t>(hops.size());  // the index of its hop
     hops.push_back(Hop{link, 0, 0});
   }
-  hops[l.unfrozen_flows].weight += weight;
+  hops[l.scratch].weight += weight;
 }
 
 void FlowNetwork::merge_hops(std::span<const std::span<const LinkId>> members, std::span<const std::uint32_t> copies,
@@ -167,7 +166,8 @@ std::uint32_t FlowNetwork::new_flow(Bytes bytes, Duration tail, sim::Callback on
     flows_.emplace_back();
   }
   Flow& flow = flows_[f];
-  flow.remaining = static_cast<double>(bytes.value());
+  flow.bytes = static_cast<double>(bytes.value());
+  flow.remaining = flow.bytes;
   flow.rate = 0;
   flow.updated = sim_->now();
   flow.tail = tail;
@@ -180,7 +180,7 @@ void FlowNetwork::activate(std::uint32_t f) {
   only_removals_ = false;
   flows_[f].active = true;
   if (batching_) batched_.push_back(f);
-  else attach(f);
+  else attach(f, Attach::kStart);
   ++active_flows_;
   request_solve();
 }
@@ -193,21 +193,21 @@ void FlowNetwork::begin_batch() {
 void FlowNetwork::end_batch() {
   if (!batching_) throw InternalError("FlowNetwork: end_batch without begin_batch");
   batching_ = false;
-  // Each link's flows to come, counted in its walk scratch (cand_count, read by a solve only
-  // when its mark is that solve's epoch, and every solve takes a new one); the first of them to
-  // join makes room for all (attach).
+  // Each link's flows to come, counted in its scratch (read by a solve only when its mark is
+  // that solve's epoch, and every solve takes a new one); the first of them to join makes room
+  // for all (attach).
   ++epoch_;
   for (std::uint32_t f : batched_) {
     for (const Hop& h : flows_[f].hops) {
       Link& link = links_[h.link];
       if (link.mark != epoch_) {
         link.mark = epoch_;
-        link.cand_count = 0;
+        link.scratch = 0;
       }
-      ++link.cand_count;
+      ++link.scratch;
     }
   }
-  for (std::uint32_t f : batched_) attach(f, true);
+  for (std::uint32_t f : batched_) attach(f, Attach::kStartInBatch);
   batched_.clear();
 }
 
@@ -215,16 +215,20 @@ void FlowNetwork::check_not_batching(const char* what) const {
   if (batching_) throw InternalError(std::string("FlowNetwork: ") + what + " inside a batch of starts");
 }
 
-void FlowNetwork::attach(std::uint32_t f, bool reserve) {
+void FlowNetwork::attach(std::uint32_t f, Attach how) {
   Flow& flow = flows_[f];
   flow.bound = std::numeric_limits<double>::infinity();
   for (const Hop& h : flow.hops) flow.bound = std::min(flow.bound, links_[h.link].capacity / h.weight);
   for (std::uint32_t i = 0; i < flow.hops.size(); ++i) {
     Hop& h = flow.hops[i];
     Link& link = use(h.link);
-    if (reserve && link.cand_count > 0) {  // a batch's first flow here: room for the batch's
-      flow_refs_.reserve(link.flows, link.flows.size() + link.cand_count);
-      link.cand_count = 0;
+    if (how == Attach::kStartInBatch && link.scratch > 0) {  // a batch's first flow here: room for the batch's
+      flow_refs_.reserve(link.flows, link.flows.size() + link.scratch);
+      link.scratch = 0;
+    }
+    if (how != Attach::kRebound && link.flows.empty()) {  // an idle link's busy period begins
+      accounts_[h.link].since = sim_->now();
+      if (record_intervals_) open_[h.link] = OpenInterval{sim_->now(), link.bytes};
     }
     const auto pos = static_cast<std::uint32_t>(link.flows.size());
     h.slot = pos;
@@ -328,16 +332,15 @@ void FlowNetwork::request_solve() {
   sim_->schedule_after(Duration{0}, sim::Phase::kRateUpdate, [this] { solve(); });
 }
 
-void FlowNetwork::flush_link(Link& l) {
-  const SimTime now = sim_->now();
-  const Duration dt = now - l.since;
-  if (dt.count() > 0 && l.rate_sum > 0) {
-    const double moved = l.rate_sum * to_seconds(dt);
-    l.bytes += moved;
-    l.busy += dt;
-    if (record_intervals_) open_[static_cast<std::size_t>(&l - links_.data())].bytes += moved;
-  }
-  l.since = now;
+double FlowNetwork::delivered(const Flow& f) const {
+  const double left = f.remaining - f.rate * to_seconds(sim_->now() - f.updated);
+  return f.bytes - std::max(left, 0.0);
+}
+
+double FlowNetwork::carried(std::uint32_t l) const {
+  double bytes = links_[l].bytes;
+  for (const FlowRef& r : links_[l].flows) bytes += r.weight * delivered(flows_[r.flow]);
+  return bytes;
 }
 
 bool FlowNetwork::can_saturate(const Link& l) {
@@ -371,39 +374,39 @@ void FlowNetwork::solve() {
   touched_.clear();
   stack_.clear();
   cand_.clear();
+  work_.clear();
   auto touch = [&](std::uint32_t l) {
     Link& link = links_[l];
     if (link.mark == epoch_) return;
     link.mark = epoch_;
+    link.scratch = static_cast<std::uint32_t>(touched_.size());
     touched_.push_back(l);
-    flush_link(link);
+    Work& w = work_.emplace_back();
     link.walked = false;
     if (!can_saturate(link)) return;  // no constraint: its residual and unfrozen weight go unused
     const bool heaped = link.flows.size() > kHeapFrom;
     if (heaped && fixed_below > 0) {
       link.walked = true;
-      link.cand_begin = static_cast<std::uint32_t>(cand_.size());
+      w.cand_begin = static_cast<std::uint32_t>(cand_.size());
       const auto [weight, load] = collect(link, fixed_below);
-      link.cand_count = static_cast<std::uint32_t>(cand_.size()) - link.cand_begin;
-      link.unfrozen = weight;
-      link.unfrozen_flows = link.cand_count;
-      link.residual = link.capacity - std::max(link.rate_sum - load, 0.0);
+      w.cand_count = static_cast<std::uint32_t>(cand_.size()) - w.cand_begin;
+      w.unfrozen = weight;
+      w.unfrozen_flows = w.cand_count;
+      w.residual = link.capacity - std::max(link.rate_sum - load, 0.0);
     } else {
-      link.residual = link.capacity;
-      link.unfrozen = 0;
-      link.unfrozen_flows = 0;
+      w.residual = link.capacity;
       for (const FlowRef& r : link.flows) {
         if (fixed(r)) {
-          link.residual -= r.rate * r.weight;
+          w.residual -= r.rate * r.weight;
         } else {
-          link.unfrozen += r.weight;
-          ++link.unfrozen_flows;
+          w.unfrozen += r.weight;
+          ++w.unfrozen_flows;
         }
       }
     }
     // A scanned link's entries stay where they are while the filling reads them, and where most
     // of a link's flows may change its heap is restored when next walked, not at every change.
-    if (!link.walked || 4 * std::size_t{link.unfrozen_flows} >= link.flows.size()) link.stale = true;
+    if (!link.walked || 4 * std::size_t{w.unfrozen_flows} >= link.flows.size()) link.stale = true;
     comp_links_.push_back(l);
     stack_.push_back(l);
   };
@@ -424,8 +427,9 @@ void FlowNetwork::solve() {
     };
     const Link& link = links_[l];
     if (link.walked) {
-      const std::uint32_t end = link.cand_begin + link.cand_count;
-      for (std::uint32_t k = link.cand_begin; k < end; ++k) visit(cand_[k]);  // by index: touch appends
+      const Work& w = work_[link.scratch];  // by index here and below: touch appends to work_ and cand_
+      const std::uint32_t begin = w.cand_begin, end = w.cand_begin + w.cand_count;
+      for (std::uint32_t k = begin; k < end; ++k) visit(cand_[k]);
     } else {
       for (const FlowRef& r : link.flows) {  // no entry moves before the filling
         if (!fixed(r)) visit(r.flow);
@@ -433,7 +437,7 @@ void FlowNetwork::solve() {
     }
   }
 
-  // 2. Remaining bytes up to now under the old rates (links were flushed when touched).
+  // 2. Remaining bytes up to now under the old rates.
   old_rate_.clear();
   for (std::uint32_t f : comp_flows_) {
     Flow& flow = flows_[f];
@@ -454,8 +458,8 @@ void FlowNetwork::solve() {
   heap.clear();
   const auto later = [](const auto& a, const auto& b) { return a > b; };
   for (std::uint32_t l : comp_links_) {
-    const Link& link = links_[l];
-    if (link.unfrozen_flows > 0) heap.emplace_back(link.residual / link.unfrozen, l);
+    const Work& w = work_[links_[l].scratch];
+    if (w.unfrozen_flows > 0) heap.emplace_back(w.residual / w.unfrozen, l);
   }
   std::make_heap(heap.begin(), heap.end(), later);
   // Once every flow of the component is frozen, each link left on the heap has no unfrozen flow
@@ -466,9 +470,10 @@ void FlowNetwork::solve() {
     std::pop_heap(heap.begin(), heap.end(), later);
     const auto [share, l] = heap.back();
     heap.pop_back();
-    Link& link = links_[l];
-    if (link.unfrozen_flows == 0) continue;
-    const double current = link.residual / link.unfrozen;
+    const Link& link = links_[l];
+    const Work& lw = work_[link.scratch];
+    if (lw.unfrozen_flows == 0) continue;
+    const double current = lw.residual / lw.unfrozen;
     if (current > share) {
       heap.emplace_back(current, l);
       std::push_heap(heap.begin(), heap.end(), later);
@@ -483,15 +488,16 @@ void FlowNetwork::solve() {
       --unfrozen;
       for (const Hop& h : flow.hops) {
         Link& m = links_[h.link];
-        m.residual -= rate * h.weight;
-        m.unfrozen -= h.weight;
-        --m.unfrozen_flows;
+        Work& mw = work_[m.scratch];
+        mw.residual -= rate * h.weight;
+        mw.unfrozen -= h.weight;
+        --mw.unfrozen_flows;
         m.flows[h.slot].rate = rate;
         if (!m.stale) sift(m, h.slot);  // never a scanned link
       }
     };
     if (link.walked) {
-      for (std::uint32_t k = link.cand_begin; k < link.cand_begin + link.cand_count; ++k) freeze(cand_[k]);
+      for (std::uint32_t k = lw.cand_begin; k < lw.cand_begin + lw.cand_count; ++k) freeze(cand_[k]);
     } else {
       for (const FlowRef& r : link.flows) {
         if (!fixed(r)) freeze(r.flow);  // fixed, or frozen now below the fixed rates
@@ -499,14 +505,18 @@ void FlowNetwork::solve() {
     }
   }
 
-  // 4. Link rates change by the flows' rate changes; busy intervals start and end.
+  // 4. Link rates change by the flows' rate changes.
   for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
     const Flow& flow = flows_[comp_flows_[k]];
     const double delta = flow.rate - old_rate_[k];
     if (delta == 0) continue;
     for (const Hop& h : flow.hops) links_[h.link].rate_sum += delta * h.weight;
   }
-  for (std::uint32_t l : touched_) update_busy(links_[l]);
+  for (std::uint32_t l : touched_) {
+    // Sums of many rate changes drift by rounding: an empty link carries exactly nothing.
+    Link& link = links_[l];
+    if (link.flows.empty() || link.rate_sum < link.capacity * 1e-12) link.rate_sum = 0;
+  }
 
   // 5. Completion events for flows whose rate changed.
   for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
@@ -521,34 +531,29 @@ void FlowNetwork::solve() {
   }
 }
 
-void FlowNetwork::update_busy(Link& link) {
-  // Sums of many rate changes drift by rounding: an empty link is exactly idle.
-  if (link.flows.empty() || link.rate_sum < link.capacity * 1e-12) link.rate_sum = 0;
-  const bool busy = link.rate_sum > 0;
-  if (busy == link.busy_now) return;
-  const SimTime now = sim_->now();
-  if (record_intervals_) {
-    const auto l = static_cast<std::size_t>(&link - links_.data());
-    if (busy) {
-      open_[l] = OpenInterval{now, 0};
-    } else {
-      intervals_[l].push_back(BusyInterval{open_[l].since, now, Bytes{static_cast<std::int64_t>(open_[l].bytes + 0.5)}});
-    }
-  }
-  link.busy_now = busy;
-}
-
 void FlowNetwork::finish_bandwidth_phase(std::uint32_t f) {
   check_not_batching("a flow's end");
   Flow& flow = flows_[f];
   for (const Hop& h : flow.hops) {
     Link& link = links_[h.link];
-    flush_link(link);
     link.rate_sum -= flow.rate * h.weight;
+    link.bytes += flow.bytes * h.weight;  // its last byte has left
   }
   removed_min_rate_ = std::min(removed_min_rate_, flow.rate);
   flow.rate = 0;
   detach(f);
+  const SimTime now = sim_->now();
+  for (const Hop& h : flow.hops) {  // the links it leaves idle end a busy period
+    const Link& link = links_[h.link];
+    if (!link.flows.empty()) continue;
+    Account& account = accounts_[h.link];
+    account.busy += now - account.since;
+    if (record_intervals_) {
+      const OpenInterval& open = open_[h.link];
+      intervals_[h.link].push_back(
+          BusyInterval{open.since, now, Bytes{static_cast<std::int64_t>(link.bytes - open.bytes + 0.5)}});
+    }
+  }
   flow.active = false;
   flow.remaining = 0;
   --active_flows_;
@@ -574,17 +579,17 @@ void FlowNetwork::set_capacity(LinkId link, Bandwidth bandwidth) {
   std::vector<std::uint32_t> through;
   for (const FlowRef& r : links_[link.value].flows) through.push_back(r.flow);
   for (std::uint32_t f : through) detach(f);
-  for (std::uint32_t f : through) attach(f);
+  for (std::uint32_t f : through) attach(f, Attach::kRebound);
   dirty_links_.push_back(link.value);
   request_solve();
 }
 
-LinkStats FlowNetwork::link_stats(LinkId link) {
+LinkStats FlowNetwork::link_stats(LinkId link) const {
   check_not_batching("link_stats");
-  (void)links_.at(link.value);  // range check
-  Link& l = use(link.value);
-  flush_link(l);
-  return LinkStats{Bytes{static_cast<std::int64_t>(l.bytes + 0.5)}, l.busy};
+  const Link& l = links_.at(link.value);  // range check
+  const Account& account = accounts_[link.value];
+  const Duration busy = l.flows.empty() ? account.busy : account.busy + (sim_->now() - account.since);
+  return LinkStats{Bytes{static_cast<std::int64_t>(carried(link.value) + 0.5)}, busy};
 }
 
 std::vector<LinkId> FlowNetwork::touched_links() const {
@@ -602,7 +607,7 @@ void FlowNetwork::enable_busy_intervals() {
     open_.resize(links_.size());
   }
   for (std::uint32_t l : used_) {
-    if (links_[l].busy_now) open_[l] = OpenInterval{sim_->now(), 0};
+    if (!links_[l].flows.empty()) open_[l] = OpenInterval{sim_->now(), carried(l)};
   }
 }
 

@@ -152,8 +152,8 @@ class FlowNetwork {
   std::size_t link_count() const { return links_.size(); }
   Bandwidth capacity(LinkId link) const { return Bandwidth{links_[link.value].capacity}; }
   Duration path_latency(std::span<const LinkId> path) const;
-  // Statistics up to now (flushes accumulators).
-  LinkStats link_stats(LinkId link);
+  // Statistics up to now.
+  LinkStats link_stats(LinkId link) const;
   // The links a flow or a caller touched since the last reset, in link order (every link that
   // may have carried bytes): O(those links), so a run on a large machine reports what it used
   // without visiting the rest.
@@ -184,50 +184,61 @@ class FlowNetwork {
     std::uint32_t slot;    // index of this flow in the link's flow list
     double weight;         // the flow's load on the link per unit of its rate (crossings / scale)
   };
-  // 128 bytes, aligned to a cache line: the solver's filling (per hop of a freezing flow: the
-  // residual, the unfrozen weight and count, the flow's entry, `stale`) reads the first line
-  // only; the accounting (rate_sum, which update_busy also reads, since, bytes, busy), the
-  // saturation bound and the walk's candidates are in the second.
+  // 64 bytes, one cache line: what a solve reads of every link it reaches (the flows, the
+  // capacity, the total rate, the saturation bound, the epoch mark), and the bytes, which a
+  // flow's end adds to. The solve's working values live in work_, one entry per link it touched
+  // (Link::scratch), the busy periods in accounts_, written when a link turns busy or idle, and
+  // the latencies in latencies_ (read by start_flow alone). At 128 bytes the links of a
+  // 32,768-GPU iteration took 59 MB, more than a 32 MiB last-level cache; at 64, 29 MB
+  // (docs/performance.md, "A link in one cache line").
   struct alignas(64) Link {
     PooledLists<FlowRef>::List flows;  // active flows through this link (storage: flow_refs_)
-    // solver scratch
-    double residual = 0;
-    double unfrozen = 0;            // weight of the unfrozen flows
-    std::uint32_t unfrozen_flows = 0;  // how many (exact, where the weights' sum rounds)
-    std::uint32_t mark = 0;
-    // Its flows are not kept in heap order (never walked yet, or a solve scanned it or changed
-    // most of its flows): the next walk restores it.
-    bool stale = true;
-    bool walked = false;
-    bool busy_now = false;
-    bool used = false;              // a flow or a caller changed it since the last reset (in used_)
-    bool capacity_set = false;      // set_capacity changed it (its original is in original_capacity_)
     double capacity = 0;            // bytes/s
-    // accounting
-    double rate_sum = 0;            // bytes/s of the flows on it since `since`
+    double rate_sum = 0;            // bytes/s of the flows on it (after the last solve)
     // Sum over its flows of weight x the flow's rate bound: a link whose sum stays below its
     // capacity can never saturate, so progressive filling skips it.
     double bound_sum = 0;
-    SimTime since = kTimeZero;
+    // Bytes carried by the flows that ended: each adds weight x its bytes (the integral of the
+    // link's rate over the flow's life).
     double bytes = 0;
-    Duration busy{0};
-    Duration latency{0};
-    // A link the current solve walked: the flows it may change are cand_[cand_begin, +cand_count)
-    // (valid while mark == epoch_).
+    std::uint32_t mark = 0;         // the epoch that last marked it
+    // Valid while mark == epoch_: its entry in work_ during a solve; its hop's index in
+    // merge_hops; in end_batch, how many of the batch's flows will join it.
+    std::uint32_t scratch = 0;
+    // Its flows are not kept in heap order (never walked yet, or a solve scanned it or changed
+    // most of its flows): the next walk restores it.
+    bool stale = true;
+    bool walked = false;            // the current solve walked it (its candidates: its Work's)
+    bool used = false;              // a flow or a caller changed it since the last reset (in used_)
+    bool capacity_set = false;      // set_capacity changed it (its original is in original_capacity_)
+  };
+  static_assert(sizeof(Link) == 64);
+  // A solve's values for a link it touched.
+  struct Work {
+    double residual = 0;
+    double unfrozen = 0;               // weight of the unfrozen flows
+    std::uint32_t unfrozen_flows = 0;  // how many (exact, where the weights' sum rounds)
+    // A walked link: the flows it may change are cand_[cand_begin, +cand_count).
     std::uint32_t cand_begin = 0;
     std::uint32_t cand_count = 0;
   };
-  static_assert(sizeof(Link) == 128);
-  // The busy interval a link has open, while recording.
-  struct OpenInterval {
-    SimTime since = kTimeZero;
-    double bytes = 0;
+  // A link's busy time: it is busy from the start of a flow on it while idle to the end of its
+  // last (the header's definition: at least one active flow).
+  struct Account {
+    SimTime since = kTimeZero;  // the start of the current busy period (while it has flows)
+    Duration busy{0};           // of the busy periods that ended
   };
   // Busy intervals live apart from Link (one vector per link, allocated only when recording):
   // the tuner builds a network per candidate, and a small Link keeps that cheap
   // (docs/performance.md, "NVLS reduction engines").
+  // The busy interval a link has open, while recording.
+  struct OpenInterval {
+    SimTime since = kTimeZero;
+    double bytes = 0;  // the link's bytes (ended flows, and the active ones' so far) at `since`
+  };
   struct Flow {
     std::vector<Hop> hops;          // distinct links, in first-use order
+    double bytes = 0;               // per member, at the start
     double remaining = 0;           // bytes (per member)
     double rate = 0;                // bytes/s (per member)
     double bound = 0;               // min over its links of capacity / weight (rate never exceeds it)
@@ -258,15 +269,19 @@ class FlowNetwork {
   // of its heap, put in order first if stale, that stops under floor); returns the sums of their
   // weights on the link and of their loads (rate x weight).
   std::pair<double, double> collect(Link& link, double floor);
-  // Adds flow f to its links' lists. `reserve` (end_batch): a link whose cand_count holds the
-  // batch's flows still to join it first makes room for them all.
-  void attach(std::uint32_t f, bool reserve = false);
+  // Adds flow f to its links' lists. kStart: a flow starting now (an idle link begins a busy
+  // period); kStartInBatch: the same from end_batch, where a link whose scratch holds the batch's
+  // flows still to join it first makes room for them all; kRebound: back after set_capacity.
+  enum class Attach { kStart, kStartInBatch, kRebound };
+  void attach(std::uint32_t f, Attach how);
   void detach(std::uint32_t f);
   void request_solve();
   void solve();
   void finish_bandwidth_phase(std::uint32_t f);
-  void flush_link(Link& l);  // brings a link's accounting up to now
-  void update_busy(Link& l);  // opens or closes a busy interval after rate changes
+  // What flow f has delivered by now (per member), between solves.
+  double delivered(const Flow& f) const;
+  // Bytes link l carried up to now: its ended flows' and its active ones' so far.
+  double carried(std::uint32_t l) const;
   static bool can_saturate(const Link& l);
 
   // The link `l`, noted as one reset must restore.
@@ -281,6 +296,8 @@ class FlowNetwork {
 
   sim::Simulator* sim_;
   std::vector<Link> links_;
+  std::vector<Account> accounts_;  // per link
+  std::vector<Duration> latencies_;  // per link
   std::vector<std::uint32_t> used_;
   std::vector<std::pair<std::uint32_t, double>> original_capacity_;  // of links set_capacity changed, for reset
   std::vector<std::vector<BusyInterval>> intervals_;  // per link once recording; reset empties the used ones
@@ -305,6 +322,7 @@ class FlowNetwork {
   std::uint64_t solves_ = 0;
   // solver scratch, kept to avoid allocation
   std::vector<std::uint32_t> comp_links_, comp_flows_, touched_, stack_, cand_, walk_;
+  std::vector<Work> work_;  // per link touched by the solve (Link::scratch), in touched_ order
   std::vector<std::pair<double, std::uint32_t>> heap_;
   std::vector<double> old_rate_;
 };

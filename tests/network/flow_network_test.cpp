@@ -59,6 +59,43 @@ TEST(FlowNetwork, TwoFlowsShareOneLinkThenTheSurvivorGetsAll) {
   EXPECT_EQ(h.net.link_stats(LinkId{0}).busy, picoseconds(4'000'000'000LL));
 }
 
+TEST(FlowNetwork, StatisticsMidFlightAndBusyIntervalsFollowTheFlows) {
+  // Link B = 1e9 B/s. Flow a: 3e6 B at 0; flow b: 1e6 B at 1 ms; recording from 0.5 ms.
+  // 0-1 ms a alone (1e6 B). From 1 ms each at 5e8 B/s: b's 1e6 B take 2 ms (ends at 3 ms), a
+  // moves 1e6 B more. At 2 ms the link has carried 1e6 + 0.5e6 (a) + 0.5e6 (b) = 2e6 B in 2 ms.
+  // At 3.5 ms a (0.5e6 B left) is alone, and B drops to 5e8: it ends at 3.5 + 1 = 4.5 ms, with no
+  // break in the busy period. Flow c: 1e6 B at 10 ms, at 5e8 B/s: 10-12 ms.
+  // Recorded: [0.5, 4.5] ms carrying 4e6 - 0.5e6 = 3.5e6 B, and [10, 12] ms carrying 1e6 B;
+  // in all 5e6 B in 4.5 + 2 = 6.5 ms busy.
+  Harness h({{bytes_per_second(1e9), Duration{0}}});
+  const std::vector<LinkId> path{LinkId{0}};
+  const auto start = [&](std::int64_t at_us, std::int64_t size) {
+    h.sim.schedule_after(microseconds(at_us), sim::Phase::kDispatch,
+                         [&h, &path, size] { h.net.start_flow(path, bytes(size), Duration{0}, [] {}); });
+  };
+  start(0, 3'000'000);
+  start(1'000, 1'000'000);
+  start(10'000, 1'000'000);
+  h.sim.schedule_after(microseconds(500), sim::Phase::kStatistics, [&] { h.net.enable_busy_intervals(); });
+  LinkStats at_2ms;
+  h.sim.schedule_after(microseconds(2'000), sim::Phase::kStatistics, [&] { at_2ms = h.net.link_stats(LinkId{0}); });
+  h.sim.schedule_after(microseconds(3'500), sim::Phase::kTopologyChange,
+                       [&] { h.net.set_capacity(LinkId{0}, bytes_per_second(5e8)); });
+  h.sim.run();
+  EXPECT_EQ(at_2ms.bytes.value(), 2'000'000);
+  EXPECT_EQ(at_2ms.busy, microseconds(2'000));
+  EXPECT_EQ(h.net.link_stats(LinkId{0}).bytes.value(), 5'000'000);
+  EXPECT_EQ(h.net.link_stats(LinkId{0}).busy, microseconds(6'500));
+  const std::vector<BusyInterval>& busy = h.net.busy_intervals(LinkId{0});
+  ASSERT_EQ(busy.size(), 2u);
+  EXPECT_EQ(busy[0].begin.time_since_epoch(), microseconds(500));
+  EXPECT_EQ(busy[0].end.time_since_epoch(), microseconds(4'500));
+  EXPECT_EQ(busy[0].bytes.value(), 3'500'000);
+  EXPECT_EQ(busy[1].begin.time_since_epoch(), microseconds(10'000));
+  EXPECT_EQ(busy[1].end.time_since_epoch(), microseconds(12'000));
+  EXPECT_EQ(busy[1].bytes.value(), 1'000'000);
+}
+
 TEST(FlowNetwork, ThreeFlowsOnTwoLinksWithDifferentBottlenecks) {
   // Links: L0 = 10 B/us (1e7 B/s), L1 = 4e6 B/s.
   // Flow x on L0 only, flow y on L0 and L1, flow z on L1 only.
