@@ -85,9 +85,8 @@ void CollectiveRunner::start(CollectiveSpec spec, std::shared_ptr<const Schedule
   run->outcome.start = sim_.now();
   run->outcome.algorithm = algorithm;
   run->outcome.protocol = protocol;
-  run->outcome.flows = run->schedule->flow_count();
   // A run folded by the switch exchanges alone folds only what they fix (network_fold.h).
-  if (fold_ && fold_->orbits().twins_only() && !twin_foldable(layout_.cluster(), *run->schedule)) fold_->mark_broken();
+  if (fold_ && fold_->orbits().twins_only() && !twin_foldable(layout_.schedules(), *run->schedule)) fold_->mark_broken();
   start_round(run);
 }
 

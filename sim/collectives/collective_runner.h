@@ -43,7 +43,6 @@ struct CollectiveOutcome {
   SimTime start, end;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
   Protocol protocol = Protocol::kSimple;
-  std::size_t flows = 0;
   Bytes wire_bytes{0};  // bytes put on the network by all flows (each counted once)
   // Summed over rounds: the round's last delivery less its start and its largest tail (the
   // latency a flow's delivery follows its last byte by). No round's last byte left the sender

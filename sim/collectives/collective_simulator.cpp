@@ -229,7 +229,7 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
   std::optional<Schedule> schedule = in_parts ? direct_in_parts(layout_.schedules(), spec) : std::nullopt;
   if (!schedule) schedule = build_schedule(layout_.schedules(), spec, algorithm, why_not, orbits ? orbits->representative() : -1);
   if (!schedule) return std::nullopt;
-  if (orbits && orbits->twins_only() && !twin_foldable(layout_.cluster(), *schedule)) orbits = nullptr;
+  if (orbits && orbits->twins_only() && !twin_foldable(layout_.schedules(), *schedule)) orbits = nullptr;
   sim::Simulator sim;
   // One network for every run, reset to new (O(links the last run used)), rather than one of
   // all the machine's links per run: the tuner runs thousands of small candidates on a
@@ -251,6 +251,9 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
     runner.solve_alone(&*closed_form_);
     if (round_part_) runner.set_round_part(*round_part_);
   }
+  // Counted here, where it is reported: a runner's start does not walk the schedule for it (the
+  // executor starts every transfer's shared schedule again and again, and reports no count).
+  const std::size_t flows = schedule->flow_count();
   CollectiveOutcome outcome;
   bool done = false;
   runner.start(spec, std::make_shared<const Schedule>(std::move(*schedule)), algorithm, protocol, [&](const CollectiveOutcome& o) {
@@ -267,7 +270,7 @@ std::optional<CollectiveResult> CollectiveSimulator::simulate(const CollectiveSp
   r.time = outcome.end - outcome.start;
   r.algorithm = algorithm;
   r.protocol = protocol;
-  r.flows = outcome.flows;
+  r.flows = flows;
   r.wire_bytes = outcome.wire_bytes;
   r.events = sim.events_executed();
   r.drain = outcome.drain;

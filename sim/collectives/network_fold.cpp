@@ -108,11 +108,11 @@ bool fabric_latency_per_tier(const topo::Cluster& cluster) {
   return true;
 }
 
-bool twin_foldable(const topo::Cluster& cluster, const Schedule& schedule) {
+bool twin_foldable(const ScheduleContext& ctx, const Schedule& schedule) {
   for (const Round& round : schedule.rounds) {
     const bool nvls = round.latency == StepLatency::kNvls;
     for (const PlannedFlow& f : round.flows) {
-      const std::int32_t from = cluster.node(f.src).server, to = cluster.node(f.dst).server;
+      const std::int32_t from = ctx.server_of(f.src), to = ctx.server_of(f.dst);
       if (from < 0 || to < 0 || (nvls && from != to)) return false;
     }
   }

@@ -121,7 +121,7 @@ bool fabric_latency_per_tier(const topo::Cluster& cluster);
 // own paths on the idle network (CollectiveRunner::nvls_fill_time), which is the unfolded
 // network's only where the exchanges fix every link (orbits of one keep their capacity). The
 // runner marks a twin fold broken when it is given a schedule that is not.
-bool twin_foldable(const topo::Cluster& cluster, const Schedule& schedule);
+bool twin_foldable(const ScheduleContext& ctx, const Schedule& schedule);
 
 // The switch exchanges' group (topo::ServerSymmetry::twin_orbits) when the cluster allows a fold
 // of any schedule (the header's conditions: adaptive routing, one latency per fabric tier), else

@@ -154,6 +154,9 @@ class ScheduleContext {
   // server's NIC floor(i nics / gpus) for local GPU i (reached through the host). Invalid when
   // the server has no NIC.
   topo::NodeId nic_of(topo::NodeId gpu) const;
+  // NodeInfo::server of `node` (-1 outside servers), from a 16-byte entry per node rather than
+  // the cluster's node record (a schedule's walk per start reads it for every flow's ends).
+  std::int32_t server_of(topo::NodeId node) const { return places_[node.value].server; }
   // The rail (NodeInfo::local) of a GPU's NIC; -1 when it has none.
   std::int32_t rail_of(topo::NodeId gpu) const;
   // The route of a flow from `src` to `dst` on another server over `rail`
