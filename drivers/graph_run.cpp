@@ -12,16 +12,17 @@
 namespace cs::drv {
 namespace {
 
-// The run on a network of its own, folded by `twins` when given; nothing when a transfer broke
-// the fold.
-std::optional<GraphRun> attempt(const GraphRunSetup& setup, const topo::ServerOrbits* twins) {
+// The run on a network of its own, folded by `twins` when given (with `rotation` when they are
+// its orbits); nothing when a transfer broke the fold.
+std::optional<GraphRun> attempt(const GraphRunSetup& setup, const topo::ServerOrbits* twins,
+                                const topo::BlockRotation* rotation = nullptr) {
   const topo::Cluster& cluster = setup.layout.cluster();
   sim::Simulator sim;
   net::FlowNetwork net(sim, setup.layout.capacities());
   topo::Router router(cluster);
   coll::NetworkFold::Scratch scratch;
   std::optional<coll::NetworkFold> fold;
-  if (twins) fold.emplace(cluster, *twins, net, scratch);
+  if (twins) fold.emplace(cluster, *twins, net, scratch, rotation);
   std::unique_ptr<compute::ComputeModel> compute = setup.make_compute();
   rt::Executor ex(sim, net, router, setup.layout, setup.tuner, *compute, setup.graph, setup.rank_gpus,
                   fold ? &*fold : nullptr);
@@ -30,7 +31,8 @@ std::optional<GraphRun> attempt(const GraphRunSetup& setup, const topo::ServerOr
   sim.run();
   if (fold && fold->broken()) return std::nullopt;
   if (!ex.finished()) throw InternalError(setup.unfinished);
-  GraphRun run{ex.timeline(), ex.end_time(), sim.events_executed(), {}, fold.has_value(), std::move(compute)};
+  GraphRun run{ex.timeline(), ex.end_time(), sim.events_executed(), {}, fold.has_value(), std::move(compute),
+               rotation ? rotation->blocks() : 0};
   run.links = link_uses(net, cluster.link_count(), run.end - kTimeZero, fold ? &*fold : nullptr);
   return run;
 }
@@ -38,6 +40,13 @@ std::optional<GraphRun> attempt(const GraphRunSetup& setup, const topo::ServerOr
 }  // namespace
 
 GraphRun run_graph(const GraphRunSetup& setup) {
+  // The rotation of the leaf blocks first (it folds the servers too), then the twin switches.
+  if (setup.fold) {
+    const std::optional<topo::BlockRotation> rotation = coll::rotation_fold(setup.layout.cluster(), setup.rank_gpus);
+    if (rotation && rt::rotation_is_symmetry(setup.graph, setup.rank_gpus, *rotation)) {
+      if (std::optional<GraphRun> run = attempt(setup, &rotation->orbits(), &*rotation)) return std::move(*run);
+    }
+  }
   const std::optional<topo::ServerOrbits> twins = setup.fold ? coll::twin_fold_orbits(setup.layout.cluster()) : std::nullopt;
   if (twins) {
     if (std::optional<GraphRun> run = attempt(setup, &*twins)) return std::move(*run);

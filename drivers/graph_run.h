@@ -1,7 +1,8 @@
 // One run of a TaskGraph on the cluster's network, as training iterations and trace replays do
-// it: on the quotient of the fabric's twin switches where that gives the same run
-// (sim/collectives/network_fold.h, docs/network-model.md "Training iterations on the quotient"),
-// else, or when a transfer breaks the fold, on every link.
+// it: on the quotient of a rotation of the fabric's leaf blocks where that gives the same run
+// (sim/collectives/network_fold.h, sim/runtime/executor.h; docs/network-model.md "Training
+// iterations folded by the blocks' rotation"), else on the quotient of its twin switches
+// ("Training iterations on the quotient"), else, or when a transfer breaks both, on every link.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct GraphRun {
   std::vector<results::LinkUse> links;          // drivers/link_uses.h, every cluster link's own
   bool network_folded = false;
   std::unique_ptr<compute::ComputeModel> compute;  // the run's (its tally counts this run only)
+  std::uint32_t rotated_blocks = 0;  // folded by the rotation of this many leaf blocks, else 0
 };
 
 struct GraphRunSetup {

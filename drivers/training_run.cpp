@@ -174,6 +174,7 @@ results::TrainingRun simulate_training(const Experiment& e) {
   r.simulated_ranks = static_cast<int>(graph.graph.ranks());
   r.events = it.events;
   r.network_folded = it.network_folded;
+  r.rotated_blocks = it.rotated_blocks;
   std::vector<results::RankBreakdown> stalls = results::attribute_stalls(graph.graph, it.timeline, it.end);
   r.largest_stall = results::largest_stall(stalls, r.iteration);
   r.imbalance = results::load_imbalance(stalls, results::rank_places(graph), r.iteration);

@@ -50,9 +50,11 @@ struct IterationResult {
   LargestStall largest_stall;          // the finding on where the time goes (findings.h)
   std::optional<LoadImbalance> imbalance;  // the finding on load imbalance, when it explains idle time
   std::uint64_t events = 0;
-  // The network ran on the quotient of the fabric's twin switches (sim/collectives/network_fold.h:
-  // the same times and link loads); false when the fabric or a transfer does not allow it.
+  // The network ran on a quotient (sim/collectives/network_fold.h: the same times and link loads):
+  // of a rotation of rotated_blocks leaf blocks, else (rotated_blocks 0) of the fabric's twin
+  // switches; false when the fabric or a transfer does not allow it. Not outputs.
   bool network_folded = false;
+  std::uint32_t rotated_blocks = 0;
 };
 
 // The energy of the iteration and, with a goal, the time, energy and cost to train

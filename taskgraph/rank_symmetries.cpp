@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "core/config.h"
 #include "core/errors.h"
@@ -45,6 +46,20 @@ void RankSymmetries::add_shift(std::vector<std::uint32_t> shift) {
 void RankSymmetries::add_permutation(std::vector<std::uint32_t> permutation) {
   if (!explicit_form()) throw InternalError("RankSymmetries: a grid holds shifts, not permutations");
   permutations_.push_back(std::move(permutation));
+}
+
+bool RankSymmetries::permutes_symmetries(std::size_t k) const {
+  if (explicit_form() || k >= size()) return false;
+  const std::size_t m = axes_.size();
+  std::set<std::vector<std::uint32_t>> listed;
+  for (std::size_t j = 0; j < size(); ++j) listed.emplace(shifts_.begin() + static_cast<std::ptrdiff_t>(j * m), shifts_.begin() + static_cast<std::ptrdiff_t>((j + 1) * m));
+  listed.emplace(m, 0);  // the identity
+  std::vector<std::uint32_t> sum(m);
+  for (const std::vector<std::uint32_t>& s : listed) {
+    for (std::size_t i = 0; i < m; ++i) sum[i] = (s[i] + shifts_[k * m + i]) % axes_[i].radix;
+    if (!listed.count(sum)) return false;
+  }
+  return true;
 }
 
 std::uint32_t RankSymmetries::image(std::size_t k, std::uint32_t rank) const {

@@ -57,6 +57,11 @@ class RankSymmetries {
   const std::vector<std::uint32_t>& grid_index() const { return grid_index_; }
   // The image of rank r under symmetry k < size(). O(axes).
   std::uint32_t image(std::size_t k, std::uint32_t rank) const;
+  // Whether symmetry k followed by any listed symmetry, or alone, is a listed symmetry or the
+  // identity: then k permutes the listed symmetries and the identity, and maps every family of
+  // images onto itself. The grid form: shift k added to every shift (mod the radices); the
+  // explicit form: false (not checked). O(axes x |shifts| log |shifts|).
+  bool permutes_symmetries(std::size_t k) const;
   // Symmetries whose images of the rank set `ranks` include every image other than the set
   // itself: in order, the first of each class of shifts that agree off the axes along which the
   // set is invariant, the identity's class left out. A unit shift along such an axis maps the

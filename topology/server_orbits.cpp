@@ -286,7 +286,8 @@ const std::shared_ptr<const ServerTwins>& ServerSymmetry::server_twins() const {
 }
 
 std::optional<ServerSymmetry::Map> ServerSymmetry::exchange(std::span<const std::uint32_t> a,
-                                                            std::span<const std::uint32_t> b) const {
+                                                            std::span<const std::uint32_t> b,
+                                                            std::vector<std::pair<std::uint32_t, std::uint32_t>>* sides) const {
   Map pi;
   std::unordered_set<std::uint32_t> fixed;
   std::vector<std::uint32_t> queue;
@@ -302,6 +303,7 @@ std::optional<ServerSymmetry::Map> ServerSymmetry::exchange(std::span<const std:
     const auto [jt, fresh_y] = pi.try_emplace(y, x);
     if (!fresh_y) return jt->second == x;
     queue.push_back(x);
+    if (sides) sides->emplace_back(x, y);
     return true;
   };
   for (std::size_t k = 0; k < a.size(); ++k) {
@@ -335,15 +337,16 @@ std::optional<ServerOrbits> ServerSymmetry::twin_orbits() const {
   return out;
 }
 
-std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus) const {
+std::optional<ServerSymmetry::Blocks> ServerSymmetry::find_blocks(std::span<const NodeId> gpus) const {
   // R: the servers, each with the positions of its GPUs.
-  std::map<std::uint32_t, std::vector<std::uint32_t>> positions;
+  Blocks out;
+  std::map<std::uint32_t, std::vector<std::uint32_t>>& positions = out.positions;
   for (const NodeId g : gpus) {
     if (g.value >= server_of_.size() || server_of_[g.value] == kNone) return std::nullopt;
     positions[server_of_[g.value]].push_back(position_of_[g.value]);
   }
   if (positions.size() < 2) return std::nullopt;
-  const std::uint32_t s0 = positions.begin()->first;
+  const std::uint32_t s0 = out.s0 = positions.begin()->first;
   for (auto& [s, p] : positions) std::sort(p.begin(), p.end());
   for (const auto& [s, p] : positions) {
     if (p != positions.at(s0) || devices_[s].size() != devices_[s0].size()) return std::nullopt;
@@ -359,8 +362,8 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
     }
     return it->second;
   };
-  std::vector<std::vector<std::uint32_t>> blocks;  // each in server order
-  std::map<std::uint32_t, std::size_t> block_of;
+  std::vector<std::vector<std::uint32_t>>& blocks = out.blocks;
+  std::map<std::uint32_t, std::size_t>& block_of = out.block_of;
   for (const auto& [s, p] : positions) {
     if (block_of.count(s)) continue;
     std::vector<std::uint32_t> block{s};
@@ -387,6 +390,37 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
       }
     }
   }
+  return out;
+}
+
+void ServerSymmetry::fill_orbits(Map& parent, ServerOrbits& out) const {
+  const SwitchTwins& twins = *switch_twins();
+  out.twins_ = switch_twins();
+  // Each orbit's representative is its smallest twin class's link (independent of the order of
+  // the unions); its members, every link of its twin classes, in link order.
+  std::vector<std::uint32_t> moved;
+  moved.reserve(parent.size());
+  for (const auto& [rep, p] : parent) moved.push_back(rep);
+  std::sort(moved.begin(), moved.end());
+  std::unordered_map<std::uint32_t, std::uint32_t> smallest;  // union-find root -> smallest member
+  for (const std::uint32_t rep : moved) {
+    const std::uint32_t r = find(parent, rep);
+    const std::uint32_t root = smallest.try_emplace(r, rep).first->second;
+    out.root_[rep] = root;
+    auto& m = out.members_[root];
+    if (const auto it = twins.members.find(rep); it != twins.members.end()) {
+      m.insert(m.end(), it->second.begin(), it->second.end());
+    } else {
+      m.push_back(LinkId{rep});
+    }
+  }
+  for (auto& [root, m] : out.members_) std::sort(m.begin(), m.end(), [](LinkId a, LinkId b) { return a.value < b.value; });
+}
+
+std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus) const {
+  std::optional<Blocks> found = find_blocks(gpus);
+  if (!found) return std::nullopt;
+  const auto& [positions, blocks, block_of, s0] = *found;
   // The generators, each checked (unite_images) and applied to the link union-find; a block is
   // exchanged with s0's only while no earlier generator joined it to s0 (a spanning set: the
   // exchange of two pods' first blocks joins every block of the pods).
@@ -430,26 +464,60 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
   ServerOrbits out;
   out.representative_ = static_cast<std::int32_t>(s0);
   out.servers_ = static_cast<std::uint32_t>(positions.size());
-  out.twins_ = switch_twins();
-  // Each orbit's representative is its smallest twin class's link (independent of the order of
-  // the unions); its members, every link of its twin classes, in link order.
-  std::vector<std::uint32_t> moved;
-  moved.reserve(parent.size());
-  for (const auto& [rep, p] : parent) moved.push_back(rep);
-  std::sort(moved.begin(), moved.end());
-  std::unordered_map<std::uint32_t, std::uint32_t> smallest;  // union-find root -> smallest member
-  for (const std::uint32_t rep : moved) {
-    const std::uint32_t r = find(parent, rep);
-    const std::uint32_t root = smallest.try_emplace(r, rep).first->second;
-    out.root_[rep] = root;
-    auto& m = out.members_[root];
-    if (const auto it = twins.members.find(rep); it != twins.members.end()) {
-      m.insert(m.end(), it->second.begin(), it->second.end());
-    } else {
-      m.push_back(LinkId{rep});
+  fill_orbits(parent, out);
+  return out;
+}
+
+std::optional<BlockRotation> ServerSymmetry::block_rotation(std::span<const NodeId> gpus) const {
+  std::optional<Blocks> found = find_blocks(gpus);
+  if (!found || found->blocks.size() < 2) return std::nullopt;
+  const std::vector<std::vector<std::uint32_t>>& blocks = found->blocks;
+  std::unordered_set<std::uint32_t> ranks;
+  for (const NodeId g : gpus) ranks.insert(g.value);
+  const SwitchTwins& twins = *switch_twins();
+  BlockRotation out;
+  out.blocks_ = static_cast<std::uint32_t>(blocks.size());
+  out.block_.assign(server_of_.size(), BlockRotation::kFixed);
+  out.slot_.assign(server_of_.size(), 0);
+  Map parent;  // over twin classes, as orbits()
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs, sides;
+  for (std::size_t b = 1; b < blocks.size(); ++b) {
+    sides.clear();
+    const std::optional<Map> pi = exchange(blocks[0], blocks[b], &sides);
+    if (!pi || !link_images(*pi, pairs)) return std::nullopt;
+    if (b == 1) {  // D0, block 0's moved devices, in slot order (device order)
+      out.per_block_ = static_cast<std::uint32_t>(sides.size());
+      std::sort(sides.begin(), sides.end());
+      out.devices_.assign(static_cast<std::size_t>(out.blocks_) * out.per_block_, kNone);
+      for (std::uint32_t k = 0; k < out.per_block_; ++k) {
+        const std::uint32_t x = sides[k].first;
+        out.block_[x] = 0;
+        out.slot_[x] = k;
+        out.devices_[k] = x;
+      }
     }
+    // Every exchange moves D0 and devices of no other block: then rho is the blocks' shift.
+    if (sides.size() != out.per_block_) return std::nullopt;
+    for (const auto& [x, y] : sides) {
+      if (out.block_[x] != 0 || out.block_[y] != BlockRotation::kFixed) return std::nullopt;
+      if (ranks.count(x) != ranks.count(y)) return std::nullopt;  // must map the ranks onto themselves
+      std::uint32_t& slot = out.devices_[b * out.per_block_ + out.slot_[x]];
+      if (slot != kNone) return std::nullopt;
+      slot = y;
+      out.block_[y] = static_cast<std::uint32_t>(b);
+      out.slot_[y] = out.slot_[x];
+    }
+    for (const auto& [u, v] : pairs) unite(parent, twins.rep[u], twins.rep[v]);
   }
-  for (auto& [root, m] : out.members_) std::sort(m.begin(), m.end(), [](LinkId a, LinkId b) { return a.value < b.value; });
+  // No link between two blocks: the exchanges' orbits are then rho's.
+  for (std::uint32_t l = 0; l < cluster_.link_count(); ++l) {
+    const LinkInfo& info = cluster_.link(LinkId{l});
+    const std::uint32_t a = out.block_[info.src.value], c = out.block_[info.dst.value];
+    if (a != BlockRotation::kFixed && c != BlockRotation::kFixed && a != c) return std::nullopt;
+  }
+  out.orbits_.representative_ = static_cast<std::int32_t>(found->s0);
+  out.orbits_.servers_ = out.blocks_;
+  fill_orbits(parent, out.orbits_);
   return out;
 }
 

@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -108,7 +109,9 @@ struct ServerTwins {
 
 class ServerOrbits {
  public:
-  // The server whose flows stand for every server of the group, and how many servers it permutes.
+  // The server whose flows stand for every server of the group, and N, the images of a flow the
+  // group moves freely: the servers a transitive group permutes, the blocks a BlockRotation
+  // cycles (its flows stand for those of every block), 1 for the switch exchanges alone.
   std::int32_t representative() const { return representative_; }
   std::uint32_t servers() const { return servers_; }
   // The representative of `link`'s orbit (the link itself when no generator moves it).
@@ -136,6 +139,47 @@ class ServerOrbits {
   std::unordered_map<std::uint32_t, std::vector<LinkId>> members_;  // representative -> links
 };
 
+// The rotation of a fabric's leaf blocks: rho maps the k-th server of block b onto the k-th
+// server of block b + 1 (mod B), device by device, with the devices the block exchanges close
+// over (a two-tier fabric's leaves) and fixing the rest (the spines). Blocks are in the order of
+// their first servers. rho is the product of the block exchanges (0 B-1) ... (0 2)(0 1) that
+// ServerSymmetry checks (each an automorphism), which is the cyclic shift of the blocks when the
+// exchanges (0 b) all move the same devices D0 of block 0 and pairwise disjoint devices Db of
+// the others: then a device of Db goes to D0 under (0 b) and on to D(b+1) under (0 b+1), the
+// other factors fixing it. So rho is an automorphism, and the group it generates with the
+// switch exchanges moves every block freely: N = B images of a flow. The link orbits are those
+// of the group the exchanges (0 b) generate, which permutes the blocks in every way: the same
+// orbits as rho's where no link joins devices of two different blocks (checked): a link with
+// one end in block b and the other fixed, or both in b, has the same link of every block as
+// its orbit under either.
+// What a training iteration folds by (sim/runtime/executor.h): with the default rank order a
+// data-parallel shift maps replicas of one block onto those of the next, so every
+// data-parallel ring maps onto itself and every pipeline transfer onto the same transfer of
+// another replica (docs/network-model.md, "Training iterations folded by the blocks' rotation").
+class BlockRotation {
+ public:
+  static constexpr std::uint32_t kFixed = UINT32_MAX;
+  // The link orbits of the group, N = blocks() (ServerOrbits::servers), block 0's first server
+  // the representative.
+  const ServerOrbits& orbits() const { return orbits_; }
+  std::uint32_t blocks() const { return blocks_; }
+  // The block of device v, kFixed for a device rho fixes.
+  std::uint32_t block(NodeId v) const { return block_[v.value]; }
+  // rho^k(v), k >= 0.
+  NodeId image(NodeId v, std::uint32_t k = 1) const {
+    const std::uint32_t b = block_[v.value];
+    if (b == kFixed) return v;
+    return NodeId{devices_[static_cast<std::size_t>((b + k) % blocks_) * per_block_ + slot_[v.value]]};
+  }
+
+ private:
+  friend class ServerSymmetry;
+  ServerOrbits orbits_;
+  std::uint32_t blocks_ = 0, per_block_ = 0;
+  std::vector<std::uint32_t> block_, slot_;  // per device: its block (kFixed) and its slot in it
+  std::vector<std::uint32_t> devices_;       // blocks x per_block: block b's device of each slot
+};
+
 // The per-cluster facts the group needs (each server's devices), computed once: O(devices).
 class ServerSymmetry {
  public:
@@ -143,6 +187,12 @@ class ServerSymmetry {
   explicit ServerSymmetry(const Cluster& cluster);
   // The group of the servers holding `gpus` (the header), or nothing.
   std::optional<ServerOrbits> orbits(std::span<const NodeId> gpus) const;
+  // The rotation of the leaf blocks of the servers holding `gpus` (BlockRotation), mapping those
+  // GPUs onto themselves; nothing where orbits() finds no blocks (one block, blocks of different
+  // sizes, a block partly in the set), an exchange fails its checks or moves other devices than
+  // the two blocks' (a three-tier fat-tree's blocks of different pods exchange whole pods), or a
+  // link joins two blocks. O(devices and links of the blocks' devices, + links).
+  std::optional<BlockRotation> block_rotation(std::span<const NodeId> gpus) const;
   // The group of the switch exchanges alone: it fixes every device outside the twin classes,
   // every server's included, so it maps onto itself any set of flows between such devices on
   // routes that are functions of the graph (adaptive routing's spreads, a router path no label
@@ -160,7 +210,20 @@ class ServerSymmetry {
   const std::shared_ptr<const SwitchTwins>& switch_twins() const;
   // The involution exchanging servers a[k] and b[k] device by device, closed over the links (the
   // header): nothing when two devices would need different images.
-  std::optional<Map> exchange(std::span<const std::uint32_t> a, std::span<const std::uint32_t> b) const;
+  // `sides`, when given, receives each moved pair (a device of a's side, its image) once.
+  std::optional<Map> exchange(std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                              std::vector<std::pair<std::uint32_t, std::uint32_t>>* sides = nullptr) const;
+  // R's servers with their GPUs' positions and R's blocks (orbits(), the header): nothing where
+  // R has one server or they differ (sizes, positions, blocks partly in R).
+  struct Blocks {
+    std::map<std::uint32_t, std::vector<std::uint32_t>> positions;  // server -> its GPUs' positions
+    std::vector<std::vector<std::uint32_t>> blocks;                 // each in server order
+    std::map<std::uint32_t, std::size_t> block_of;
+    std::uint32_t s0 = 0;
+  };
+  std::optional<Blocks> find_blocks(std::span<const NodeId> gpus) const;
+  // The orbits of the union-find `parent` over twin classes (orbits()), into `out`.
+  void fill_orbits(Map& parent, ServerOrbits& out) const;
   // The outside devices server `s` is cabled to, with (position, direction) of each link, in
   // adjacency order; sorted: what twins share.
   struct Outside {

@@ -25,6 +25,7 @@ struct CollectiveRunner::Run {
   std::size_t outstanding = 0;
   SimTime round_start = kTimeZero;  // when the current round started its flows
   Duration round_tail{0};           // the largest tail of its flows (CollectiveOutcome::drain)
+  FoldRole role = FoldRole::kOrbit;
 };
 
 // One flow to start: a planned flow with its path (start_round).
@@ -76,8 +77,9 @@ CollectiveRunner::CollectiveRunner(sim::Simulator& sim, net::FlowNetwork& net, t
 CollectiveRunner::~CollectiveRunner() = default;
 
 void CollectiveRunner::start(CollectiveSpec spec, std::shared_ptr<const Schedule> schedule, CollectiveAlgorithm algorithm,
-                             Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done) {
+                             Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done, FoldRole role) {
   auto run = std::make_shared<Run>();
+  run->role = role;
   run->spec = std::move(spec);
   run->schedule = std::move(schedule);
   run->protocol = protocol;
@@ -282,7 +284,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     if (!nic) {
       bool unique = true;
       std::span<const LinkId> path = router_.route(pf.src, pf.dst, label, &unique);
-      if (fold_ && !unique) fold_->label_dependent(path);
+      // A run on its own links takes the route its unfolded run takes (the same label).
+      if (fold_ && !unique && run->role != FoldRole::kOwnLinks) fold_->label_dependent(path);
       if (pf.reduction_port.valid()) {
         const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
         if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
@@ -334,7 +337,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       links += segments[parts++].size();
       // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
       // spread, which is not routed here; the rest must be label-free.
-      if (fold_ && a != nic->send_nic && !unique) fold_->label_dependent(segments[parts - 1]);
+      if (fold_ && a != nic->send_nic && !unique && run->role != FoldRole::kOwnLinks) fold_->label_dependent(segments[parts - 1]);
     };
     // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
     // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed
@@ -704,13 +707,21 @@ void CollectiveRunner::start_weighted(const topo::WeightedRoute& route, std::uin
                                       const std::shared_ptr<Run>& run) {
   std::vector<net::WeightedLink>& links = weighted_links_;  // the network copies them
   links.clear();
-  if (fold_) {
+  std::uint32_t scale = route.scale;
+  if (fold_ && run->role == FoldRole::kOwnLinks) {
+    for (const auto& [link, weight] : route.links) links.push_back({fold_->own(link), weight * times});
+  } else if (fold_) {
     for (const auto& [link, weight] : route.links) links.push_back({fold_->map(link), weight * times});
+    if (run->role == FoldRole::kInvariant) {  // 1/N of the load (network_fold.h)
+      const std::uint64_t n = std::uint64_t{scale} * fold_->servers();
+      if (n > UINT32_MAX) fold_->mark_broken();
+      else scale = static_cast<std::uint32_t>(n);
+    }
   } else {
     for (const auto& [link, weight] : route.links) links.push_back({link, weight * times});
   }
-  if (closed_) closed_->add_weighted(links, route.scale, bytes, tail);
-  else net_.start_weighted(links, route.scale, bytes, tail, [this, run] { on_delivered(run); });
+  if (closed_) closed_->add_weighted(links, scale, bytes, tail);
+  else net_.start_weighted(links, scale, bytes, tail, [this, run] { on_delivered(run); });
 }
 
 void CollectiveRunner::launch_flow(std::span<const LinkId> path, Bytes bytes, Duration extra_latency,

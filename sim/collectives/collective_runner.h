@@ -64,8 +64,10 @@ class CollectiveRunner {
   ~CollectiveRunner();
   // The schedule is read, never changed, so a caller that runs the same collective again (a
   // training iteration's every micro-batch) may keep it and pass it each time.
+  // `role`: how the run stands for the unfolded run's flows on a folded network (network_fold.h;
+  // kOrbit unless a rotation folds it); ignored unfolded.
   void start(CollectiveSpec spec, std::shared_ptr<const Schedule> schedule, CollectiveAlgorithm algorithm,
-             Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done);
+             Protocol protocol, std::function<void(const CollectiveOutcome&)> on_done, FoldRole role = FoldRole::kOrbit);
   // Off: a pipeline's every member adds its whole route to the pipeline's load, also between
   // servers of one leaf each, whose shared middles are otherwise added once per pair of leaves
   // (start_round, PipelineLoad): the same loads either way (tests compare the two).

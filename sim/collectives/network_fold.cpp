@@ -1,18 +1,23 @@
 #include "sim/collectives/network_fold.h"
 
 #include <map>
+#include <unordered_map>
 #include <utility>
+
+#include "core/random.h"
 
 namespace cs::coll {
 
 using topo::LinkId;
 
 NetworkFold::NetworkFold(const topo::Cluster& cluster, const topo::ServerOrbits& orbits, net::FlowNetwork& net,
-                         Scratch& scratch)
-    : cluster_(cluster), orbits_(orbits), net_(net), scratch_(scratch) {
+                         Scratch& scratch, const topo::BlockRotation* rotation)
+    : cluster_(cluster), orbits_(orbits), net_(net), scratch_(scratch), rotation_(rotation) {
   if (scratch_.mapped.size() != cluster.link_count() || ++scratch_.run == 0) {
     scratch_.mapped.assign(cluster.link_count(), 0);
     scratch_.mapped_run.assign(cluster.link_count(), 0);
+    scratch_.own_run.assign(cluster.link_count(), 0);
+    scratch_.own_root_run.assign(cluster.link_count(), 0);
     scratch_.entry.assign(cluster.link_count(), 0);
     scratch_.entry_route.assign(cluster.link_count(), 0);
     scratch_.run = 1;
@@ -43,7 +48,17 @@ Bytes NetworkFold::Unfolded::share_of(Bytes carried) const {
   return Bytes{static_cast<std::int64_t>(static_cast<double>(carried.value()) * share + 0.5)};
 }
 
+LinkId NetworkFold::own(LinkId link) {
+  if (link.value >= cluster_.link_count()) return link;  // a server's reduction engine: its own
+  const LinkId root = orbits_.orbit(link);
+  if (scratch_.mapped_run[root.value] == scratch_.run) mark_broken();  // another run maps onto its orbit
+  scratch_.own_run[link.value] = scratch_.run;
+  scratch_.own_root_run[root.value] = scratch_.run;
+  return link;
+}
+
 NetworkFold::Unfolded NetworkFold::unfold(LinkId link, Bytes bytes) const {
+  if (scratch_.own_run[link.value] == scratch_.run) return Unfolded{{link}, bytes, 1.0};
   Unfolded u{orbits_.members(link), Bytes{0}};
   u.share = static_cast<double>(servers()) / static_cast<double>(u.links.size());
   u.bytes = u.share_of(bytes);
@@ -58,6 +73,7 @@ LinkId NetworkFold::map_first(LinkId link) {
     return link;
   }
   const LinkId root = orbits_.orbit(link);
+  if (scratch_.own_root_run[root.value] == scratch_.run) mark_broken();  // a kOwnLinks run's orbit
   if (scratch_.mapped_run[root.value] != scratch_.run) {  // the orbit's first use: its quotient capacity
     const std::size_t size = orbits_.orbit_size(root);
     if (size != orbits_.servers()) {  // else c |L| / N = c (every link of a twin fold's servers)
@@ -117,6 +133,48 @@ bool twin_foldable(const ScheduleContext& ctx, const Schedule& schedule) {
     }
   }
   return true;
+}
+
+bool rotation_maps(const Schedule& schedule, const topo::BlockRotation& rotation) {
+  struct Key {
+    std::uint32_t src, dst, channel;
+    std::int32_t rail;
+    bool handover;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return hash_combine(hash_combine(std::uint64_t{k.src} << 32 | k.dst, k.channel),
+                          static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.rail)) << 1 | k.handover);
+    }
+  };
+  std::unordered_map<Key, std::size_t, KeyHash> index;
+  std::unordered_map<std::uint32_t, std::uint32_t> pipeline_image;
+  for (const Round& round : schedule.rounds) {
+    if (round.part_count > 0) return false;  // listed in parts: not read here
+    index.clear();
+    pipeline_image.clear();
+    for (std::size_t i = 0; i < round.flows.size(); ++i) {
+      const PlannedFlow& f = round.flows[i];
+      if (f.reduction_port.valid()) return false;
+      if (!index.try_emplace(Key{f.src.value, f.dst.value, f.channel, f.rail, f.handover}, i).second) return false;
+    }
+    for (const PlannedFlow& f : round.flows) {
+      const Key image{rotation.image(f.src).value, rotation.image(f.dst).value, f.channel, f.rail, f.handover};
+      const auto it = index.find(image);
+      if (it == index.end()) return false;
+      const PlannedFlow& g = round.flows[it->second];
+      if (g.bytes != f.bytes || g.copies != f.copies || g.connections != f.connections) return false;
+      if ((f.pipeline == kNoPipeline) != (g.pipeline == kNoPipeline)) return false;
+      if (f.pipeline != kNoPipeline && pipeline_image.try_emplace(f.pipeline, g.pipeline).first->second != g.pipeline) return false;
+    }
+  }
+  return true;
+}
+
+std::optional<topo::BlockRotation> rotation_fold(const topo::Cluster& cluster, std::span<const topo::NodeId> gpus) {
+  if (cluster.routing() != topo::Routing::kAdaptive || !fabric_latency_per_tier(cluster)) return std::nullopt;
+  return topo::ServerSymmetry(cluster).block_rotation(gpus);
 }
 
 std::optional<topo::ServerOrbits> twin_fold_orbits(const topo::Cluster& cluster) {

@@ -36,6 +36,20 @@
 // crosses a link outside the cluster (an NVLS reduction engine, which such a group moves to
 // another server's; the switch exchanges fix it), and the simulator then runs the collective
 // unfolded.
+//
+// A rotation of leaf blocks (topo::BlockRotation: N = B blocks, moved freely) folds a training
+// iteration, whose flows it maps onto themselves in two ways. A flow whose images are N distinct
+// flows (a pipeline transfer of one replica; FoldRole::kOrbit) stands for them as above. A
+// collective that the rotation maps onto itself (a data-parallel ring over every block;
+// kInvariant) runs whole, each flow loading the quotient with 1/N of its summed load: with
+// S_f the flows the rotation's powers fix, f's orbit has N / |S_f| flows, each loading L
+// alike, so the orbits' constraints summed over L read
+//     sum over orbits of (N / |S_f|) (sum_{l in L} w_{f,l}) r_f <= c |L|,
+// and running all N / |S_f| flows of an orbit at 1/N of their load is that constraint over N.
+// A collective inside one server whose images the executor does not replay (a tensor-parallel
+// group's; kOwnLinks) stands for itself alone: it runs on its own links, unmapped, and the fold
+// breaks if another run's flows reach a link of their orbits (the unfolded run would then load
+// the server's links apart from their images', which no symmetry maps).
 #pragma once
 
 #include <cstdint>
@@ -51,6 +65,13 @@
 
 namespace cs::coll {
 
+// How a run on a folded network stands for the unfolded run's flows (the header).
+enum class FoldRole : std::uint8_t {
+  kOrbit,      // each flow stands for its N images (every run of a fold but a rotation's others)
+  kInvariant,  // the group maps the run onto itself: each flow at 1/N of its load
+  kOwnLinks,   // the run stands for itself, on its own links
+};
+
 class NetworkFold {
  public:
   // Per cluster link, kept by the owner across runs (allocated once, stamped per run, so a run
@@ -58,11 +79,13 @@ class NetworkFold {
   // map of an orbit sets its capacity), and collapse's entry per quotient link.
   struct Scratch {
     std::vector<std::uint32_t> mapped, mapped_run, entry, entry_route;
+    std::vector<std::uint32_t> own_run, own_root_run;  // a link, an orbit taken by a kOwnLinks run
     std::uint32_t run = 0, route = 0;
   };
   // `net` holds the collective alone (just reset), with the links of `cluster`; the cluster,
-  // `orbits` and `scratch` outlive the fold.
-  NetworkFold(const topo::Cluster& cluster, const topo::ServerOrbits& orbits, net::FlowNetwork& net, Scratch& scratch);
+  // `orbits`, `rotation` (when the orbits are its own) and `scratch` outlive the fold.
+  NetworkFold(const topo::Cluster& cluster, const topo::ServerOrbits& orbits, net::FlowNetwork& net, Scratch& scratch,
+              const topo::BlockRotation* rotation = nullptr);
   // The quotient's link for `link`: its orbit's representative, with capacity c |L| / N from its
   // first use on.
   topo::LinkId map(topo::LinkId link) {
@@ -75,7 +98,12 @@ class NetworkFold {
   // The same load on the quotient: every link mapped, the weights of links of one orbit added
   // (a spread over thousands of equal paths becomes a few orbits), in the order of first use.
   void collapse(topo::WeightedRoute& route);
+  // A link of a kOwnLinks run: itself, unmapped; the fold breaks where another run's flows take
+  // its orbit (map() marks the other way).
+  topo::LinkId own(topo::LinkId link);
   std::uint32_t servers() const { return orbits_.servers(); }
+  // The rotation whose orbits these are; null for other groups.
+  const topo::BlockRotation* rotation() const { return rotation_; }
   std::int32_t representative() const { return orbits_.representative(); }
   const topo::ServerOrbits& orbits() const { return orbits_; }
   // Set by the runner when a flow breaks the symmetry (the header's conditions). The folded run
@@ -90,7 +118,8 @@ class NetworkFold {
 
   // What `link`, a quotient link that carried `bytes`, stands for in the cluster: the links of
   // its orbit L, each carrying bytes x N / |L| (rounded to a byte), busy when it is (the
-  // header). Results and link reports of a folded run are written from it; share_of gives the
+  // header); a link a kOwnLinks run took is itself, with its bytes. Results and link reports of
+  // a folded run are written from it; share_of gives the
   // same share of any other amount the link carried (a busy interval's), without listing the
   // orbit again.
   struct Unfolded {
@@ -107,6 +136,7 @@ class NetworkFold {
   const topo::ServerOrbits& orbits_;
   net::FlowNetwork& net_;
   Scratch& scratch_;
+  const topo::BlockRotation* rotation_ = nullptr;
   bool broken_ = false;
 };
 
@@ -122,6 +152,16 @@ bool fabric_latency_per_tier(const topo::Cluster& cluster);
 // network's only where the exchanges fix every link (orbits of one keep their capacity). The
 // runner marks a twin fold broken when it is given a schedule that is not.
 bool twin_foldable(const ScheduleContext& ctx, const Schedule& schedule);
+
+// Whether `rotation` maps `schedule`'s flows onto its flows, round by round: each flow onto a
+// flow of the same round, channel and rail between the images of its ends, moving the same
+// bytes as the same number of copies and connections, a pipeline's members onto one pipeline's,
+// no NVLS reduction (its engine is outside the cluster). What a kInvariant run needs. O(flows).
+bool rotation_maps(const Schedule& schedule, const topo::BlockRotation& rotation);
+
+// The rotation of the leaf blocks of the servers holding `gpus` (topo::BlockRotation) when the
+// cluster allows a fold (twin_fold_orbits' conditions), else nothing.
+std::optional<topo::BlockRotation> rotation_fold(const topo::Cluster& cluster, std::span<const topo::NodeId> gpus);
 
 // The switch exchanges' group (topo::ServerSymmetry::twin_orbits) when the cluster allows a fold
 // of any schedule (the header's conditions: adaptive routing, one latency per fabric tier), else

@@ -8,6 +8,7 @@
 #include <memory>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 
 namespace cs::rt {
 namespace {
@@ -22,6 +23,26 @@ const typename Map::mapped_type& cached(Map& cache, const Key& key, Compute comp
 
 }  // namespace
 
+bool rotation_is_symmetry(const tg::TaskGraph& graph, const std::vector<topo::NodeId>& rank_gpus,
+                          const topo::BlockRotation& rotation) {
+  const tg::RankSymmetries& symmetries = graph.symmetries();
+  if (rank_gpus.empty() || symmetries.empty()) return false;
+  std::unordered_map<std::uint32_t, std::uint32_t> rank_of;
+  rank_of.reserve(rank_gpus.size());
+  for (std::uint32_t r = 0; r < rank_gpus.size(); ++r) rank_of.emplace(rank_gpus[r].value, r);
+  const auto target = rank_of.find(rotation.image(rank_gpus[0]).value);
+  if (target == rank_of.end()) return false;
+  for (std::size_t k = 0; k < symmetries.size(); ++k) {
+    if (symmetries.image(k, 0) != target->second || !symmetries.permutes_symmetries(k)) continue;
+    bool all = true;
+    for (std::uint32_t r = 0; all && r < rank_gpus.size(); ++r) {
+      all = rank_gpus[symmetries.image(k, r)] == rotation.image(rank_gpus[r]);
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
 Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
                    const coll::NetworkLayout& layout, coll::AlgorithmTuner& tuner,
                    const compute::ComputeModel& compute, const tg::TaskGraph& graph,
@@ -34,7 +55,9 @@ Executor::Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& rou
       runner_(sim, net, router, layout, true, fold),
       compute_(compute),
       graph_(graph),
-      rank_gpus_(std::move(rank_gpus)) {
+      rank_gpus_(std::move(rank_gpus)),
+      fold_(fold),
+      rotation_(fold ? fold->rotation() : nullptr) {
   if (rank_gpus_.size() != graph.all_ranks()) {
     throw InternalError("Executor: " + std::to_string(rank_gpus_.size()) + " GPUs for " +
                         std::to_string(graph.all_ranks()) + " ranks");
@@ -231,27 +254,12 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
   }
   // The collective and its images under the graph's symmetries run together; the members
   // finish when the last of them does.
-  const auto& lists = cached(group_images_, first.group, [&] {
-    // A collective confined to one server keeps its images on their own servers' internal links
-    // (NVLink and NVSwitch), which no transfer of another server touches: those images need not
-    // be replayed. Images that share a server with the original, or leave it, are.
-    auto kept = images(group.ranks, true);
-    auto server_of = [&](const std::vector<std::uint32_t>& ranks) {
-      const std::int32_t s = layout_.cluster().node(rank_gpus_[ranks[0]]).server;
-      for (std::uint32_t r : ranks) {
-        if (layout_.cluster().node(rank_gpus_[r]).server != s) return std::int32_t{-1};
-      }
-      return s;
-    };
-    const std::int32_t home = server_of(kept[0]);
-    if (home >= 0) {
-      std::erase_if(kept, [&](const std::vector<std::uint32_t>& l) {
-        const std::int32_t s = server_of(l);
-        return s >= 0 && s != home;
-      });
-    }
-    return kept;
-  });
+  const GroupImages& images_of = cached(group_images_, first.group, [&] { return group_images(group); });
+  const auto& lists = images_of.lists;
+  if (lists.empty()) {  // a rotation's fold that does not apply (group_images)
+    fold_->mark_broken();
+    return;
+  }
   auto remaining = std::make_shared<std::size_t>(lists.size());
   collective.schedules.resize(lists.size());
   for (std::size_t k = 0; k < lists.size(); ++k) {
@@ -262,13 +270,73 @@ void Executor::start_collective(const std::vector<tg::OpId>& members) {
       auto schedule = coll::build_schedule(layout_.schedules(), s, algo, nullptr);
       if (!schedule) throw InternalError("Executor: the chosen collective algorithm does not apply");
       collective.schedules[k] = std::make_shared<const coll::Schedule>(std::move(*schedule));
+      // Checked once per schedule: the rotation maps the flows of an image it maps onto itself.
+      if (images_of.roles[k] == coll::FoldRole::kInvariant && !coll::rotation_maps(*collective.schedules[k], *rotation_)) {
+        fold_->mark_broken();
+      }
     }
     runner_.start(std::move(s), collective.schedules[k], algo, proto, [this, members, remaining](const coll::CollectiveOutcome&) {
       if (--*remaining > 0) return;
       for (tg::OpId m : members) comm_changed(graph_.op(m).rank, -1);
       for (tg::OpId m : members) complete(m);
+    }, images_of.roles[k]);
+  }
+}
+
+Executor::GroupImages Executor::group_images(const tg::ProcessGroup& group) const {
+  // A collective confined to one server keeps its images on their own servers' internal links
+  // (NVLink and NVSwitch), which no transfer of another server touches: those images need not
+  // be replayed. Images that share a server with the original, or leave it, are.
+  GroupImages out;
+  out.lists = images(group.ranks, true);
+  auto& kept = out.lists;
+  const topo::Cluster& cluster = layout_.cluster();
+  auto server_of = [&](const std::vector<std::uint32_t>& ranks) {
+    const std::int32_t s = cluster.node(rank_gpus_[ranks[0]]).server;
+    for (std::uint32_t r : ranks) {
+      if (cluster.node(rank_gpus_[r]).server != s) return std::int32_t{-1};
+    }
+    return s;
+  };
+  const std::int32_t home = server_of(kept[0]);
+  if (home >= 0) {
+    std::erase_if(kept, [&](const std::vector<std::uint32_t>& l) {
+      const std::int32_t s = server_of(l);
+      return s >= 0 && s != home;
     });
   }
+  out.roles.assign(kept.size(), coll::FoldRole::kOrbit);
+  if (!rotation_) return out;
+  // Folded by a rotation (the header). Nothing returned: the fold does not apply.
+  if (home >= 0) {  // the original alone, on its own links
+    if (kept.size() > 1) return {};
+    out.roles[0] = coll::FoldRole::kOwnLinks;
+    return out;
+  }
+  GroupImages folded;
+  std::vector<std::uint32_t> gpus, moved;
+  for (const std::vector<std::uint32_t>& l : kept) {
+    gpus.clear();
+    moved.clear();
+    std::uint32_t block = rotation_->block(rank_gpus_[l[0]]);
+    for (std::uint32_t r : l) {
+      gpus.push_back(rank_gpus_[r].value);
+      moved.push_back(rotation_->image(rank_gpus_[r]).value);
+      if (rotation_->block(rank_gpus_[r]) != block) block = topo::BlockRotation::kFixed;
+    }
+    if (block != topo::BlockRotation::kFixed) {  // in one block: block 0's image stands for the others
+      if (block != 0) continue;
+      folded.lists.push_back(l);
+      folded.roles.push_back(coll::FoldRole::kOrbit);
+      continue;
+    }
+    std::sort(gpus.begin(), gpus.end());
+    std::sort(moved.begin(), moved.end());
+    if (gpus != moved) return {};  // across blocks, moved by the rotation
+    folded.lists.push_back(l);
+    folded.roles.push_back(coll::FoldRole::kInvariant);
+  }
+  return folded;
 }
 
 void Executor::start_transfer(topo::NodeId from, topo::NodeId to, Bytes bytes, std::uint64_t label,
@@ -295,15 +363,23 @@ void Executor::start_p2p(tg::OpId send, tg::OpId recv) {
   if (it == pair_images_.end()) {
     PairImages entry;
     for (const auto& image : images({s.rank, s.peer}, false)) entry.pairs.push_back({image[0], image[1]});
+    // Folded by a rotation, the images leaving block 0 stand for theirs in the other blocks.
+    for (std::uint32_t k = 0; k < entry.pairs.size(); ++k) {
+      if (!rotation_ || rotation_->block(rank_gpus_[entry.pairs[k][0]]) == 0) entry.run.push_back(k);
+    }
     it = pair_images_.emplace(std::make_pair(s.rank, s.peer), std::move(entry)).first;
   }
   PairImages& pair = it->second;
+  if (pair.run.empty()) {  // no image leaves block 0: not the rotation's orbits
+    fold_->mark_broken();
+    return;
+  }
   if (pair.bytes != s.bytes) {  // the schedules are of the transfer's size
     pair.bytes = s.bytes;
     pair.schedules.assign(pair.pairs.size(), nullptr);
   }
-  transfers_left_[send] = static_cast<std::uint32_t>(pair.pairs.size());
-  for (std::size_t k = 0; k < pair.pairs.size(); ++k) {
+  transfers_left_[send] = static_cast<std::uint32_t>(pair.run.size());
+  for (const std::uint32_t k : pair.run) {
     // Two op ids and `this`: the callback fits std::function's own storage, no allocation.
     start_transfer(rank_gpus_[pair.pairs[k][0]], rank_gpus_[pair.pairs[k][1]], s.bytes, hash_combine(s.tag, k),
                    pair.schedules[k], [this, send, recv](const coll::CollectiveOutcome&) {
@@ -355,6 +431,10 @@ void Executor::comm_changed(std::uint32_t rank, int delta) {
 void Executor::start_load(tg::OpId id) {
   const tg::Op& op = graph_.op(id);
   if (storage_.empty()) throw InternalError("Executor: a load op but no storage device");
+  if (rotation_) {  // readers' sources (r % n) are no rotation's images
+    fold_->mark_broken();
+    return;
+  }
   // The rank and its images under the symmetries each read their own share.
   const auto readers = images({op.rank}, false);
   transfers_left_[id] = static_cast<std::uint32_t>(readers.size());

@@ -13,6 +13,15 @@
 // uses, so they would only repeat the original's time. `auto` collectives take the algorithm and protocol that an isolated simulation
 // of the same collective finds fastest (cached per group, op and size), as NCCL's tuner decides
 // from a static model rather than from the current congestion.
+//
+// Folded by a rotation of leaf blocks (coll::rotation_fold; network_fold.h), which the caller
+// checked to be a symmetry of the job (rotation_is_symmetry): a transfer's images are N-element
+// orbits of the rotation, of which the executor runs those leaving block 0 (FoldRole::kOrbit); a
+// collective's image runs as kOrbit when it lies in block 0, not at all in another single block
+// (its image in block 0 stands for it), as kInvariant when the rotation maps it onto itself
+// (a data-parallel group over every block; its schedule checked by coll::rotation_maps), and a
+// collective inside one server, whose images are not replayed, as kOwnLinks. Anything else (an
+// image across some blocks that the rotation moves, a storage read) marks the fold broken.
 #pragma once
 
 #include <array>
@@ -31,12 +40,22 @@
 
 namespace cs::rt {
 
+// Whether the rotation, moved onto the ranks by `rank_gpus`, is one of the graph's symmetries:
+// some symmetry k has rank_gpus[image(k, r)] = rotation.image(rank_gpus[r]) for every rank r.
+// and k permutes the listed symmetries and the identity (RankSymmetries::permutes_symmetries:
+// a job's data-parallel shifts do). Then the rotation maps every transfer's and collective's
+// images onto images of the same op: the unfolded run onto itself. O(ranks + symmetries log
+// symmetries) per candidate k.
+bool rotation_is_symmetry(const tg::TaskGraph& graph, const std::vector<topo::NodeId>& rank_gpus,
+                          const topo::BlockRotation& rotation);
+
 class Executor {
  public:
   // `rank_gpus[r]` is the GPU that runs rank r, for the simulated and the mirrored ranks. The
   // graph and every reference must outlive the executor. `fold`: `net` is the quotient of the
-  // switch exchanges (coll::twin_fold_orbits, sim/collectives/network_fold.h), on which every
-  // transfer runs; a transfer it cannot fold marks it broken, and the caller runs again unfolded.
+  // switch exchanges (coll::twin_fold_orbits, sim/collectives/network_fold.h) or of a rotation
+  // of leaf blocks (the header; fold->rotation()), on which every transfer runs; a transfer it
+  // cannot fold marks it broken, and the caller runs again less folded.
   Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
            const coll::NetworkLayout& layout, coll::AlgorithmTuner& tuner,
            const compute::ComputeModel& compute, const tg::TaskGraph& graph,
@@ -127,12 +146,22 @@ class Executor {
   std::vector<std::uint32_t> comm_active_;                 // per simulated rank
   std::vector<std::vector<RunningCompute>> running_;       // per simulated rank
   std::vector<topo::NodeId> storage_;
-  std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> group_images_;  // cache
+  // Per group: the images of its collectives that run, and how each stands for the unfolded
+  // run on a folded network (kOrbit unless a rotation folds it).
+  struct GroupImages {
+    std::vector<std::vector<std::uint32_t>> lists;
+    std::vector<coll::FoldRole> roles;
+  };
+  GroupImages group_images(const tg::ProcessGroup& group) const;
+  std::map<std::uint32_t, GroupImages> group_images_;  // cache
+  coll::NetworkFold* fold_ = nullptr;
+  const topo::BlockRotation* rotation_ = nullptr;  // fold_'s, if a rotation folds the run
   // Cache of a sender-receiver pair's images (every micro-batch's transfer between two stages
   // has the same pair): the images as (sender, receiver), in images()' order, and the schedule
   // of each image's transfer of `bytes` (the pair's last size), built at its first run.
   struct PairImages {
     std::vector<std::array<std::uint32_t, 2>> pairs;
+    std::vector<std::uint32_t> run;  // the indices of the pairs that run: all, or those leaving block 0
     Bytes bytes{-1};
     std::vector<std::shared_ptr<const coll::Schedule>> schedules;
   };

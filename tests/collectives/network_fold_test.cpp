@@ -4,6 +4,7 @@
 // fold, and says so.
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "sim/collectives/machine.h"
 #include "sim/collectives/network_fold.h"
 #include "sim/collectives/network_layout.h"
+#include "sim/collectives/schedule.h"
 #include "sim/engine/simulator.h"
 #include "sim/network/flow_network.h"
 #include "topology/server_orbits.h"
@@ -324,6 +326,92 @@ TEST(ServerOrbits, LinkOrbitsOfARailFabric) {
     const topo::LinkId root = orbits->orbit(topo::LinkId{i});
     EXPECT_EQ(c.link(root).bandwidth, c.link(topo::LinkId{i}).bandwidth);
   }
+}
+
+TEST(BlockRotation, ShiftsTheLeafBlocksOfARailFabric) {
+  // 16 servers, 4 per leaf block: rho moves each block onto the next, device by device (the
+  // leaves with their servers), fixing the spines, and is an automorphism: every link maps onto
+  // a link between the images of its ends with the same rate, latency and class. The orbits are
+  // a server link's 4 copies (one per block; the servers of a block are not exchanged), a
+  // leaf's links to the spines of its rail (4 blocks x 64 spines), a link into a NIC from a leaf
+  // the 4 of its slot.
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
+  const topo::Cluster& c = m.cluster;
+  const auto rotation = topo::ServerSymmetry(c).block_rotation(c.gpus());
+  ASSERT_TRUE(rotation.has_value());
+  EXPECT_EQ(rotation->blocks(), 4u);
+  EXPECT_EQ(rotation->orbits().servers(), 4u);
+  EXPECT_FALSE(rotation->orbits().twins_only());
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<topo::LinkId>> between;
+  for (std::uint32_t i = 0; i < c.link_count(); ++i) {
+    const topo::LinkInfo& l = c.link(topo::LinkId{i});
+    between[{l.src.value, l.dst.value}].push_back(topo::LinkId{i});
+  }
+  for (std::uint32_t i = 0; i < c.link_count(); ++i) {
+    const topo::LinkInfo& l = c.link(topo::LinkId{i});
+    const auto it = between.find({rotation->image(l.src).value, rotation->image(l.dst).value});
+    ASSERT_NE(it, between.end()) << "link " << i;
+    const topo::LinkInfo& image = c.link(it->second.front());
+    EXPECT_EQ(image.bandwidth, l.bandwidth);
+    EXPECT_EQ(image.latency, l.latency);
+    EXPECT_EQ(image.link_class, l.link_class);
+  }
+  for (std::uint32_t v = 0; v < c.node_count(); ++v) {
+    const topo::NodeId n{v};
+    const bool spine = c.node(n).kind == topo::NodeKind::kSpineSwitch;
+    EXPECT_EQ(rotation->block(n) == topo::BlockRotation::kFixed, spine) << c.node(n).name;
+    EXPECT_EQ(rotation->image(n, 4), n);  // rho^B is the identity
+    if (c.node(n).server >= 0) {
+      EXPECT_EQ(rotation->block(n), static_cast<std::uint32_t>(c.node(n).server) / 4);
+      EXPECT_EQ(c.node(rotation->image(n)).server, (c.node(n).server + 4) % 16);
+    }
+  }
+  std::map<std::string, std::size_t> sizes;
+  for (std::uint32_t i = 0; i < c.link_count(); ++i) {
+    const topo::LinkInfo& l = c.link(topo::LinkId{i});
+    const std::string kinds = std::string(to_string(c.node(l.src).kind)) + ">" + to_string(c.node(l.dst).kind);
+    const std::size_t size = rotation->orbits().orbit_size(rotation->orbits().orbit(topo::LinkId{i}));
+    const auto [it, fresh] = sizes.try_emplace(kinds, size);
+    EXPECT_EQ(it->second, size) << kinds << " link " << i;
+  }
+  EXPECT_EQ(sizes.at("gpu>nvswitch"), 4u);
+  EXPECT_EQ(sizes.at("leaf_switch>nic"), 4u);
+  EXPECT_EQ(sizes.at("leaf_switch>spine_switch"), 256u);
+}
+
+TEST(BlockRotation, NoneWithOneBlockOrPartOfABlock) {
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
+  const topo::ServerSymmetry symmetry(m.cluster);
+  const std::span<const topo::NodeId> gpus = m.cluster.gpus();
+  EXPECT_FALSE(symmetry.block_rotation(gpus.subspan(0, 32)).has_value());  // one block
+  EXPECT_FALSE(symmetry.block_rotation(gpus.subspan(0, 48)).has_value());  // half of a second
+  EXPECT_TRUE(symmetry.block_rotation(gpus.subspan(0, 64)).has_value());   // two blocks of 4 servers
+  const Machine one = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/dgx-h100.json", {});
+  EXPECT_FALSE(topo::ServerSymmetry(one.cluster).block_rotation(one.cluster.gpus()).has_value());
+}
+
+TEST(BlockRotation, MapsARingAcrossTheBlocksNotATree) {
+  // A ring over GPU 0 of every server, in server order, crosses every block: the rotation maps
+  // its flows onto its flows (coll::rotation_maps); a binary tree's root stays where it is, so
+  // no rotation maps a tree onto itself.
+  const Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
+  const auto rotation = rotation_fold(m.cluster, m.cluster.gpus());
+  ASSERT_TRUE(rotation.has_value());
+  const NetworkLayout layout(m);
+  CollectiveSpec s;
+  s.op = CollectiveOp::kAllReduce;
+  s.size = Bytes{1 << 26};
+  for (std::size_t k = 0; k < 16; ++k) s.ranks.push_back(m.cluster.gpus()[8 * k]);
+  const auto ring = build_schedule(layout.schedules(), s, CollectiveAlgorithm::kRing, nullptr);
+  ASSERT_TRUE(ring.has_value());
+  EXPECT_TRUE(rotation_maps(*ring, *rotation));
+  const auto tree = build_schedule(layout.schedules(), s, CollectiveAlgorithm::kTree, nullptr);
+  ASSERT_TRUE(tree.has_value());
+  EXPECT_FALSE(rotation_maps(*tree, *rotation));
+  // Under static ECMP there is no fold to take.
+  const Machine ecmp = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json",
+                                    {"/servers/0/count=16", "/fabric/nodes_per_leaf=4", "/fabric/routing=ecmp"});
+  EXPECT_FALSE(rotation_fold(ecmp.cluster, ecmp.cluster.gpus()).has_value());
 }
 
 }  // namespace

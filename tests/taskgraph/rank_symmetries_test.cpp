@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/errors.h"
 #include "taskgraph/task_graph.h"
@@ -90,6 +91,27 @@ TEST(RankSymmetries, SetImageRepresentativesGiveEveryImageOfTheSet) {
     EXPECT_TRUE(std::is_sorted(asked.begin(), asked.end()));
     EXPECT_EQ(images(c.set, asked), images(c.set, all));
   }
+}
+
+TEST(RankSymmetries, PermutesSymmetriesWhenTheShiftsAreClosed) {
+  // Every shift of a radix-4 axis: each one permutes them (with the identity). Shifts 1 and 3
+  // alone are not closed: 1 + 1 = 2 is not listed, 1 + 3 = 0 is the identity, 3 + 3 = 2 is not.
+  std::vector<std::uint32_t> grid_index(8);
+  std::iota(grid_index.begin(), grid_index.end(), 0u);
+  RankSymmetries all({{4, 1}}, grid_index);
+  for (std::uint32_t d = 1; d < 4; ++d) all.add_shift({d});
+  for (std::size_t k = 0; k < all.size(); ++k) EXPECT_TRUE(all.permutes_symmetries(k)) << k;
+  RankSymmetries some({{4, 1}}, grid_index);
+  some.add_shift({1});
+  some.add_shift({3});
+  EXPECT_FALSE(some.permutes_symmetries(0));
+  EXPECT_FALSE(some.permutes_symmetries(1));
+  RankSymmetries two({{4, 1}}, grid_index);
+  two.add_shift({2});  // 2 + 2 = 0
+  EXPECT_TRUE(two.permutes_symmetries(0));
+  RankSymmetries dense;
+  dense.add_permutation({1, 0});
+  EXPECT_FALSE(dense.permutes_symmetries(0));  // the explicit form is not checked
 }
 
 TEST(RankSymmetries, AGridOfNoRankHasNoImageToAsk) {
