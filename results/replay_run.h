@@ -32,7 +32,7 @@ struct ReplayRun {
   std::vector<LinkUse> links;            // busiest first
   Duration iteration{0};                 // the end of the last op
   std::uint64_t events = 0;
-  bool network_folded = false;           // on the twin switches' quotient (drivers/graph_run.h); not an output
+  bool network_folded = false;           // on a quotient (drivers/graph_run.h); not an output
   std::vector<Warning> warnings;
 };
 

@@ -58,7 +58,8 @@ LinkId NetworkFold::own(LinkId link) {
 }
 
 NetworkFold::Unfolded NetworkFold::unfold(LinkId link, Bytes bytes) const {
-  if (scratch_.own_run[link.value] == scratch_.run) return Unfolded{{link}, bytes, 1.0};
+  // A link a kOwnLinks run took (a virtual link, an NVLS reduction engine, has no stamp).
+  if (link.value < scratch_.own_run.size() && scratch_.own_run[link.value] == scratch_.run) return Unfolded{{link}, bytes, 1.0};
   Unfolded u{orbits_.members(link), Bytes{0}};
   u.share = static_cast<double>(servers()) / static_cast<double>(u.links.size());
   u.bytes = u.share_of(bytes);
