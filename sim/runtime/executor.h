@@ -41,7 +41,7 @@
 namespace cs::rt {
 
 // Whether the rotation, moved onto the ranks by `rank_gpus`, is one of the graph's symmetries:
-// some symmetry k has rank_gpus[image(k, r)] = rotation.image(rank_gpus[r]) for every rank r.
+// some symmetry k has rank_gpus[image(k, r)] = rotation.image(rank_gpus[r]) for every rank r,
 // and k permutes the listed symmetries and the identity (RankSymmetries::permutes_symmetries:
 // a job's data-parallel shifts do). Then the rotation maps every transfer's and collective's
 // images onto images of the same op: the unfolded run onto itself. O(ranks + symmetries log
