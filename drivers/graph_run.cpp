@@ -8,6 +8,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/network/flow_network.h"
 #include "topology/router.h"
+#include "topology/server_orbits.h"
 
 namespace cs::drv {
 namespace {
@@ -40,16 +41,18 @@ std::optional<GraphRun> attempt(const GraphRunSetup& setup, const topo::ServerOr
 }  // namespace
 
 GraphRun run_graph(const GraphRunSetup& setup) {
-  // The rotation of the leaf blocks first (it folds the servers too), then the twin switches.
-  if (setup.fold) {
-    const std::optional<topo::BlockRotation> rotation = coll::rotation_fold(setup.layout.cluster(), setup.rank_gpus);
+  // The rotation of the leaf blocks first (it folds the servers too), then the twin switches;
+  // both from one ServerSymmetry, so the switch twins are found once.
+  const topo::Cluster& cluster = setup.layout.cluster();
+  if (setup.fold && coll::fabric_folds(cluster)) {
+    const topo::ServerSymmetry symmetry(cluster);
+    const std::optional<topo::BlockRotation> rotation = symmetry.block_rotation(setup.rank_gpus);
     if (rotation && rt::rotation_is_symmetry(setup.graph, setup.rank_gpus, *rotation)) {
       if (std::optional<GraphRun> run = attempt(setup, &rotation->orbits(), &*rotation)) return std::move(*run);
     }
-  }
-  const std::optional<topo::ServerOrbits> twins = setup.fold ? coll::twin_fold_orbits(setup.layout.cluster()) : std::nullopt;
-  if (twins) {
-    if (std::optional<GraphRun> run = attempt(setup, &*twins)) return std::move(*run);
+    if (const std::optional<topo::ServerOrbits> twins = symmetry.twin_orbits()) {
+      if (std::optional<GraphRun> run = attempt(setup, &*twins)) return std::move(*run);
+    }
   }
   return *attempt(setup, nullptr);
 }

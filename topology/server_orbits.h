@@ -220,6 +220,7 @@ class ServerSymmetry {
     std::vector<std::vector<std::uint32_t>> blocks;                 // each in server order
     std::map<std::uint32_t, std::size_t> block_of;
     std::uint32_t s0 = 0;
+    std::vector<bool> rank;  // per device: one of R's GPUs (a symmetry must map them onto themselves)
   };
   std::optional<Blocks> find_blocks(std::span<const NodeId> gpus) const;
   // The orbits of the union-find `parent` over twin classes (orbits()), into `out`.

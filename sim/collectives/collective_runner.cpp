@@ -284,8 +284,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
     if (!nic) {
       bool unique = true;
       std::span<const LinkId> path = router_.route(pf.src, pf.dst, label, &unique);
-      // A run on its own links takes the route its unfolded run takes (the same label).
-      if (fold_ && !unique && run->role != FoldRole::kOwnLinks) fold_->label_dependent(path);
+      if (fold_ && !unique) fold_->label_dependent(path, run->role);
       if (pf.reduction_port.valid()) {
         const auto engine = layout_.reduction_engine(pf.dst, pf.reduction_port);
         if (!engine) throw InternalError("NVLS flow to a switch port without a reduction engine");
@@ -337,7 +336,7 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       links += segments[parts++].size();
       // A folded run (adaptive routing only: network_fold.h) takes the fabric's part as the
       // spread, which is not routed here; the rest must be label-free.
-      if (fold_ && a != nic->send_nic && !unique && run->role != FoldRole::kOwnLinks) fold_->label_dependent(segments[parts - 1]);
+      if (fold_ && a != nic->send_nic && !unique) fold_->label_dependent(segments[parts - 1], run->role);
     };
     // Adaptive routing (topology/adaptive_spread.h): between the NICs the flow spreads over
     // every equal-cost path as a fluid, and its latency there is the spread's mean (no hashed

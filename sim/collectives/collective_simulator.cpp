@@ -20,9 +20,9 @@ CollectiveSimulator::CollectiveSimulator(const Machine& machine, Folding folding
 
 const topo::ServerOrbits* CollectiveSimulator::fold_for(const CollectiveSpec& spec, CollectiveAlgorithm algorithm) {
   const topo::Cluster& cluster = layout_.cluster();
-  if (folding_ != Folding::kSymmetric || cluster.routing() != topo::Routing::kAdaptive) return nullptr;
-  if (!latency_per_tier_) latency_per_tier_ = fabric_latency_per_tier(cluster);
-  if (!*latency_per_tier_) return nullptr;
+  if (folding_ != Folding::kSymmetric) return nullptr;
+  if (!fabric_folds_) fabric_folds_ = fabric_folds(cluster);
+  if (!*fabric_folds_) return nullptr;
   if (!symmetry_) symmetry_.emplace(cluster);
   if (algorithm == CollectiveAlgorithm::kDirect && all_pairs_op(spec.op)) {
     if (fold_ranks_ != spec.ranks) {

@@ -135,7 +135,7 @@ class CollectiveSimulator {
   topo::Router router_;
   Folding folding_;
   std::optional<topo::ServerSymmetry> symmetry_;  // built on the first fold
-  std::optional<bool> latency_per_tier_;
+  std::optional<bool> fabric_folds_;
   std::vector<topo::NodeId> fold_ranks_;          // the rank set of fold_
   std::optional<topo::ServerOrbits> fold_;
   std::optional<std::optional<topo::ServerOrbits>> twin_fold_;  // the switch exchanges' group, once

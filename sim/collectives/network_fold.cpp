@@ -31,7 +31,8 @@ void NetworkFold::mark_broken() {
   net_.simulator().stop();
 }
 
-void NetworkFold::label_dependent(std::span<const LinkId> path) {
+void NetworkFold::label_dependent(std::span<const LinkId> path, FoldRole role) {
+  if (role == FoldRole::kOwnLinks) return;
   if (!orbits_.twins_only()) {
     mark_broken();
     return;
@@ -114,7 +115,8 @@ void NetworkFold::collapse(topo::WeightedRoute& route) {
   route.links.shrink_to_fit();  // a spread of thousands of links held as a few orbits
 }
 
-bool fabric_latency_per_tier(const topo::Cluster& cluster) {
+bool fabric_folds(const topo::Cluster& cluster) {
+  if (cluster.routing() != topo::Routing::kAdaptive) return false;
   std::map<int, Duration> latency;
   for (std::uint32_t i = 0; i < cluster.link_count(); ++i) {
     const topo::LinkInfo& l = cluster.link(LinkId{i});
@@ -171,16 +173,6 @@ bool rotation_maps(const Schedule& schedule, const topo::BlockRotation& rotation
     }
   }
   return true;
-}
-
-std::optional<topo::BlockRotation> rotation_fold(const topo::Cluster& cluster, std::span<const topo::NodeId> gpus) {
-  if (cluster.routing() != topo::Routing::kAdaptive || !fabric_latency_per_tier(cluster)) return std::nullopt;
-  return topo::ServerSymmetry(cluster).block_rotation(gpus);
-}
-
-std::optional<topo::ServerOrbits> twin_fold_orbits(const topo::Cluster& cluster) {
-  if (cluster.routing() != topo::Routing::kAdaptive || !fabric_latency_per_tier(cluster)) return std::nullopt;
-  return topo::ServerSymmetry(cluster).twin_orbits();
 }
 
 }  // namespace cs::coll

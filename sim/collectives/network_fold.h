@@ -110,10 +110,11 @@ class NetworkFold {
   // is then discarded, so it stops the network's simulator (sim::Simulator::stop): an attempt
   // costs up to its first refused transfer, not the whole run.
   void mark_broken();
-  // A flow takes `path`, a route its label chose: a group that moves servers maps it to a route
-  // between the images that another label may choose, so the fold breaks; the switch exchanges
-  // alone (ServerOrbits::twins_only) fix it unless it crosses a link they move.
-  void label_dependent(std::span<const topo::LinkId> path);
+  // A flow of a run in `role` takes `path`, a route its label chose: a group that moves servers
+  // maps it to a route between the images that another label may choose, so the fold breaks;
+  // the switch exchanges alone (ServerOrbits::twins_only) fix it unless it crosses a link they
+  // move. A kOwnLinks run takes the route its unfolded run takes (the same label): no break.
+  void label_dependent(std::span<const topo::LinkId> path, FoldRole role);
   bool broken() const { return broken_; }
 
   // What `link`, a quotient link that carried `bytes`, stands for in the cluster: the links of
@@ -140,9 +141,11 @@ class NetworkFold {
   bool broken_ = false;
 };
 
-// Whether the fabric keeps a spread flow's latency under automorphisms: one latency per tier
-// among the links between switches outside servers (the header). O(links).
-bool fabric_latency_per_tier(const topo::Cluster& cluster);
+// Whether the cluster's fabric allows a fold (the header's conditions): it routes adaptively,
+// and it keeps a spread flow's latency under automorphisms, with one latency per tier among the
+// links between switches outside servers. O(links). Both groups a training iteration folds by
+// (topo::ServerSymmetry::block_rotation, then twin_orbits) come from one ServerSymmetry after it.
+bool fabric_folds(const topo::Cluster& cluster);
 
 // Whether a fold of the twin switches alone runs `schedule` as it runs unfolded: both ends of
 // every flow are devices of servers, which the exchanges fix (a CollNet flow to a fabric switch
@@ -158,14 +161,5 @@ bool twin_foldable(const ScheduleContext& ctx, const Schedule& schedule);
 // bytes as the same number of copies and connections, a pipeline's members onto one pipeline's,
 // no NVLS reduction (its engine is outside the cluster). What a kInvariant run needs. O(flows).
 bool rotation_maps(const Schedule& schedule, const topo::BlockRotation& rotation);
-
-// The rotation of the leaf blocks of the servers holding `gpus` (topo::BlockRotation) when the
-// cluster allows a fold (twin_fold_orbits' conditions), else nothing.
-std::optional<topo::BlockRotation> rotation_fold(const topo::Cluster& cluster, std::span<const topo::NodeId> gpus);
-
-// The switch exchanges' group (topo::ServerSymmetry::twin_orbits) when the cluster allows a fold
-// of any schedule (the header's conditions: adaptive routing, one latency per fabric tier), else
-// nothing. Runs that share one network across many collectives (a training iteration) fold by it.
-std::optional<topo::ServerOrbits> twin_fold_orbits(const topo::Cluster& cluster);
 
 }  // namespace cs::coll

@@ -395,7 +395,8 @@ TEST(BlockRotation, MapsARingAcrossTheBlocksNotATree) {
   // its flows onto its flows (coll::rotation_maps); a binary tree's root stays where it is, so
   // no rotation maps a tree onto itself.
   const Machine m = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4"});
-  const auto rotation = rotation_fold(m.cluster, m.cluster.gpus());
+  ASSERT_TRUE(fabric_folds(m.cluster));
+  const auto rotation = topo::ServerSymmetry(m.cluster).block_rotation(m.cluster.gpus());
   ASSERT_TRUE(rotation.has_value());
   const NetworkLayout layout(m);
   CollectiveSpec s;
@@ -411,7 +412,12 @@ TEST(BlockRotation, MapsARingAcrossTheBlocksNotATree) {
   // Under static ECMP there is no fold to take.
   const Machine ecmp = load_machine(std::string(CS_SOURCE_DIR) + "/configs/clusters/h100-rail-512.json",
                                     {"/servers/0/count=16", "/fabric/nodes_per_leaf=4", "/fabric/routing=ecmp"});
-  EXPECT_FALSE(rotation_fold(ecmp.cluster, ecmp.cluster.gpus()).has_value());
+  EXPECT_FALSE(fabric_folds(ecmp.cluster));
+  // Nor where one leaf-spine cable is slower than the rest of its tier: a spread's mean latency
+  // would depend on which leaf it leaves.
+  const Machine slow = machine("h100-rail-512", {"/servers/0/count=16", "/fabric/nodes_per_leaf=4",
+                                                 R"(/link_overrides=[{"from": "rail0/leaf0", "to": "spine0", "latency": "1.6us"}])"});
+  EXPECT_FALSE(fabric_folds(slow.cluster));
 }
 
 }  // namespace
