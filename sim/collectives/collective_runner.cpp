@@ -448,7 +448,8 @@ void CollectiveRunner::start_round(const std::shared_ptr<Run>& run) {
       for (std::size_t i = 0; i < listing.size(); ++i) {
         const PlannedFlow& pf = listing[i];
         if (pf.pipeline != kNoPipeline) throw InternalError("a round listed in parts with pipelines");
-        if (i + kRouteAhead < listing.size()) router_.prefetch(listing[i + kRouteAhead].src, listing[i + kRouteAhead].dst);
+        // No route hint: these connections cross servers, whose routes are asked for by segment
+        // (end_route, the NICs' pair), never by the pair of GPUs router_.prefetch would load.
         if (prepared.size() == part_flows_) load_part();
         prepare(pf);
       }
