@@ -341,13 +341,14 @@ std::optional<ServerSymmetry::Blocks> ServerSymmetry::find_blocks(std::span<cons
   // R: the servers, each with the positions of its GPUs.
   Blocks out;
   std::map<std::uint32_t, std::vector<std::uint32_t>>& positions = out.positions;
-  out.rank.assign(server_of_.size(), false);
+  out.ranks.reserve(gpus.size());
   for (const NodeId g : gpus) {
     if (g.value >= server_of_.size() || server_of_[g.value] == kNone) return std::nullopt;
     positions[server_of_[g.value]].push_back(position_of_[g.value]);
-    out.rank[g.value] = true;
+    out.ranks.push_back(g.value);
   }
   if (positions.size() < 2) return std::nullopt;
+  std::sort(out.ranks.begin(), out.ranks.end());
   const std::uint32_t s0 = out.s0 = positions.begin()->first;
   for (auto& [s, p] : positions) std::sort(p.begin(), p.end());
   for (const auto& [s, p] : positions) {
@@ -422,7 +423,7 @@ void ServerSymmetry::fill_orbits(Map& parent, ServerOrbits& out) const {
 std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus) const {
   std::optional<Blocks> found = find_blocks(gpus);
   if (!found) return std::nullopt;
-  const auto& [positions, blocks, block_of, s0, rank] = *found;
+  const auto& [positions, blocks, block_of, s0, ranks] = *found;
   // The generators, each checked (unite_images) and applied to the link union-find; a block is
   // exchanged with s0's only while no earlier generator joined it to s0 (a spanning set: the
   // exchange of two pods' first blocks joins every block of the pods).
@@ -437,7 +438,7 @@ std::optional<ServerOrbits> ServerSymmetry::orbits(std::span<const NodeId> gpus)
     moved_devices += pi->size();
     if (moved_devices > 8 * server_of_.size()) return false;  // no symmetry worth the search
     for (const auto& [x, y] : *pi) {
-      if (rank[x] != rank[y]) return false;  // must map the ranks onto themselves
+      if (found->is_rank(x) != found->is_rank(y)) return false;  // must map the ranks onto themselves
     }
     if (!link_images(*pi, pairs)) return false;
     for (const auto& [u, v] : pairs) unite(parent, twins.rep[u], twins.rep[v]);
@@ -472,7 +473,6 @@ std::optional<BlockRotation> ServerSymmetry::block_rotation(std::span<const Node
   std::optional<Blocks> found = find_blocks(gpus);
   if (!found || found->blocks.size() < 2) return std::nullopt;
   const std::vector<std::vector<std::uint32_t>>& blocks = found->blocks;
-  const std::vector<bool>& rank = found->rank;
   const SwitchTwins& twins = *switch_twins();
   BlockRotation out;
   out.blocks_ = static_cast<std::uint32_t>(blocks.size());
@@ -499,7 +499,7 @@ std::optional<BlockRotation> ServerSymmetry::block_rotation(std::span<const Node
     if (sides.size() != out.per_block_) return std::nullopt;
     for (const auto& [x, y] : sides) {
       if (out.block_[x] != 0 || out.block_[y] != BlockRotation::kFixed) return std::nullopt;
-      if (rank[x] != rank[y]) return std::nullopt;  // must map the ranks onto themselves
+      if (found->is_rank(x) != found->is_rank(y)) return std::nullopt;  // must map the ranks onto themselves
       std::uint32_t& slot = out.devices_[b * out.per_block_ + out.slot_[x]];
       if (slot != kNone) return std::nullopt;
       slot = y;

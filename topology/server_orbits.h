@@ -42,6 +42,7 @@
 // cluster for a few servers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -220,7 +221,8 @@ class ServerSymmetry {
     std::vector<std::vector<std::uint32_t>> blocks;                 // each in server order
     std::map<std::uint32_t, std::size_t> block_of;
     std::uint32_t s0 = 0;
-    std::vector<bool> rank;  // per device: one of R's GPUs (a symmetry must map them onto themselves)
+    std::vector<std::uint32_t> ranks;  // R's GPUs, sorted (a symmetry must map them onto themselves)
+    bool is_rank(std::uint32_t v) const { return std::binary_search(ranks.begin(), ranks.end(), v); }
   };
   std::optional<Blocks> find_blocks(std::span<const NodeId> gpus) const;
   // The orbits of the union-find `parent` over twin classes (orbits()), into `out`.
