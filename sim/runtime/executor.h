@@ -14,14 +14,15 @@
 // of the same collective finds fastest (cached per group, op and size), as NCCL's tuner decides
 // from a static model rather than from the current congestion.
 //
-// Folded by a rotation of leaf blocks (topo::ServerSymmetry::block_rotation; network_fold.h), which the caller
-// checked to be a symmetry of the job (rotation_is_symmetry): a transfer's images are N-element
-// orbits of the rotation, of which the executor runs those leaving block 0 (FoldRole::kOrbit); a
-// collective's image runs as kOrbit when it lies in block 0, not at all in another single block
-// (its image in block 0 stands for it), as kInvariant when the rotation maps it onto itself
-// (a data-parallel group over every block; its schedule checked by coll::rotation_maps), and a
-// collective inside one server, whose images are not replayed, as kOwnLinks. Anything else (an
-// image across some blocks that the rotation moves, a storage read) marks the fold broken.
+// Folded by a rotation of leaf blocks (topo::ServerSymmetry::block_rotation; network_fold.h), which
+// the caller checked to be a symmetry of the job (rotation_is_symmetry): a transfer's images are
+// N-element orbits of the rotation, of which the executor runs those leaving block 0
+// (FoldRole::kOrbit); a collective's image runs as kOrbit when it lies in block 0, not at all in
+// another single block (its image in block 0 stands for it), as kInvariant when the rotation maps
+// it onto itself (a data-parallel group over every block; its schedule checked by
+// coll::rotation_maps), and a collective inside one server, whose images are not replayed, as
+// kOwnLinks. Anything else (an image across some blocks that the rotation moves, a storage read)
+// marks the fold broken.
 #pragma once
 
 #include <array>
@@ -53,9 +54,9 @@ class Executor {
  public:
   // `rank_gpus[r]` is the GPU that runs rank r, for the simulated and the mirrored ranks. The
   // graph and every reference must outlive the executor. `fold`: `net` is the quotient of the
-  // switch exchanges (topo::ServerSymmetry::twin_orbits, sim/collectives/network_fold.h) or of a rotation
-  // of leaf blocks (the header; fold->rotation()), on which every transfer runs; a transfer it
-  // cannot fold marks it broken, and the caller runs again less folded.
+  // switch exchanges (topo::ServerSymmetry::twin_orbits, sim/collectives/network_fold.h) or of
+  // a rotation of leaf blocks (the header; fold->rotation()), on which every transfer runs; a
+  // transfer it cannot fold marks it broken, and the caller runs again less folded.
   Executor(sim::Simulator& sim, net::FlowNetwork& net, topo::Router& router,
            const coll::NetworkLayout& layout, coll::AlgorithmTuner& tuner,
            const compute::ComputeModel& compute, const tg::TaskGraph& graph,
